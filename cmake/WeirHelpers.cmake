@@ -1,0 +1,38 @@
+# weir_library / weir_test / weir_executable: a stage library or a test in three lines.
+
+# Warnings for our own code only; dependencies are included as SYSTEM headers.
+add_library(weir_warnings INTERFACE)
+target_compile_options(weir_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough -Werror)
+
+# weir_library(NAME SRCS <files> DEPS <targets>): a static library `weir_<NAME>` whose public
+# include root is src/ (so headers are included as "base/status.h").
+function(weir_library name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_library(weir_${name} STATIC ${ARG_SRCS})
+  target_include_directories(weir_${name} PUBLIC "${PROJECT_SOURCE_DIR}/src")
+  target_link_libraries(weir_${name} PUBLIC ${ARG_DEPS} PRIVATE weir_warnings)
+endfunction()
+
+# weir_test(NAME SRCS <files> DEPS <targets> LABELS unit|it [ENV k=v...]): a GoogleTest binary
+# registered with ctest. `unit` tests are hermetic; `it` tests need the harness components,
+# whose settings arrive in WEIR_TEST_* environment variables (tests/harness/run).
+function(weir_test name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS;LABELS;ENV" ${ARGN})
+  if(NOT ARG_LABELS MATCHES "^(unit|it)$")
+    message(FATAL_ERROR "weir_test(${name}): LABELS must be unit or it")
+  endif()
+  add_executable(${name} ${ARG_SRCS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main weir_warnings)
+  add_test(NAME ${name} COMMAND ${name} --gtest_color=no)
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABELS} TIMEOUT 600
+                                          ENVIRONMENT "${ARG_ENV}")
+endfunction()
+
+# weir_executable(NAME SRCS <files> DEPS <targets>)
+function(weir_executable name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SRCS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} weir_warnings)
+endfunction()

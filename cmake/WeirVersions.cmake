@@ -1,0 +1,11 @@
+# Reads versions.env (shell assignments) so CMake and scripts/setup share one set of pins.
+file(STRINGS "${CMAKE_SOURCE_DIR}/versions.env" _weir_version_lines REGEX "^[A-Z0-9_]+=[^\"]")
+foreach(_line IN LISTS _weir_version_lines)
+  string(REGEX MATCH "^([A-Z0-9_]+)=(.*)$" _ "${_line}")
+  set(WEIR_PIN_${CMAKE_MATCH_1} "${CMAKE_MATCH_2}")
+endforeach()
+foreach(_required PYARROW_VERSION ARROW_SO_VERSION DUCKDB_VERSION)
+  if(NOT WEIR_PIN_${_required})
+    message(FATAL_ERROR "versions.env does not define ${_required}")
+  endif()
+endforeach()

@@ -1,0 +1,87 @@
+#include "app/cli.h"
+
+#include <algorithm>
+#include <array>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <arrow/config.h>
+#include <duckdb.h>
+#include <librdkafka/rdkafka.h>
+
+#include "app/version.h"
+
+namespace weir::app {
+namespace {
+
+struct Subcommand {
+  const char* name;
+  const char* description;
+};
+
+// Every subcommand of the product, in the order the help lists them.
+constexpr std::array<Subcommand, 5> kSubcommands = {{
+    {"ingest", "Consume Kafka topics and land their JSON events in lake tables, exactly once"},
+    {"serve", "Serve the lake's tables over the PostgreSQL wire protocol"},
+    {"maintain", "Compact files, expire snapshots, delete orphans and check the lake"},
+    {"wal", "Inspect and recover the local write-ahead log (WAL mode)"},
+    {"check", "Validate a configuration and probe broker, catalog and storage, then exit"},
+}};
+
+}  // namespace
+
+std::string VersionText() {
+  std::ostringstream text;
+  text << "weir " << kVersion << " (" << kBuildType << ")\n"
+       << "  DuckDB " << duckdb_library_version() << ", Arrow "
+       << arrow::GetBuildInfo().version_string << ", librdkafka " << rd_kafka_version_str()
+       << "\n";
+  return text.str();
+}
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App cli("weir lands Kafka JSON events in lakehouse tables exactly once and serves them "
+               "over the PostgreSQL wire protocol.",
+               "weir");
+  cli.require_subcommand(0, 1);
+  bool show_version = false;
+  cli.add_flag("--version", show_version, "Print the version of weir and its libraries");
+  std::vector<CLI::App*> commands;
+  for (const Subcommand& sub : kSubcommands) {
+    commands.push_back(cli.add_subcommand(sub.name, sub.description));
+    // Options arrive with each subcommand's implementation; keep extra arguments so that an
+    // unimplemented subcommand still answers with its own message rather than a parse error.
+    commands.back()->allow_extras();
+  }
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a reversed list
+  try {
+    cli.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << cli.help();
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {  // help of a subcommand
+      out << cli.help();
+      return kExitOk;
+    }
+    err << "weir: " << e.what() << "\nRun 'weir --help' for the subcommands.\n";
+    return kExitUsage;
+  }
+
+  if (show_version) {
+    out << VersionText();
+    return kExitOk;
+  }
+  const auto chosen = std::find_if(commands.begin(), commands.end(),
+                                   [](const CLI::App* c) { return c->parsed(); });
+  if (chosen == commands.end()) {
+    out << cli.help();
+    return kExitUsage;
+  }
+  err << "weir " << (*chosen)->get_name() << ": not implemented yet in weir " << kVersion
+      << "\n";
+  return kExitNotImplemented;
+}
+
+}  // namespace weir::app

@@ -1,0 +1,57 @@
+#include "app/cli.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace weir::app {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Invoke(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = RunCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(CliTest, HelpListsEverySubcommandWithItsDescription) {
+  const Outcome run = Invoke({"--help"});
+  EXPECT_EQ(run.code, kExitOk);
+  for (const char* line : {"ingest", "Consume Kafka topics", "serve", "PostgreSQL wire protocol",
+                           "maintain", "Compact files", "wal", "write-ahead log", "check",
+                           "Validate a configuration"}) {
+    EXPECT_NE(run.out.find(line), std::string::npos) << line << "\n" << run.out;
+  }
+}
+
+TEST(CliTest, VersionNamesWeirAndItsLibraries) {
+  const Outcome run = Invoke({"--version"});
+  EXPECT_EQ(run.code, kExitOk);
+  EXPECT_EQ(run.out.rfind("weir 0.1.0", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find("DuckDB v1.5.5"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Arrow 26.0.1"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("librdkafka 2."), std::string::npos) << run.out;
+}
+
+TEST(CliTest, UnimplementedSubcommandsExitNonZeroNamingThemselves) {
+  for (const char* sub : {"ingest", "serve", "maintain", "wal", "check"}) {
+    const Outcome run = Invoke({sub, "--config", "x.yaml"});
+    EXPECT_EQ(run.code, kExitNotImplemented) << sub;
+    EXPECT_EQ(run.err, std::string("weir ") + sub + ": not implemented yet in weir 0.1.0\n");
+  }
+}
+
+TEST(CliTest, UnknownSubcommandIsAUsageError) {
+  const Outcome run = Invoke({"ingets"});
+  EXPECT_EQ(run.code, kExitUsage);
+  EXPECT_NE(run.err.find("ingets"), std::string::npos) << run.err;
+  EXPECT_EQ(Invoke({}).code, kExitUsage) << "no subcommand prints help and fails";
+}
+
+}  // namespace
+}  // namespace weir::app
