@@ -4,10 +4,10 @@
 #include <array>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <arrow/config.h>
 #include <duckdb.h>
 #include <librdkafka/rdkafka.h>
+#include <CLI/CLI.hpp>
 
 #include "app/version.h"
 
@@ -34,15 +34,15 @@ std::string VersionText() {
   std::ostringstream text;
   text << "weir " << kVersion << " (" << kBuildType << ")\n"
        << "  DuckDB " << duckdb_library_version() << ", Arrow "
-       << arrow::GetBuildInfo().version_string << ", librdkafka " << rd_kafka_version_str()
-       << "\n";
+       << arrow::GetBuildInfo().version_string << ", librdkafka " << rd_kafka_version_str() << "\n";
   return text.str();
 }
 
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  CLI::App cli("weir lands Kafka JSON events in lakehouse tables exactly once and serves them "
-               "over the PostgreSQL wire protocol.",
-               "weir");
+  CLI::App cli(
+      "weir lands Kafka JSON events in lakehouse tables exactly once and serves them "
+      "over the PostgreSQL wire protocol.",
+      "weir");
   cli.require_subcommand(0, 1);
   bool show_version = false;
   cli.add_flag("--version", show_version, "Print the version of weir and its libraries");
@@ -73,14 +73,13 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     out << VersionText();
     return kExitOk;
   }
-  const auto chosen = std::find_if(commands.begin(), commands.end(),
-                                   [](const CLI::App* c) { return c->parsed(); });
+  const auto chosen =
+      std::find_if(commands.begin(), commands.end(), [](const CLI::App* c) { return c->parsed(); });
   if (chosen == commands.end()) {
     out << cli.help();
     return kExitUsage;
   }
-  err << "weir " << (*chosen)->get_name() << ": not implemented yet in weir " << kVersion
-      << "\n";
+  err << "weir " << (*chosen)->get_name() << ": not implemented yet in weir " << kVersion << "\n";
   return kExitNotImplemented;
 }
 

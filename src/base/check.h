@@ -9,11 +9,11 @@ namespace weir::internal {
 }  // namespace weir::internal
 
 // Logs the failed condition with its location and aborts, in every build type.
-#define WEIR_CHECK(condition)                                                        \
-  do {                                                                               \
-    if (!(condition)) [[unlikely]] {                                                 \
-      ::weir::internal::CheckFailed(#condition, std::source_location::current());    \
-    }                                                                                \
+#define WEIR_CHECK(condition)                                                     \
+  do {                                                                            \
+    if (!(condition)) [[unlikely]] {                                              \
+      ::weir::internal::CheckFailed(#condition, std::source_location::current()); \
+    }                                                                             \
   } while (false)
 
 #ifdef NDEBUG

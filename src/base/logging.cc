@@ -73,8 +73,8 @@ Status ConfigureLogging(std::string_view level, LogFormat format) {
     return Status::Invalid("log level '", level,
                            "' is not one of trace, debug, info, warn, error, critical, off");
   }
-  auto logger = std::make_shared<spdlog::logger>(
-      "weir", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger =
+      std::make_shared<spdlog::logger>("weir", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
   if (format == LogFormat::kJson) {
     formatter->add_flag<JsonMessageFlag>('*').set_pattern(

@@ -50,14 +50,13 @@ TEST(PostgresRoundTripTest, TypedParametersComeBackIdentical) {
                              blob.data()};
     const int lengths[6] = {0, 0, 0, 0, 0, static_cast<int>(blob.size())};
     const int formats[6] = {0, 0, 0, 0, 0, 1};  // bytea goes in binary
-    PgResultPtr inserted(PQexecParams(conn.get(), insert.c_str(), 6, nullptr, values, lengths,
-                                      formats, 0));
+    PgResultPtr inserted(
+        PQexecParams(conn.get(), insert.c_str(), 6, nullptr, values, lengths, formats, 0));
     ASSERT_EQ(PQresultStatus(inserted.get()), PGRES_COMMAND_OK) << PQerrorMessage(conn.get());
   }
 
-  auto rows = Exec(conn.get(),
-                   "SET TIME ZONE 'UTC'; SELECT id, name, score, flag, at, blob FROM " + table +
-                       " ORDER BY id");
+  auto rows = Exec(conn.get(), "SET TIME ZONE 'UTC'; SELECT id, name, score, flag, at, blob FROM " +
+                                   table + " ORDER BY id");
   ASSERT_EQ(PQresultStatus(rows.get()), PGRES_TUPLES_OK) << PQerrorMessage(conn.get());
   ASSERT_EQ(PQntuples(rows.get()), 100);
   for (int i = 0; i < 100; ++i) {

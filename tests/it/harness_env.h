@@ -2,10 +2,10 @@
 // WEIR_TEST_* environment variables by `tests/harness/run -- ctest ...`.
 #pragma once
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <chrono>
 
 #include <unistd.h>
 
@@ -15,19 +15,18 @@ namespace weir::testing {
 
 // The value of a WEIR_TEST_* variable; an absent one fails the test (never skips it), saying
 // how to provide it.
-#define WEIR_HARNESS_SETTING(var, name)                                                   \
-  const char* var##_raw = std::getenv(name);                                              \
-  ASSERT_NE(var##_raw, nullptr) << name << " is not set: run this test through "          \
-                                << "scripts/test or tests/harness/run -- ctest ...";      \
+#define WEIR_HARNESS_SETTING(var, name)                                              \
+  const char* var##_raw = std::getenv(name);                                         \
+  ASSERT_NE(var##_raw, nullptr) << name << " is not set: run this test through "     \
+                                << "scripts/test or tests/harness/run -- ctest ..."; \
   const std::string var(var##_raw)
 
 // A fresh directory for one test's files: under WEIR_TEST_OUTPUT_DIR when set (so a later
 // step can read them), else under the system temporary directory.
 inline std::filesystem::path TestOutputDir(const std::string& name) {
   const char* base = std::getenv("WEIR_TEST_OUTPUT_DIR");
-  std::filesystem::path dir = base != nullptr
-                                  ? std::filesystem::path(base)
-                                  : std::filesystem::temp_directory_path() / "weir-it";
+  std::filesystem::path dir = base != nullptr ? std::filesystem::path(base)
+                                              : std::filesystem::temp_directory_path() / "weir-it";
   dir /= name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);

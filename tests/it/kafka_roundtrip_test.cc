@@ -55,8 +55,9 @@ KafkaPtr MakeClient(rd_kafka_type_t type, ConfPtr conf) {
   return KafkaPtr(rk);
 }
 
-std::string Payload(int i) { return R"({"id":)" + std::to_string(i) + R"(,"event":"e)" +
-                                    std::to_string(i % 13) + R"("})"; }
+std::string Payload(int i) {
+  return R"({"id":)" + std::to_string(i) + R"(,"event":"e)" + std::to_string(i % 13) + R"("})";
+}
 
 void CreateTopic(rd_kafka_t* rk, const std::string& topic) {
   char error[512];
@@ -90,9 +91,8 @@ TEST(KafkaRoundTripTest, ProducesAndConsumesTenThousandMessagesExactly) {
   WEIR_HARNESS_SETTING(bootstrap, "WEIR_TEST_KAFKA_BOOTSTRAP");
   const std::string topic = testing::UniqueName("it-roundtrip");
 
-  ConfPtr producer_conf = MakeConf({{"bootstrap.servers", bootstrap},
-                                    {"enable.idempotence", "true"},
-                                    {"linger.ms", "5"}});
+  ConfPtr producer_conf = MakeConf(
+      {{"bootstrap.servers", bootstrap}, {"enable.idempotence", "true"}, {"linger.ms", "5"}});
   rd_kafka_conf_set_dr_msg_cb(producer_conf.get(), OnDelivery);
   KafkaPtr producer = MakeClient(RD_KAFKA_PRODUCER, std::move(producer_conf));
   ASSERT_NE(producer, nullptr);
@@ -124,12 +124,12 @@ TEST(KafkaRoundTripTest, ProducesAndConsumesTenThousandMessagesExactly) {
   EXPECT_EQ(g_delivered_ok, kMessages);
   EXPECT_EQ(g_delivery_failed, 0);
 
-  KafkaPtr consumer = MakeClient(RD_KAFKA_CONSUMER,
-                                 MakeConf({{"bootstrap.servers", bootstrap},
-                                           {"group.id", topic + "-group"},
-                                           {"auto.offset.reset", "earliest"},
-                                           {"enable.auto.commit", "false"},
-                                           {"isolation.level", "read_committed"}}));
+  KafkaPtr consumer =
+      MakeClient(RD_KAFKA_CONSUMER, MakeConf({{"bootstrap.servers", bootstrap},
+                                              {"group.id", topic + "-group"},
+                                              {"auto.offset.reset", "earliest"},
+                                              {"enable.auto.commit", "false"},
+                                              {"isolation.level", "read_committed"}}));
   ASSERT_NE(consumer, nullptr);
   rd_kafka_poll_set_consumer(consumer.get());
   std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDestroy> subscription(

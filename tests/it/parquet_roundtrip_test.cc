@@ -42,8 +42,10 @@ std::shared_ptr<arrow::Table> ReferenceTable() {
     EXPECT_TRUE(ts.Append(kTimestampBaseMicros + i * 1000003).ok());
   }
   auto schema = arrow::schema({
-      arrow::field("id", arrow::int64(), false), arrow::field("small", arrow::int32()),
-      arrow::field("score", arrow::float64()), arrow::field("name", arrow::utf8()),
+      arrow::field("id", arrow::int64(), false),
+      arrow::field("small", arrow::int32()),
+      arrow::field("score", arrow::float64()),
+      arrow::field("name", arrow::utf8()),
       arrow::field("flag", arrow::boolean()),
       arrow::field("ts", arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")),
   });

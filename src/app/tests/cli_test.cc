@@ -22,9 +22,9 @@ Outcome Invoke(std::vector<std::string> args) {
 TEST(CliTest, HelpListsEverySubcommandWithItsDescription) {
   const Outcome run = Invoke({"--help"});
   EXPECT_EQ(run.code, kExitOk);
-  for (const char* line : {"ingest", "Consume Kafka topics", "serve", "PostgreSQL wire protocol",
-                           "maintain", "Compact files", "wal", "write-ahead log", "check",
-                           "Validate a configuration"}) {
+  for (const char* line :
+       {"ingest", "Consume Kafka topics", "serve", "PostgreSQL wire protocol", "maintain",
+        "Compact files", "wal", "write-ahead log", "check", "Validate a configuration"}) {
     EXPECT_NE(run.out.find(line), std::string::npos) << line << "\n" << run.out;
   }
 }

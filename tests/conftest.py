@@ -1,0 +1,86 @@
+"""pytest fixtures for the harness components (session-scoped).
+
+When the WEIR_TEST_* settings are already in the environment (scripts/test starts one harness
+for ctest and pytest together), the fixtures use those components; otherwise each fixture
+starts its component for the session and stops it at the end, also on failure or interrupt.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.harness.components import COMPONENTS, DEPS, ROOT
+from tests.harness.stack import Stack
+
+# The settings variable that proves a component is already up, per component.
+_MARKER = {
+    "kafka": "WEIR_TEST_KAFKA_BOOTSTRAP",
+    "postgres": "WEIR_TEST_PG_DSN",
+    "s3": "WEIR_TEST_S3_ENDPOINT",
+    "azure": "WEIR_TEST_AZURE_BLOB_AUTHORITY",
+}
+
+
+def _component(name: str, tmp_path_factory: pytest.TempPathFactory):
+    if _MARKER[name] in os.environ:
+        yield dict(os.environ)
+        return
+    stack = Stack([name], workdir=tmp_path_factory.mktemp(f"harness-{name}"))
+    with stack as settings:
+        yield settings
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory):
+    yield from _component("kafka", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory):
+    yield from _component("postgres", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory):
+    yield from _component("s3", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def azure(tmp_path_factory):
+    yield from _component("azure", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def build_dir() -> Path:
+    """The CMake build tree under test (scripts/test sets WEIR_BUILD_DIR)."""
+    path = Path(os.environ.get("WEIR_BUILD_DIR", ROOT / "build" / "debug"))
+    assert (path / "weir").exists(), f"no weir binary in {path}: run scripts/build first"
+    return path
+
+
+@pytest.fixture(scope="session")
+def duckdb_extension_dir() -> Path:
+    return DEPS / "duckdb" / "extensions"
+
+
+@pytest.fixture
+def duck(duckdb_extension_dir):
+    """A DuckDB connection that loads the pinned extensions from local files only."""
+    import duckdb
+
+    con = duckdb.connect(
+        config={
+            "extension_directory": str(duckdb_extension_dir),
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": True,
+        }
+    )
+    con.execute("SET TimeZone = 'UTC'")
+    yield con
+    con.close()
+
+
+assert set(_MARKER) == set(COMPONENTS), "every harness component needs a settings marker"
