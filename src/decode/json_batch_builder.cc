@@ -1,0 +1,404 @@
+#include "decode/json_batch_builder.h"
+
+#include <charconv>
+#include <cstring>
+
+#include <arrow/builder.h>
+#include <arrow/type.h>
+#include <simdjson.h>
+
+#include "base/check.h"
+#include "decode/field_names.h"
+
+namespace weir::decode {
+namespace ondemand = simdjson::ondemand;
+
+struct JsonBatchBuilder::Column {
+  std::string name;
+  ColumnKind kind = ColumnKind::kNull;
+  std::unique_ptr<arrow::ArrayBuilder> builder;  // of ArrowType(kind); NullBuilder for kNull
+  int64_t last_row = -1;                         // the row this column last got a value for
+};
+
+// One decoded value of the current record, held until the whole record has parsed.
+struct JsonBatchBuilder::PendingValue {
+  int column = -1;
+  ColumnKind kind = ColumnKind::kNull;
+  bool boolean = false;
+  int64_t int64 = 0;
+  double real = 0;
+  // Strings (unescaped), JSON text of nested values, and the literal of numbers (used when
+  // the column is varchar). Points into the parser's buffers: valid until the next record.
+  std::string_view text;
+};
+
+namespace {
+
+Status Reject(std::string_view reason, std::string message) {
+  return ClassifiedError(ErrorClass::kBadData, "json", std::string(reason), std::move(message));
+}
+
+Status RejectParse(simdjson::error_code error) {
+  const bool utf8 = error == simdjson::UTF8_ERROR;
+  return Reject(utf8 ? "invalid_utf8" : "invalid_json",
+                std::string(utf8 ? "invalid UTF-8: " : "invalid JSON: ") +
+                    simdjson::error_message(error));
+}
+
+std::string_view TrimRight(std::string_view text) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' ||
+                           text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+// Walks a nested value completely so that malformed content inside it is found (On-Demand
+// only checks what is read).
+simdjson::error_code Validate(ondemand::value value, int depth) {
+  if (depth > 256) return simdjson::DEPTH_ERROR;
+  ondemand::json_type type;
+  if (auto error = value.type().get(type)) return error;
+  switch (type) {
+    case ondemand::json_type::object: {
+      ondemand::object object;
+      if (auto error = value.get_object().get(object)) return error;
+      for (auto field : object) {
+        std::string_view key;
+        if (auto error = field.unescaped_key().get(key)) return error;
+        if (auto error = Validate(field.value(), depth + 1)) return error;
+      }
+      return simdjson::SUCCESS;
+    }
+    case ondemand::json_type::array: {
+      ondemand::array array;
+      if (auto error = value.get_array().get(array)) return error;
+      for (auto element : array) {
+        ondemand::value inner;
+        if (auto error = element.get(inner)) return error;
+        if (auto error = Validate(inner, depth + 1)) return error;
+      }
+      return simdjson::SUCCESS;
+    }
+    case ondemand::json_type::number:
+      return value.get_double().error();
+    case ondemand::json_type::string:
+      return value.get_string().error();
+    case ondemand::json_type::boolean:
+      return value.get_bool().error();
+    case ondemand::json_type::null: {
+      bool is_null = false;
+      if (auto error = value.is_null().get(is_null)) return error;
+      return is_null ? simdjson::SUCCESS : simdjson::N_ATOM_ERROR;
+    }
+  }
+  return simdjson::INCORRECT_TYPE;
+}
+
+}  // namespace
+
+// simdjson's parser and the padded copy of the current record.
+class JsonBatchBuilder::RecordParser {
+ public:
+  // Parses `json` and calls on_field(key, value, position) for each top-level field.
+  template <typename OnField>
+  Status Parse(std::string_view json, OnField&& on_field) {
+    const size_t needed = json.size() + simdjson::SIMDJSON_PADDING;
+    if (buffer_.size() < needed) buffer_.resize(needed);
+    std::memcpy(buffer_.data(), json.data(), json.size());
+    std::memset(buffer_.data() + json.size(), 0, simdjson::SIMDJSON_PADDING);
+
+    ondemand::document doc;
+    if (auto error = parser_.iterate(buffer_.data(), json.size(), buffer_.size()).get(doc)) {
+      return RejectParse(error);
+    }
+    ondemand::json_type type;
+    if (auto error = doc.type().get(type)) return RejectParse(error);
+    if (type != ondemand::json_type::object) {
+      return Reject("not_an_object", "the record is a JSON " + TypeName(type) +
+                                         ", not an object");
+    }
+    ondemand::object object;
+    if (auto error = doc.get_object().get(object)) return RejectParse(error);
+    size_t position = 0;
+    for (auto field : object) {
+      std::string_view key;
+      if (auto error = field.unescaped_key().get(key)) return RejectParse(error);
+      ondemand::value value;
+      if (auto error = field.value().get(value)) return RejectParse(error);
+      WEIR_RETURN_NOT_OK(on_field(key, value, position++, doc));
+    }
+    // Anything left after the object's closing brace makes the record invalid.
+    const char* trailing = nullptr;
+    if (doc.current_location().get(trailing) == simdjson::SUCCESS) {
+      return Reject("invalid_json", "invalid JSON: content after the object");
+    }
+    return Status::OK();
+  }
+
+ private:
+  static std::string TypeName(ondemand::json_type type) {
+    switch (type) {
+      case ondemand::json_type::array:
+        return "array";
+      case ondemand::json_type::number:
+        return "number";
+      case ondemand::json_type::string:
+        return "string";
+      case ondemand::json_type::boolean:
+        return "boolean";
+      case ondemand::json_type::null:
+        return "null";
+      case ondemand::json_type::object:
+        return "object";
+    }
+    return "value";
+  }
+
+  ondemand::parser parser_;
+  std::vector<char> buffer_;
+};
+
+Result<std::unique_ptr<JsonBatchBuilder>> JsonBatchBuilder::Make(DecodeOptions options,
+                                                                 arrow::MemoryPool* pool) {
+  if (options.max_record_bytes == 0) return Status::Invalid("max_record_bytes must be > 0");
+  if (options.max_field_name_length == 0) {
+    return Status::Invalid("max_field_name_length must be > 0");
+  }
+  return std::unique_ptr<JsonBatchBuilder>(new JsonBatchBuilder(options, pool));
+}
+
+JsonBatchBuilder::JsonBatchBuilder(DecodeOptions options, arrow::MemoryPool* pool)
+    : options_(options), pool_(pool), parser_(std::make_unique<RecordParser>()) {}
+
+JsonBatchBuilder::~JsonBatchBuilder() = default;
+
+int JsonBatchBuilder::FindOrAddColumn(std::string_view name, size_t position) {
+  // Records of one topic usually repeat their key order: try the previous record's first.
+  if (position < last_key_order_.size()) {
+    const int guess = last_key_order_[position];
+    if (guess >= 0 && columns_[guess].name == name) return guess;
+  }
+  int index;
+  if (auto it = column_index_.find(std::string(name)); it != column_index_.end()) {
+    index = it->second;
+  } else {
+    index = static_cast<int>(columns_.size());
+    Column column;
+    column.name = std::string(name);
+    column.builder = std::make_unique<arrow::NullBuilder>(pool_);
+    columns_.push_back(std::move(column));
+    column_index_.emplace(std::string(name), index);
+  }
+  if (position >= last_key_order_.size()) last_key_order_.resize(position + 1, -1);
+  last_key_order_[position] = index;
+  return index;
+}
+
+Status JsonBatchBuilder::Append(std::string_view json) {
+  if (json.size() > options_.max_record_bytes) {
+    ++stats_.rejected["record_too_large"];
+    return Reject("record_too_large", "the record has " + std::to_string(json.size()) +
+                                          " bytes, more than max_record_bytes " +
+                                          std::to_string(options_.max_record_bytes));
+  }
+  pending_.clear();
+  std::map<std::string, int64_t> dropped;  // counted only if the record is accepted
+  int64_t lossy = 0;
+  auto on_field = [&](std::string_view key, ondemand::value& value, size_t position,
+                      ondemand::document& doc) -> Status {
+    // Validate the value before looking at the key: a dropped field must still be valid JSON.
+    PendingValue pending;
+    ondemand::json_type type;
+    if (auto error = value.type().get(type)) return RejectParse(error);
+    switch (type) {
+      case ondemand::json_type::object:
+      case ondemand::json_type::array: {
+        const std::string_view start = value.raw_json_token();
+        if (auto error = Validate(value, 0)) return RejectParse(error);
+        const char* end = nullptr;
+        if (auto error = doc.current_location().get(end)) return RejectParse(error);
+        pending.kind = ColumnKind::kVarchar;
+        pending.text = TrimRight(std::string_view(start.data(), end - start.data()));
+        break;
+      }
+      case ondemand::json_type::number: {
+        pending.text = TrimRight(value.raw_json_token());
+        ondemand::number_type number_type;
+        if (auto error = value.get_number_type().get(number_type)) return RejectParse(error);
+        if (number_type == ondemand::number_type::signed_integer) {
+          if (auto error = value.get_int64().get(pending.int64)) return RejectParse(error);
+          pending.kind = ColumnKind::kInt64;
+        } else {
+          if (auto error = value.get_double().get(pending.real)) return RejectParse(error);
+          pending.kind = ColumnKind::kDouble;
+          if (number_type == ondemand::number_type::unsigned_integer) ++lossy;
+        }
+        break;
+      }
+      case ondemand::json_type::string:
+        if (auto error = value.get_string().get(pending.text)) return RejectParse(error);
+        pending.kind = ColumnKind::kVarchar;
+        break;
+      case ondemand::json_type::boolean:
+        if (auto error = value.get_bool().get(pending.boolean)) return RejectParse(error);
+        pending.kind = ColumnKind::kBoolean;
+        pending.text = pending.boolean ? "true" : "false";
+        break;
+      case ondemand::json_type::null: {
+        bool is_null = false;
+        if (auto error = value.is_null().get(is_null)) return RejectParse(error);
+        if (!is_null) return RejectParse(simdjson::N_ATOM_ERROR);
+        pending.kind = ColumnKind::kNull;
+        break;
+      }
+    }
+    if (auto problem = CheckFieldName(key, options_.max_field_name_length)) {
+      ++dropped[std::string(ToString(*problem))];
+      return Status::OK();
+    }
+    pending.column = FindOrAddColumn(key, position);
+    for (const PendingValue& earlier : pending_) {
+      if (earlier.column == pending.column) {  // a repeated key: the first one wins
+        ++dropped["duplicate_key"];
+        return Status::OK();
+      }
+    }
+    pending_.push_back(pending);
+    return Status::OK();
+  };
+
+  Status parsed = parser_->Parse(json, on_field);
+  if (!parsed.ok()) {
+    ++stats_.rejected[GetErrorDetail(parsed)->code()];
+    return parsed;
+  }
+  WEIR_RETURN_NOT_OK(Commit());
+  for (const auto& [reason, count] : dropped) stats_.dropped_fields[reason] += count;
+  stats_.lossy_integers += lossy;
+  ++stats_.records;
+  return Status::OK();
+}
+
+Status JsonBatchBuilder::Commit() {
+  for (const PendingValue& value : pending_) {
+    Column& column = columns_[value.column];
+    const ColumnKind joined = Join(column.kind, value.kind);
+    if (joined != column.kind) WEIR_RETURN_NOT_OK(Promote(column, joined));
+    // Rows this column did not appear in since its last value are nulls.
+    const int64_t gap = rows_ - column.builder->length();
+    if (gap > 0) WEIR_RETURN_NOT_OK(column.builder->AppendNulls(gap));
+    WEIR_RETURN_NOT_OK(AppendValue(column, value));
+    column.last_row = rows_;
+  }
+  ++rows_;
+  return Status::OK();
+}
+
+Status JsonBatchBuilder::AppendValue(Column& column, const PendingValue& value) {
+  if (value.kind == ColumnKind::kNull) return column.builder->AppendNull();
+  switch (column.kind) {
+    case ColumnKind::kBoolean:
+      return static_cast<arrow::BooleanBuilder&>(*column.builder).Append(value.boolean);
+    case ColumnKind::kInt64:
+      return static_cast<arrow::Int64Builder&>(*column.builder).Append(value.int64);
+    case ColumnKind::kDouble:
+      return static_cast<arrow::DoubleBuilder&>(*column.builder)
+          .Append(value.kind == ColumnKind::kInt64 ? static_cast<double>(value.int64)
+                                                   : value.real);
+    case ColumnKind::kVarchar:
+      return static_cast<arrow::StringBuilder&>(*column.builder).Append(value.text);
+    case ColumnKind::kNull:
+      break;
+  }
+  return Status::Invalid("internal: value of kind ", ToString(value.kind),
+                         " for a column of kind ", ToString(column.kind));
+}
+
+namespace {
+
+// The text form of a value when a column becomes varchar: integers and booleans as JSON
+// writes them, doubles in the shortest form that reads back to the same double.
+std::string DoubleText(double value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+}  // namespace
+
+Status JsonBatchBuilder::Promote(Column& column, ColumnKind to) {
+  std::shared_ptr<arrow::Array> old;
+  WEIR_RETURN_NOT_OK(column.builder->Finish(&old));
+  std::unique_ptr<arrow::ArrayBuilder> builder;
+  WEIR_RETURN_NOT_OK(arrow::MakeBuilder(pool_, ArrowType(to), &builder));
+  WEIR_RETURN_NOT_OK(builder->Reserve(old->length()));
+  for (int64_t i = 0; i < old->length(); ++i) {
+    if (old->IsNull(i)) {
+      WEIR_RETURN_NOT_OK(builder->AppendNull());
+      continue;
+    }
+    std::string text;
+    double real = 0;
+    switch (column.kind) {
+      case ColumnKind::kBoolean:
+        text = static_cast<const arrow::BooleanArray&>(*old).Value(i) ? "true" : "false";
+        break;
+      case ColumnKind::kInt64: {
+        const int64_t v = static_cast<const arrow::Int64Array&>(*old).Value(i);
+        text = std::to_string(v);
+        real = static_cast<double>(v);
+        break;
+      }
+      case ColumnKind::kDouble:
+        real = static_cast<const arrow::DoubleArray&>(*old).Value(i);
+        text = DoubleText(real);
+        break;
+      case ColumnKind::kNull:
+      case ColumnKind::kVarchar:
+        return Status::Invalid("internal: cannot promote a ", ToString(column.kind),
+                               " column with values");
+    }
+    if (to == ColumnKind::kDouble) {
+      WEIR_RETURN_NOT_OK(static_cast<arrow::DoubleBuilder&>(*builder).Append(real));
+    } else {
+      WEIR_RETURN_NOT_OK(static_cast<arrow::StringBuilder&>(*builder).Append(text));
+    }
+  }
+  column.builder = std::move(builder);
+  column.kind = to;
+  return Status::OK();
+}
+
+int64_t JsonBatchBuilder::buffered_bytes() const {
+  int64_t bytes = 0;
+  for (const Column& column : columns_) {
+    bytes += column.builder->length() * 9;  // values and validity, roughly
+    if (column.kind == ColumnKind::kVarchar) {
+      bytes += static_cast<const arrow::StringBuilder&>(*column.builder).value_data_length();
+    }
+  }
+  return bytes;
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> JsonBatchBuilder::Finish() {
+  std::vector<std::shared_ptr<arrow::Field>> fields;
+  std::vector<std::shared_ptr<arrow::Array>> arrays;
+  for (Column& column : columns_) {
+    if (column.kind == ColumnKind::kNull) WEIR_RETURN_NOT_OK(Promote(column, ColumnKind::kVarchar));
+    const int64_t gap = rows_ - column.builder->length();
+    if (gap > 0) WEIR_RETURN_NOT_OK(column.builder->AppendNulls(gap));
+    std::shared_ptr<arrow::Array> array;
+    WEIR_RETURN_NOT_OK(column.builder->Finish(&array));
+    fields.push_back(arrow::field(column.name, ArrowType(column.kind)));
+    arrays.push_back(std::move(array));
+  }
+  auto batch = arrow::RecordBatch::Make(arrow::schema(std::move(fields)), rows_, std::move(arrays));
+  columns_.clear();
+  column_index_.clear();
+  last_key_order_.clear();
+  rows_ = 0;
+  return batch;
+}
+
+}  // namespace weir::decode

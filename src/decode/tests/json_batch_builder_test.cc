@@ -1,0 +1,207 @@
+#include "decode/json_batch_builder.h"
+
+#include <arrow/api.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace weir::decode {
+namespace {
+
+std::unique_ptr<JsonBatchBuilder> MakeBuilder(DecodeOptions options = {}) {
+  auto builder = JsonBatchBuilder::Make(options, arrow::default_memory_pool());
+  EXPECT_TRUE(builder.ok()) << builder.status().ToString();
+  return std::move(*builder);
+}
+
+std::shared_ptr<arrow::RecordBatch> Decode(JsonBatchBuilder& builder,
+                                           const std::vector<std::string>& records) {
+  for (const auto& record : records) {
+    const Status status = builder.Append(record);
+    EXPECT_TRUE(status.ok()) << record << ": " << status.ToString();
+  }
+  auto batch = builder.Finish();
+  EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+  return *batch;
+}
+
+// The batch's column as text lines, "null" for nulls, for exact comparisons.
+std::vector<std::string> Column(const arrow::RecordBatch& batch, const std::string& name) {
+  const auto array = batch.GetColumnByName(name);
+  EXPECT_NE(array, nullptr) << name;
+  std::vector<std::string> values;
+  if (array == nullptr) return values;
+  for (int64_t i = 0; i < array->length(); ++i) {
+    if (array->IsNull(i)) {
+      values.push_back("null");
+    } else if (array->type_id() == arrow::Type::STRING) {
+      values.push_back(std::string(static_cast<const arrow::StringArray&>(*array).GetView(i)));
+    } else {
+      values.push_back((*array->GetScalar(i))->ToString());
+    }
+  }
+  return values;
+}
+
+std::string RejectReason(const Status& status) {
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(ClassOf(status), ErrorClass::kBadData) << status.ToString();
+  const ErrorDetail* detail = GetErrorDetail(status);
+  return detail == nullptr ? "" : detail->code();
+}
+
+TEST(JsonBatchBuilderTest, InfersEachTypeAndKeepsFirstSeenColumnOrder) {
+  auto builder = MakeBuilder();
+  const auto batch = Decode(*builder, {
+      R"({"id": 1, "score": 0.5, "ok": true, "name": "a\"b\u00e9", "none": null,
+          "props": {"k": [1, 2, {"x": "y"}]}, "list": [ 1 , "two" ]})",
+      R"({"id": -9223372036854775808, "score": -1e3, "ok": false, "name": ""})",
+  });
+  ASSERT_EQ(batch->num_rows(), 2);
+  const auto& schema = *batch->schema();
+  ASSERT_EQ(schema.num_fields(), 7);
+  const std::vector<std::pair<std::string, std::shared_ptr<arrow::DataType>>> expected = {
+      {"id", arrow::int64()},   {"score", arrow::float64()}, {"ok", arrow::boolean()},
+      {"name", arrow::utf8()},  {"none", arrow::utf8()},     {"props", arrow::utf8()},
+      {"list", arrow::utf8()}};
+  for (int i = 0; i < 7; ++i) {
+    EXPECT_EQ(schema.field(i)->name(), expected[i].first);
+    EXPECT_TRUE(schema.field(i)->type()->Equals(expected[i].second)) << expected[i].first;
+  }
+  EXPECT_EQ(Column(*batch, "id"), (std::vector<std::string>{"1", "-9223372036854775808"}));
+  EXPECT_EQ(Column(*batch, "score"), (std::vector<std::string>{"0.5", "-1000"}));
+  EXPECT_EQ(Column(*batch, "ok"), (std::vector<std::string>{"true", "false"}));
+  EXPECT_EQ(Column(*batch, "name"), (std::vector<std::string>{"a\"b\xC3\xA9", ""}));
+  EXPECT_EQ(Column(*batch, "none"), (std::vector<std::string>{"null", "null"}));
+  EXPECT_EQ(Column(*batch, "props"),
+            (std::vector<std::string>{R"({"k": [1, 2, {"x": "y"}]})", "null"}));
+  EXPECT_EQ(Column(*batch, "list"), (std::vector<std::string>{R"([ 1 , "two" ])", "null"}));
+}
+
+TEST(JsonBatchBuilderTest, MissingAndLateColumnsAreNull) {
+  auto builder = MakeBuilder();
+  const auto batch = Decode(*builder, {R"({"a":1})", R"({"b":"x"})", R"({"a":3,"b":"z"})", "{}"});
+  ASSERT_EQ(batch->num_rows(), 4);
+  EXPECT_EQ(Column(*batch, "a"), (std::vector<std::string>{"1", "null", "3", "null"}));
+  EXPECT_EQ(Column(*batch, "b"), (std::vector<std::string>{"null", "x", "z", "null"}));
+}
+
+TEST(JsonBatchBuilderTest, PromotionIntToDoubleToVarcharWhateverTheOrder) {
+  auto builder = MakeBuilder();
+  const auto batch = Decode(*builder, {R"({"v":1,"w":2.5,"x":true})", R"({"v":2.5,"w":3})",
+                                       R"({"v":"s","x":7})", R"({"v":{"o":1}})",
+                                       R"({"v":null,"w":1e300})"});
+  EXPECT_TRUE(batch->GetColumnByName("v")->type()->Equals(arrow::utf8()));
+  EXPECT_EQ(Column(*batch, "v"),
+            (std::vector<std::string>{"1", "2.5", "s", R"({"o":1})", "null"}));
+  EXPECT_TRUE(batch->GetColumnByName("w")->type()->Equals(arrow::float64()));
+  EXPECT_EQ(Column(*batch, "w"), (std::vector<std::string>{"2.5", "3", "null", "null", "1e+300"}));
+  EXPECT_TRUE(batch->GetColumnByName("x")->type()->Equals(arrow::utf8()));
+  EXPECT_EQ(Column(*batch, "x"), (std::vector<std::string>{"true", "null", "7", "null", "null"}));
+
+  // The same values in another order give the same types.
+  auto reversed = MakeBuilder();
+  const auto other = Decode(*reversed, {R"({"v":null,"w":1e300})", R"({"v":{"o":1}})",
+                                        R"({"v":"s","x":7})", R"({"v":2.5,"w":3})",
+                                        R"({"v":1,"w":2.5,"x":true})"});
+  for (const char* name : {"v", "w", "x"}) {
+    EXPECT_TRUE(other->GetColumnByName(name)->type()->Equals(batch->GetColumnByName(name)->type()))
+        << name;
+  }
+}
+
+TEST(JsonBatchBuilderTest, RejectsUndecodableRecordsWithTheirReasonAndKeepsTheRest) {
+  DecodeOptions options;
+  options.max_record_bytes = 64;
+  auto builder = MakeBuilder(options);
+  EXPECT_TRUE(builder->Append(R"({"id":1,"s":"ok"})").ok());
+  EXPECT_EQ(RejectReason(builder->Append(R"({"id":2,"s":)")), "invalid_json");
+  EXPECT_EQ(RejectReason(builder->Append(R"({"id":3} trailing)")), "invalid_json");
+  EXPECT_EQ(RejectReason(builder->Append(R"({"id":4,"n":NaN})")), "invalid_json");
+  EXPECT_EQ(RejectReason(builder->Append(R"({"id":5,"n":Infinity})")), "invalid_json");
+  EXPECT_EQ(RejectReason(builder->Append(R"({"id":6,"deep":{"a":[1,tru]}})")), "invalid_json");
+  EXPECT_EQ(RejectReason(builder->Append("[1,2,3]")), "not_an_object");
+  EXPECT_EQ(RejectReason(builder->Append("\"just a string\"")), "not_an_object");
+  EXPECT_EQ(RejectReason(builder->Append("{\"s\":\"\xC3\x28\"}")), "invalid_utf8");
+  EXPECT_EQ(RejectReason(builder->Append("{\"s\":\"" + std::string(100, 'x') + "\"}")),
+            "record_too_large");
+  EXPECT_EQ(RejectReason(builder->Append("")), "invalid_json");
+  EXPECT_TRUE(builder->Append(R"({"id":7,"s":"fine"})").ok());
+
+  const auto& stats = builder->stats();
+  EXPECT_EQ(stats.records, 2);
+  EXPECT_EQ(stats.rejected, (std::map<std::string, int64_t>{{"invalid_json", 6},
+                                                             {"not_an_object", 2},
+                                                             {"invalid_utf8", 1},
+                                                             {"record_too_large", 1}}));
+  auto batch = builder->Finish();
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ(Column(**batch, "id"), (std::vector<std::string>{"1", "7"}));
+  EXPECT_EQ((*batch)->num_columns(), 2) << "a rejected record adds no column";
+}
+
+TEST(JsonBatchBuilderTest, DropsBadFieldNamesPerColumnAndCountsThem) {
+  DecodeOptions options;
+  options.max_field_name_length = 10;
+  auto builder = MakeBuilder(options);
+  const auto batch =
+      Decode(*builder, {R"({"id":1,"utm-source":"x","_inserted_at":"t","abcdefghijk":1,"id":2})",
+                        R"({"id":3,"utm-source":"y"})"});
+  ASSERT_EQ(batch->num_columns(), 1);
+  EXPECT_EQ(Column(*batch, "id"), (std::vector<std::string>{"1", "3"})) << "first key wins";
+  EXPECT_EQ(builder->stats().dropped_fields,
+            (std::map<std::string, int64_t>{{"duplicate_key", 1},
+                                            {"invalid_name", 2},
+                                            {"name_too_long", 1},
+                                            {"reserved_name", 1}}));
+}
+
+TEST(JsonBatchBuilderTest, IntegersBeyondInt64BecomeDoublesAndAreCounted) {
+  auto builder = MakeBuilder();
+  const auto batch = Decode(*builder, {R"({"n":9223372036854775807})",
+                                       R"({"n":18446744073709551615})"});
+  EXPECT_TRUE(batch->GetColumnByName("n")->type()->Equals(arrow::float64()));
+  const auto& n = static_cast<const arrow::DoubleArray&>(*batch->GetColumnByName("n"));
+  EXPECT_EQ(n.Value(0), 9223372036854775807.0);
+  EXPECT_EQ(n.Value(1), 18446744073709551615.0);
+  EXPECT_EQ(builder->stats().lossy_integers, 1);
+}
+
+TEST(JsonBatchBuilderTest, FinishStartsAFreshBatchWithFreshTypes) {
+  auto builder = MakeBuilder();
+  auto first = Decode(*builder, {R"({"a":"text"})"});
+  auto second = Decode(*builder, {R"({"a":1})", R"({"b":true})"});
+  EXPECT_TRUE(first->GetColumnByName("a")->type()->Equals(arrow::utf8()));
+  EXPECT_TRUE(second->GetColumnByName("a")->type()->Equals(arrow::int64()));
+  EXPECT_EQ(second->num_rows(), 2);
+  EXPECT_EQ(builder->stats().records, 3);
+  EXPECT_EQ(builder->num_rows(), 0);
+}
+
+TEST(JsonBatchBuilderTest, KeyOrderChangesDoNotMixUpColumns) {
+  auto builder = MakeBuilder();
+  std::vector<std::string> records;
+  for (int i = 0; i < 100; ++i) {
+    records.push_back(i % 2 == 0 ? R"({"x":)" + std::to_string(i) + R"(,"y":"e)" +
+                                       std::to_string(i) + "\"}"
+                                 : R"({"y":"o)" + std::to_string(i) + R"(","x":)" +
+                                       std::to_string(i) + "}");
+  }
+  const auto batch = Decode(*builder, records);
+  const auto x = Column(*batch, "x");
+  const auto y = Column(*batch, "y");
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(x[i], std::to_string(i));
+    EXPECT_EQ(y[i], (i % 2 == 0 ? "e" : "o") + std::to_string(i));
+  }
+}
+
+TEST(JsonBatchBuilderTest, RejectsBadOptions) {
+  DecodeOptions options;
+  options.max_record_bytes = 0;
+  EXPECT_TRUE(JsonBatchBuilder::Make(options, arrow::default_memory_pool()).status().IsInvalid());
+}
+
+}  // namespace
+}  // namespace weir::decode
