@@ -40,9 +40,9 @@ Status Reject(std::string_view reason, std::string message) {
 
 Status RejectParse(simdjson::error_code error) {
   const bool utf8 = error == simdjson::UTF8_ERROR;
-  return Reject(utf8 ? "invalid_utf8" : "invalid_json",
-                std::string(utf8 ? "invalid UTF-8: " : "invalid JSON: ") +
-                    simdjson::error_message(error));
+  return Reject(
+      utf8 ? "invalid_utf8" : "invalid_json",
+      std::string(utf8 ? "invalid UTF-8: " : "invalid JSON: ") + simdjson::error_message(error));
 }
 
 std::string_view TrimRight(std::string_view text) {
@@ -115,8 +115,7 @@ class JsonBatchBuilder::RecordParser {
     ondemand::json_type type;
     if (auto error = doc.type().get(type)) return RejectParse(error);
     if (type != ondemand::json_type::object) {
-      return Reject("not_an_object", "the record is a JSON " + TypeName(type) +
-                                         ", not an object");
+      return Reject("not_an_object", "the record is a JSON " + TypeName(type) + ", not an object");
     }
     ondemand::object object;
     if (auto error = doc.get_object().get(object)) return RejectParse(error);
@@ -304,15 +303,14 @@ Status JsonBatchBuilder::AppendValue(Column& column, const PendingValue& value) 
       return static_cast<arrow::Int64Builder&>(*column.builder).Append(value.int64);
     case ColumnKind::kDouble:
       return static_cast<arrow::DoubleBuilder&>(*column.builder)
-          .Append(value.kind == ColumnKind::kInt64 ? static_cast<double>(value.int64)
-                                                   : value.real);
+          .Append(value.kind == ColumnKind::kInt64 ? static_cast<double>(value.int64) : value.real);
     case ColumnKind::kVarchar:
       return static_cast<arrow::StringBuilder&>(*column.builder).Append(value.text);
     case ColumnKind::kNull:
       break;
   }
-  return Status::Invalid("internal: value of kind ", ToString(value.kind),
-                         " for a column of kind ", ToString(column.kind));
+  return Status::Invalid("internal: value of kind ", ToString(value.kind), " for a column of kind ",
+                         ToString(column.kind));
 }
 
 namespace {

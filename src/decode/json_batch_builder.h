@@ -27,11 +27,11 @@ struct DecodeOptions {
 
 // What decoding did besides producing rows; counters keyed by reason.
 struct DecodeStats {
-  int64_t records = 0;                         // rows appended
-  std::map<std::string, int64_t> rejected;     // invalid_json, invalid_utf8, not_an_object, ...
+  int64_t records = 0;                            // rows appended
+  std::map<std::string, int64_t> rejected;        // invalid_json, invalid_utf8, not_an_object, ...
   std::map<std::string, int64_t> dropped_fields;  // invalid_name, name_too_long, reserved_name,
                                                   // duplicate_key
-  int64_t lossy_integers = 0;  // integers beyond int64, kept as double
+  int64_t lossy_integers = 0;                     // integers beyond int64, kept as double
 };
 
 // Decodes JSON objects straight from simdjson's On-Demand parser into Arrow builders (no DOM):

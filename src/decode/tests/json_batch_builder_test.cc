@@ -53,17 +53,18 @@ std::string RejectReason(const Status& status) {
 
 TEST(JsonBatchBuilderTest, InfersEachTypeAndKeepsFirstSeenColumnOrder) {
   auto builder = MakeBuilder();
-  const auto batch = Decode(*builder, {
-      R"({"id": 1, "score": 0.5, "ok": true, "name": "a\"b\u00e9", "none": null,
+  const auto batch = Decode(
+      *builder, {
+                    R"({"id": 1, "score": 0.5, "ok": true, "name": "a\"b\u00e9", "none": null,
           "props": {"k": [1, 2, {"x": "y"}]}, "list": [ 1 , "two" ]})",
-      R"({"id": -9223372036854775808, "score": -1e3, "ok": false, "name": ""})",
-  });
+                    R"({"id": -9223372036854775808, "score": -1e3, "ok": false, "name": ""})",
+                });
   ASSERT_EQ(batch->num_rows(), 2);
   const auto& schema = *batch->schema();
   ASSERT_EQ(schema.num_fields(), 7);
   const std::vector<std::pair<std::string, std::shared_ptr<arrow::DataType>>> expected = {
-      {"id", arrow::int64()},   {"score", arrow::float64()}, {"ok", arrow::boolean()},
-      {"name", arrow::utf8()},  {"none", arrow::utf8()},     {"props", arrow::utf8()},
+      {"id", arrow::int64()},  {"score", arrow::float64()}, {"ok", arrow::boolean()},
+      {"name", arrow::utf8()}, {"none", arrow::utf8()},     {"props", arrow::utf8()},
       {"list", arrow::utf8()}};
   for (int i = 0; i < 7; ++i) {
     EXPECT_EQ(schema.field(i)->name(), expected[i].first);
@@ -89,12 +90,11 @@ TEST(JsonBatchBuilderTest, MissingAndLateColumnsAreNull) {
 
 TEST(JsonBatchBuilderTest, PromotionIntToDoubleToVarcharWhateverTheOrder) {
   auto builder = MakeBuilder();
-  const auto batch = Decode(*builder, {R"({"v":1,"w":2.5,"x":true})", R"({"v":2.5,"w":3})",
-                                       R"({"v":"s","x":7})", R"({"v":{"o":1}})",
-                                       R"({"v":null,"w":1e300})"});
+  const auto batch =
+      Decode(*builder, {R"({"v":1,"w":2.5,"x":true})", R"({"v":2.5,"w":3})", R"({"v":"s","x":7})",
+                        R"({"v":{"o":1}})", R"({"v":null,"w":1e300})"});
   EXPECT_TRUE(batch->GetColumnByName("v")->type()->Equals(arrow::utf8()));
-  EXPECT_EQ(Column(*batch, "v"),
-            (std::vector<std::string>{"1", "2.5", "s", R"({"o":1})", "null"}));
+  EXPECT_EQ(Column(*batch, "v"), (std::vector<std::string>{"1", "2.5", "s", R"({"o":1})", "null"}));
   EXPECT_TRUE(batch->GetColumnByName("w")->type()->Equals(arrow::float64()));
   EXPECT_EQ(Column(*batch, "w"), (std::vector<std::string>{"2.5", "3", "null", "null", "1e+300"}));
   EXPECT_TRUE(batch->GetColumnByName("x")->type()->Equals(arrow::utf8()));
@@ -102,9 +102,9 @@ TEST(JsonBatchBuilderTest, PromotionIntToDoubleToVarcharWhateverTheOrder) {
 
   // The same values in another order give the same types.
   auto reversed = MakeBuilder();
-  const auto other = Decode(*reversed, {R"({"v":null,"w":1e300})", R"({"v":{"o":1}})",
-                                        R"({"v":"s","x":7})", R"({"v":2.5,"w":3})",
-                                        R"({"v":1,"w":2.5,"x":true})"});
+  const auto other =
+      Decode(*reversed, {R"({"v":null,"w":1e300})", R"({"v":{"o":1}})", R"({"v":"s","x":7})",
+                         R"({"v":2.5,"w":3})", R"({"v":1,"w":2.5,"x":true})"});
   for (const char* name : {"v", "w", "x"}) {
     EXPECT_TRUE(other->GetColumnByName(name)->type()->Equals(batch->GetColumnByName(name)->type()))
         << name;
@@ -132,9 +132,9 @@ TEST(JsonBatchBuilderTest, RejectsUndecodableRecordsWithTheirReasonAndKeepsTheRe
   const auto& stats = builder->stats();
   EXPECT_EQ(stats.records, 2);
   EXPECT_EQ(stats.rejected, (std::map<std::string, int64_t>{{"invalid_json", 6},
-                                                             {"not_an_object", 2},
-                                                             {"invalid_utf8", 1},
-                                                             {"record_too_large", 1}}));
+                                                            {"not_an_object", 2},
+                                                            {"invalid_utf8", 1},
+                                                            {"record_too_large", 1}}));
   auto batch = builder->Finish();
   ASSERT_TRUE(batch.ok());
   EXPECT_EQ(Column(**batch, "id"), (std::vector<std::string>{"1", "7"}));
@@ -150,17 +150,16 @@ TEST(JsonBatchBuilderTest, DropsBadFieldNamesPerColumnAndCountsThem) {
                         R"({"id":3,"utm-source":"y"})"});
   ASSERT_EQ(batch->num_columns(), 1);
   EXPECT_EQ(Column(*batch, "id"), (std::vector<std::string>{"1", "3"})) << "first key wins";
-  EXPECT_EQ(builder->stats().dropped_fields,
-            (std::map<std::string, int64_t>{{"duplicate_key", 1},
-                                            {"invalid_name", 2},
-                                            {"name_too_long", 1},
-                                            {"reserved_name", 1}}));
+  EXPECT_EQ(
+      builder->stats().dropped_fields,
+      (std::map<std::string, int64_t>{
+          {"duplicate_key", 1}, {"invalid_name", 2}, {"name_too_long", 1}, {"reserved_name", 1}}));
 }
 
 TEST(JsonBatchBuilderTest, IntegersBeyondInt64BecomeDoublesAndAreCounted) {
   auto builder = MakeBuilder();
-  const auto batch = Decode(*builder, {R"({"n":9223372036854775807})",
-                                       R"({"n":18446744073709551615})"});
+  const auto batch =
+      Decode(*builder, {R"({"n":9223372036854775807})", R"({"n":18446744073709551615})"});
   EXPECT_TRUE(batch->GetColumnByName("n")->type()->Equals(arrow::float64()));
   const auto& n = static_cast<const arrow::DoubleArray&>(*batch->GetColumnByName("n"));
   EXPECT_EQ(n.Value(0), 9223372036854775807.0);
@@ -183,10 +182,9 @@ TEST(JsonBatchBuilderTest, KeyOrderChangesDoNotMixUpColumns) {
   auto builder = MakeBuilder();
   std::vector<std::string> records;
   for (int i = 0; i < 100; ++i) {
-    records.push_back(i % 2 == 0 ? R"({"x":)" + std::to_string(i) + R"(,"y":"e)" +
-                                       std::to_string(i) + "\"}"
-                                 : R"({"y":"o)" + std::to_string(i) + R"(","x":)" +
-                                       std::to_string(i) + "}");
+    records.push_back(
+        i % 2 == 0 ? R"({"x":)" + std::to_string(i) + R"(,"y":"e)" + std::to_string(i) + "\"}"
+                   : R"({"y":"o)" + std::to_string(i) + R"(","x":)" + std::to_string(i) + "}");
   }
   const auto batch = Decode(*builder, records);
   const auto x = Column(*batch, "x");
