@@ -33,24 +33,20 @@ def _component(name: str, tmp_path_factory: pytest.TempPathFactory):
         yield settings
 
 
-@pytest.fixture(scope="session")
-def kafka(tmp_path_factory):
-    yield from _component("kafka", tmp_path_factory)
+def _component_fixture(name: str):
+    @pytest.fixture(scope="session", name=name)
+    def fixture(tmp_path_factory):
+        yield from _component(name, tmp_path_factory)
+
+    fixture.__doc__ = f"The harness's {name} component: its WEIR_TEST_* settings."
+    return fixture
 
 
-@pytest.fixture(scope="session")
-def postgres(tmp_path_factory):
-    yield from _component("postgres", tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def s3(tmp_path_factory):
-    yield from _component("s3", tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def azure(tmp_path_factory):
-    yield from _component("azure", tmp_path_factory)
+# One session fixture per component: kafka, postgres, s3, azure.
+kafka = _component_fixture("kafka")
+postgres = _component_fixture("postgres")
+s3 = _component_fixture("s3")
+azure = _component_fixture("azure")
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,6 @@ struct JsonBatchBuilder::Column {
   std::string name;
   ColumnKind kind = ColumnKind::kNull;
   std::unique_ptr<arrow::ArrayBuilder> builder;  // of ArrowType(kind); NullBuilder for kNull
-  int64_t last_row = -1;                         // the row this column last got a value for
 };
 
 // One decoded value of the current record, held until the whole record has parsed.
@@ -288,7 +287,6 @@ Status JsonBatchBuilder::Commit() {
     const int64_t gap = rows_ - column.builder->length();
     if (gap > 0) WEIR_RETURN_NOT_OK(column.builder->AppendNulls(gap));
     WEIR_RETURN_NOT_OK(AppendValue(column, value));
-    column.last_row = rows_;
   }
   ++rows_;
   return Status::OK();

@@ -57,6 +57,7 @@ class Component:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.workdir / f"{self.name}.log"
         self.process: subprocess.Popen | None = None
+        self.port = free_port()  # the port clients connect to
 
     # --- to define ---------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -138,7 +139,6 @@ class Kafka(Component):
 
     def __init__(self, workdir: Path, heap: str = "768m"):
         super().__init__(workdir)
-        self.port = free_port()
         self.controller_port = free_port()
         self.heap = heap
         self.libs = DEPS / "kafka" / "libs"
@@ -245,7 +245,6 @@ class Postgres(Component):
 
     def __init__(self, workdir: Path):
         super().__init__(workdir)
-        self.port = free_port()
         self.bin = self._find_bin()
         self.as_user: list[str] = []
         if os.geteuid() == 0:
@@ -351,10 +350,6 @@ class MotoS3(Component):
     secret_key = "weir-test-secret"
     region = "us-east-1"
 
-    def __init__(self, workdir: Path):
-        super().__init__(workdir)
-        self.port = free_port()
-
     def command(self) -> list[str]:
         return [str(DEPS / "venv" / "bin" / "moto_server"), "-H", "127.0.0.1", "-p", str(self.port)]
 
@@ -375,10 +370,6 @@ class Azurite(Component):
     """The Azurite Azure Blob emulator (npm), blob service only."""
 
     name = "azurite"
-
-    def __init__(self, workdir: Path):
-        super().__init__(workdir)
-        self.port = free_port()
 
     def command(self) -> list[str]:
         binary = DEPS / "node" / "node_modules" / ".bin" / "azurite-blob"
