@@ -36,8 +36,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     raise_on_termination()
     with Stack(parse_only(args.only)) as settings:
         print(f"[harness] started {', '.join(parse_only(args.only))}", file=sys.stderr)
-        env = dict(os.environ, **settings)
-        return subprocess.call(command, env=env)
+        child = subprocess.Popen(command, env=dict(os.environ, **settings))
+        try:
+            return child.wait()
+        finally:
+            if child.poll() is None:  # interrupted: end the command before the components
+                child.terminate()
+                try:
+                    child.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    child.kill()
 
 
 def cmd_up(args: argparse.Namespace) -> int:
