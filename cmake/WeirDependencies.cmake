@@ -1,5 +1,5 @@
 # Every third-party dependency, found once here and exposed as an imported target.
-# Debian packages come first; Arrow/Parquet and DuckDB come from scripts/setup's .deps.
+# Debian packages first; Arrow/Parquet, DuckDB and simdjson come from scripts/setup's .deps.
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 
@@ -8,7 +8,24 @@ find_package(DuckDB REQUIRED)
 
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET GLOBAL rdkafka)
 add_library(weir::rdkafka ALIAS PkgConfig::RDKAFKA)
-find_package(simdjson REQUIRED)
+
+# simdjson, compiled from the amalgamation scripts/setup unpacks, under the namespace
+# weir_simdjson: pyarrow's libparquet exports a simdjson of its own, and two builds under one
+# name in one process resolve each other's symbols (a crash seen in files_test). simdjson's
+# On-Demand API picks its SIMD kernel at compile time, so the library and its users share one
+# -march (WEIR_SIMD_MARCH; empty for the compiler default).
+set(WEIR_SIMD_MARCH "haswell" CACHE STRING "-march for simdjson and its users")
+set(_simdjson_dir "${WEIR_DEPS_DIR}/simdjson")
+if(NOT EXISTS "${_simdjson_dir}/simdjson.cpp")
+  message(FATAL_ERROR "${_simdjson_dir}/simdjson.cpp is missing: run scripts/setup")
+endif()
+add_library(weir_simdjson STATIC "${_simdjson_dir}/simdjson.cpp")
+target_include_directories(weir_simdjson SYSTEM PUBLIC "${_simdjson_dir}")
+target_compile_definitions(weir_simdjson PUBLIC simdjson=weir_simdjson SIMDJSON_EXCEPTIONS=0)
+if(WEIR_SIMD_MARCH AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  target_compile_options(weir_simdjson PUBLIC -march=${WEIR_SIMD_MARCH})
+endif()
+add_library(weir::simdjson ALIAS weir_simdjson)
 find_package(PostgreSQL REQUIRED)
 find_package(SQLite3 REQUIRED)
 pkg_check_modules(AVRO REQUIRED IMPORTED_TARGET GLOBAL avro-c)

@@ -65,7 +65,9 @@ simdjson::error_code Validate(ondemand::value value, int depth) {
       for (auto field : object) {
         std::string_view key;
         if (auto error = field.unescaped_key().get(key)) return error;
-        if (auto error = Validate(field.value(), depth + 1)) return error;
+        ondemand::value inner;
+        if (auto error = field.value().get(inner)) return error;
+        if (auto error = Validate(inner, depth + 1)) return error;
       }
       return simdjson::SUCCESS;
     }

@@ -1,0 +1,182 @@
+#include "files/parquet_file_writer.h"
+
+#include <charconv>
+
+#include <arrow/io/interfaces.h>
+#include <arrow/util/key_value_metadata.h>
+#include <parquet/arrow/writer.h>
+#include <parquet/file_writer.h>
+#include <parquet/metadata.h>
+#include <parquet/statistics.h>
+
+namespace weir::files {
+namespace {
+
+std::string DoubleText(double value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+// Folds one row group's min/max into the file's, as text, for the physical types whose text
+// form is unambiguous. Columns with a logical type that needs its own rendering (timestamps,
+// dates, decimals) get no min/max here rather than a misleading one.
+template <typename ParquetType>
+void FoldMinMax(const parquet::Statistics& stats, std::optional<typename ParquetType::c_type>& lo,
+                std::optional<typename ParquetType::c_type>& hi) {
+  const auto& typed = static_cast<const parquet::TypedStatistics<ParquetType>&>(stats);
+  if (!lo || typed.min() < *lo) lo = typed.min();
+  if (!hi || *hi < typed.max()) hi = typed.max();
+}
+
+struct MinMaxFolder {
+  explicit MinMaxFolder(parquet::Type::type physical_type) : physical(physical_type) {}
+
+  parquet::Type::type physical;
+  std::optional<int64_t> i64_lo, i64_hi;
+  std::optional<int32_t> i32_lo, i32_hi;
+  std::optional<double> f64_lo, f64_hi;
+  std::optional<bool> b_lo, b_hi;
+  std::optional<std::string> s_lo, s_hi;
+
+  void Fold(const parquet::Statistics& stats) {
+    switch (physical) {
+      case parquet::Type::INT64:
+        FoldMinMax<parquet::Int64Type>(stats, i64_lo, i64_hi);
+        break;
+      case parquet::Type::INT32:
+        FoldMinMax<parquet::Int32Type>(stats, i32_lo, i32_hi);
+        break;
+      case parquet::Type::DOUBLE:
+        FoldMinMax<parquet::DoubleType>(stats, f64_lo, f64_hi);
+        break;
+      case parquet::Type::BOOLEAN:
+        FoldMinMax<parquet::BooleanType>(stats, b_lo, b_hi);
+        break;
+      case parquet::Type::BYTE_ARRAY: {
+        const auto& typed = static_cast<const parquet::ByteArrayStatistics&>(stats);
+        const std::string lo = parquet::ByteArrayToString(typed.min());
+        const std::string hi = parquet::ByteArrayToString(typed.max());
+        if (!s_lo || lo < *s_lo) s_lo = lo;
+        if (!s_hi || *s_hi < hi) s_hi = hi;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  void Store(ColumnStats& out) const {
+    if (i64_lo) out.min = std::to_string(*i64_lo), out.max = std::to_string(*i64_hi);
+    if (i32_lo) out.min = std::to_string(*i32_lo), out.max = std::to_string(*i32_hi);
+    if (f64_lo) out.min = DoubleText(*f64_lo), out.max = DoubleText(*f64_hi);
+    if (b_lo) out.min = *b_lo ? "true" : "false", out.max = *b_hi ? "true" : "false";
+    if (s_lo) out.min = *s_lo, out.max = *s_hi;
+  }
+};
+
+bool HasPlainText(const parquet::ColumnDescriptor& column) {
+  const auto& logical = column.logical_type();
+  return logical == nullptr || logical->is_none() || logical->is_string() ||
+         (logical->is_int() && column.physical_type() != parquet::Type::BOOLEAN);
+}
+
+}  // namespace
+
+std::shared_ptr<parquet::WriterProperties> MakeWriterProperties(const FileConfig& config) {
+  parquet::WriterProperties::Builder builder;
+  switch (config.codec) {
+    case Codec::kZstd:
+      builder.compression(parquet::Compression::ZSTD)->compression_level(config.compression_level);
+      break;
+    case Codec::kSnappy:
+      builder.compression(parquet::Compression::SNAPPY);
+      break;
+    case Codec::kNone:
+      builder.compression(parquet::Compression::UNCOMPRESSED);
+      break;
+  }
+  return builder.enable_statistics()
+      ->max_row_group_length(config.row_group_rows)
+      ->version(parquet::ParquetVersion::PARQUET_2_6)
+      ->build();
+}
+
+struct ParquetFileWriter::State {
+  std::string path;
+  std::shared_ptr<arrow::io::OutputStream> sink;
+  std::unique_ptr<parquet::arrow::FileWriter> writer;
+  int64_t rows = 0;
+};
+
+ParquetFileWriter::ParquetFileWriter(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ParquetFileWriter::~ParquetFileWriter() = default;
+
+Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
+    std::shared_ptr<arrow::fs::FileSystem> fs, std::string path,
+    std::shared_ptr<arrow::Schema> schema, const FileConfig& config) {
+  if (config.row_group_rows <= 0) {
+    return Status::Invalid("row_group_rows must be positive, got ", config.row_group_rows);
+  }
+  auto state = std::make_unique<State>();
+  state->path = std::move(path);
+  WEIR_ASSIGN_OR_RAISE(state->sink, fs->OpenOutputStream(state->path));
+  auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+  WEIR_ASSIGN_OR_RAISE(state->writer, parquet::arrow::FileWriter::Open(
+                                          *schema, arrow::default_memory_pool(), state->sink,
+                                          MakeWriterProperties(config), arrow_properties));
+  return std::unique_ptr<ParquetFileWriter>(new ParquetFileWriter(std::move(state)));
+}
+
+Status ParquetFileWriter::Append(const arrow::RecordBatch& batch) {
+  WEIR_RETURN_NOT_OK(state_->writer->WriteRecordBatch(batch));
+  state_->rows += batch.num_rows();
+  return Status::OK();
+}
+
+Result<FileInfo> ParquetFileWriter::Finish() {
+  WEIR_RETURN_NOT_OK(state_->writer->Close());
+  FileInfo info;
+  info.path = state_->path;
+  info.rows = state_->rows;
+  WEIR_ASSIGN_OR_RAISE(info.size_bytes, state_->sink->Tell());
+  WEIR_RETURN_NOT_OK(state_->sink->Close());
+
+  const std::shared_ptr<parquet::FileMetaData> metadata = state_->writer->metadata();
+  info.footer_bytes = static_cast<int64_t>(metadata->SerializeToString().size());
+  const parquet::SchemaDescriptor& schema = *metadata->schema();
+  for (int c = 0; c < schema.num_columns(); ++c) {
+    const parquet::ColumnDescriptor& column = *schema.Column(c);
+    ColumnStats stats;
+    stats.field_id = column.schema_node()->field_id();
+    stats.name = column.name();
+    stats.value_count = info.rows;
+    MinMaxFolder folder(column.physical_type());
+    for (int g = 0; g < metadata->num_row_groups(); ++g) {
+      const auto chunk = metadata->RowGroup(g)->ColumnChunk(c);
+      stats.compressed_bytes += chunk->total_compressed_size();
+      const auto chunk_stats = chunk->statistics();
+      if (chunk_stats == nullptr) continue;
+      stats.null_count += chunk_stats->null_count();
+      if (chunk_stats->HasMinMax() && HasPlainText(column)) folder.Fold(*chunk_stats);
+    }
+    folder.Store(stats);
+    info.columns.push_back(std::move(stats));
+  }
+  return info;
+}
+
+Result<std::shared_ptr<arrow::Schema>> WithFieldIds(const arrow::Schema& schema,
+                                                    const std::vector<int>& ids) {
+  if (static_cast<int>(ids.size()) != schema.num_fields()) {
+    return Status::Invalid("got ", ids.size(), " field ids for ", schema.num_fields(), " fields");
+  }
+  std::vector<std::shared_ptr<arrow::Field>> fields;
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    fields.push_back(schema.field(i)->WithMergedMetadata(
+        arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(ids[i])})));
+  }
+  return arrow::schema(std::move(fields), schema.metadata());
+}
+
+}  // namespace weir::files

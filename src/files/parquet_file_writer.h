@@ -1,0 +1,75 @@
+// Parquet data files behind a narrow interface: Create(schema) / Append(batch) / Finish().
+//
+// Threading: a writer belongs to one flush task at a time; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <arrow/filesystem/filesystem.h>
+#include <arrow/record_batch.h>
+#include <arrow/type.h>
+#include <parquet/properties.h>
+
+#include "base/status.h"
+
+namespace weir::files {
+
+enum class Codec { kZstd, kSnappy, kNone };
+
+struct FileConfig {
+  Codec codec = Codec::kZstd;
+  int compression_level = 3;
+  int64_t row_group_rows = 122880;  // a reader-friendly row group, DuckDB's default size
+};
+
+// The one place Parquet writer properties are derived from configuration.
+std::shared_ptr<parquet::WriterProperties> MakeWriterProperties(const FileConfig& config);
+
+// Statistics of one column over the whole file, as a catalog records them.
+struct ColumnStats {
+  int field_id = -1;  // the table's column id
+  std::string name;
+  int64_t null_count = 0;
+  int64_t value_count = 0;         // rows, nulls included
+  std::optional<std::string> min;  // text form; absent when the column is all null
+  std::optional<std::string> max;
+  int64_t compressed_bytes = 0;
+};
+
+struct FileInfo {
+  std::string path;
+  int64_t size_bytes = 0;
+  int64_t rows = 0;
+  int64_t footer_bytes = 0;          // the serialized footer metadata (DuckLake's footer_size)
+  std::vector<ColumnStats> columns;  // in schema order
+};
+
+// `schema` fields must carry their table column id as a field id (see WithFieldIds), so that
+// readers map file columns to table columns by id, not by name.
+class ParquetFileWriter {
+ public:
+  static Result<std::unique_ptr<ParquetFileWriter>> Create(
+      std::shared_ptr<arrow::fs::FileSystem> fs, std::string path,
+      std::shared_ptr<arrow::Schema> schema, const FileConfig& config);
+  ~ParquetFileWriter();
+
+  // Appends a batch whose schema equals the one given to Create (field metadata aside).
+  Status Append(const arrow::RecordBatch& batch);
+  // Closes the file and returns what a catalog needs to know about it.
+  Result<FileInfo> Finish();
+
+ private:
+  struct State;
+  explicit ParquetFileWriter(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// `schema` with field ids set ("PARQUET:field_id" metadata) from `ids`, one per field.
+Result<std::shared_ptr<arrow::Schema>> WithFieldIds(const arrow::Schema& schema,
+                                                    const std::vector<int>& ids);
+
+}  // namespace weir::files
