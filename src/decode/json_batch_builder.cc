@@ -1,6 +1,5 @@
 #include "decode/json_batch_builder.h"
 
-#include <charconv>
 #include <cstring>
 
 #include <arrow/builder.h>
@@ -8,6 +7,7 @@
 #include <simdjson.h>
 
 #include "base/check.h"
+#include "base/number_text.h"
 #include "decode/field_names.h"
 
 namespace weir::decode {
@@ -313,18 +313,8 @@ Status JsonBatchBuilder::AppendValue(Column& column, const PendingValue& value) 
                          ToString(column.kind));
 }
 
-namespace {
-
-// The text form of a value when a column becomes varchar: integers and booleans as JSON
-// writes them, doubles in the shortest form that reads back to the same double.
-std::string DoubleText(double value) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, result.ptr);
-}
-
-}  // namespace
-
+// Rewrites a column's values in the kind `to`: integers and booleans as JSON writes them,
+// doubles in the shortest text that reads back to the same double.
 Status JsonBatchBuilder::Promote(Column& column, ColumnKind to) {
   std::shared_ptr<arrow::Array> old;
   WEIR_RETURN_NOT_OK(column.builder->Finish(&old));
@@ -350,7 +340,7 @@ Status JsonBatchBuilder::Promote(Column& column, ColumnKind to) {
       }
       case ColumnKind::kDouble:
         real = static_cast<const arrow::DoubleArray&>(*old).Value(i);
-        text = DoubleText(real);
+        text = ShortestText(real);
         break;
       case ColumnKind::kNull:
       case ColumnKind::kVarchar:

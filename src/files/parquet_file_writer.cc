@@ -1,7 +1,5 @@
 #include "files/parquet_file_writer.h"
 
-#include <charconv>
-
 #include <arrow/io/interfaces.h>
 #include <arrow/util/key_value_metadata.h>
 #include <parquet/arrow/writer.h>
@@ -9,14 +7,10 @@
 #include <parquet/metadata.h>
 #include <parquet/statistics.h>
 
+#include "base/number_text.h"
+
 namespace weir::files {
 namespace {
-
-std::string DoubleText(double value) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, result.ptr);
-}
 
 // Folds one row group's min/max into the file's, as text, for the physical types whose text
 // form is unambiguous. Columns with a logical type that needs its own rendering (timestamps,
@@ -69,7 +63,7 @@ struct MinMaxFolder {
   void Store(ColumnStats& out) const {
     if (i64_lo) out.min = std::to_string(*i64_lo), out.max = std::to_string(*i64_hi);
     if (i32_lo) out.min = std::to_string(*i32_lo), out.max = std::to_string(*i32_hi);
-    if (f64_lo) out.min = DoubleText(*f64_lo), out.max = DoubleText(*f64_hi);
+    if (f64_lo) out.min = ShortestText(*f64_lo), out.max = ShortestText(*f64_hi);
     if (b_lo) out.min = *b_lo ? "true" : "false", out.max = *b_hi ? "true" : "false";
     if (s_lo) out.min = *s_lo, out.max = *s_hi;
   }
