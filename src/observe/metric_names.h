@@ -1,0 +1,104 @@
+// The standard weir ingest metric families, declared once so the stages that publish them and
+// the tests that read them agree on name, help, type and label names. Register through
+// MetricsRegistry::Counter(def, labels) and friends, which check the label names.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "observe/metrics_registry.h"
+
+namespace weir::observe {
+
+// Label names.
+inline constexpr std::string_view kLabelDataset = "dataset";
+inline constexpr std::string_view kLabelReason = "reason";
+inline constexpr std::string_view kLabelType = "type";
+inline constexpr std::string_view kLabelTopic = "topic";
+inline constexpr std::string_view kLabelPartition = "partition";
+
+inline constexpr MetricDef kRecordsConsumed{"weir_records_consumed_total",
+                                            "Records read from Kafka.",
+                                            MetricType::kCounter,
+                                            {kLabelDataset}};
+inline constexpr MetricDef kRecordsWritten{"weir_records_written_total",
+                                           "Records committed to the lake.",
+                                           MetricType::kCounter,
+                                           {kLabelDataset}};
+inline constexpr MetricDef kRecordsRejected{"weir_records_rejected_total",
+                                            "Records rejected as bad data, by reason.",
+                                            MetricType::kCounter,
+                                            {kLabelDataset, kLabelReason}};
+inline constexpr MetricDef kRecordsFiltered{"weir_records_filtered_total",
+                                            "Records skipped by the dataset's filter.",
+                                            MetricType::kCounter,
+                                            {kLabelDataset}};
+inline constexpr MetricDef kFieldsDropped{
+    "weir_fields_dropped_total",
+    "Fields dropped from otherwise accepted records, by reason.",
+    MetricType::kCounter,
+    {kLabelDataset, kLabelReason}};
+inline constexpr MetricDef kValuesNulled{
+    "weir_values_nulled_total",
+    "Values written as null instead of rejecting the record, by reason.",
+    MetricType::kCounter,
+    {kLabelDataset, kLabelReason}};
+inline constexpr MetricDef kErrors{"weir_errors_total",
+                                   "Errors seen by the pipeline, by type.",
+                                   MetricType::kCounter,
+                                   {kLabelType}};
+inline constexpr MetricDef kFlushDuration{"weir_flush_duration_seconds",
+                                          "Time to write a buffered batch to data files.",
+                                          MetricType::kHistogram,
+                                          {kLabelDataset}};
+inline constexpr MetricDef kCommitDuration{"weir_commit_duration_seconds",
+                                           "Time to commit data files and offsets to the catalog.",
+                                           MetricType::kHistogram,
+                                           {kLabelDataset}};
+inline constexpr MetricDef kBytesWritten{"weir_bytes_written_total",
+                                         "Bytes of data files written.",
+                                         MetricType::kCounter,
+                                         {kLabelDataset}};
+inline constexpr MetricDef kFilesWritten{
+    "weir_files_written_total", "Data files written.", MetricType::kCounter, {kLabelDataset}};
+inline constexpr MetricDef kCommitRetries{"weir_commit_retries_total",
+                                          "Catalog commits retried after a retriable error.",
+                                          MetricType::kCounter,
+                                          {kLabelDataset}};
+inline constexpr MetricDef kCommitConflicts{
+    "weir_commit_conflicts_total",
+    "Catalog commits that lost a concurrent-update conflict.",
+    MetricType::kCounter,
+    {kLabelDataset}};
+inline constexpr MetricDef kOrphanedObjects{
+    "weir_orphaned_objects_total",
+    "Data files left in storage by commits that did not land.",
+    MetricType::kCounter,
+    {kLabelDataset}};
+inline constexpr MetricDef kBufferBytes{"weir_buffer_bytes",
+                                        "Bytes of records buffered and not yet flushed.",
+                                        MetricType::kGauge,
+                                        {kLabelDataset}};
+inline constexpr MetricDef kConsumerLag{
+    "weir_consumer_lag",
+    "Messages between the committed offset and the partition's high mark.",
+    MetricType::kGauge,
+    {kLabelTopic, kLabelPartition}};
+inline constexpr MetricDef kPausedPartitions{
+    "weir_paused_partitions", "Partitions paused for backpressure.", MetricType::kGauge, {}};
+inline constexpr MetricDef kCommits{
+    "weir_commits_total", "Catalog commits that landed.", MetricType::kCounter, {kLabelDataset}};
+inline constexpr MetricDef kFencedCommits{
+    "weir_fenced_commits_total",
+    "Commits refused because another consumer owns the partitions now (fenced).",
+    MetricType::kCounter,
+    {kLabelDataset}};
+
+// Every standard family, for documentation and tests.
+inline constexpr std::array<const MetricDef*, 19> kStandardMetrics = {
+    &kRecordsConsumed, &kRecordsWritten,   &kRecordsRejected, &kRecordsFiltered, &kFieldsDropped,
+    &kValuesNulled,    &kErrors,           &kFlushDuration,   &kCommitDuration,  &kBytesWritten,
+    &kFilesWritten,    &kCommitRetries,    &kCommitConflicts, &kOrphanedObjects, &kBufferBytes,
+    &kConsumerLag,     &kPausedPartitions, &kCommits,         &kFencedCommits};
+
+}  // namespace weir::observe
