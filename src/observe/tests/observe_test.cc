@@ -193,10 +193,9 @@ TEST(MetricNamesTest, StandardFamiliesAreWellFormed) {
         break;
     }
   }
-  EXPECT_EQ(registry.Render().find("# TYPE weir_consumer_lag gauge\n"
-                                   "weir_consumer_lag{partition=\"x\",topic=\"x\"} 0\n") ==
-                std::string::npos,
-            false);
+  EXPECT_NE(registry.Render().find("# TYPE weir_consumer_lag gauge\n"
+                                   "weir_consumer_lag{partition=\"x\",topic=\"x\"} 0\n"),
+            std::string::npos);
 }
 
 class HttpServerTest : public ::testing::Test {
@@ -280,6 +279,7 @@ TEST_F(HttpServerTest, PortInUseIsAnErrorNamingThePort) {
   auto second = HttpServer::Make(options).ValueOrDie();
   const Status status = second->Start();
   ASSERT_FALSE(status.ok());
+  EXPECT_EQ(ClassOf(status), ErrorClass::kFatal);
   EXPECT_NE(status.message().find(std::to_string(first->port())), std::string::npos)
       << status.ToString();
   second->Stop();
