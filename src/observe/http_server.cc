@@ -100,9 +100,8 @@ Status HttpServer::Start() {
   if (!bound) {
     const int error = errno;
     return ClassifiedError(ErrorClass::kFatal, "errno", std::to_string(error),
-                           "http server cannot listen on " + address + " (port " +
-                               std::to_string(options_.port) +
-                               "): " + (error != 0 ? std::strerror(error) : "bind failed"));
+                           "http server cannot bind " + address + ": " +
+                               (error != 0 ? std::strerror(error) : "bind failed"));
   }
   port_.store(bound_port);
 
