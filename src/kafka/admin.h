@@ -1,0 +1,32 @@
+// Small Kafka admin calls, for startup checks, tests and the demo. Each call that takes a
+// bootstrap address opens and closes its own short-lived client; any thread.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "base/status.h"
+
+namespace weir::kafka {
+
+constexpr std::chrono::milliseconds kAdminTimeout{30000};
+
+// The number of partitions of `topic`; fatal "topic X does not exist" when it is missing.
+Result<int> PartitionCount(const std::string& bootstrap, const std::string& topic);
+// The same through an existing client `rk` (a consumer or producer).
+Result<int> PartitionCount(rd_kafka_t* rk, const std::string& topic,
+                           std::chrono::milliseconds timeout = kAdminTimeout);
+
+// Creates `topic` with `partitions` partitions (replication factor 1) and waits until its
+// metadata shows every partition with a leader. An existing topic is OK.
+Status CreateTopic(const std::string& bootstrap, const std::string& topic, int partitions);
+
+// The low and high watermarks (log start, log end) of one partition, from its leader.
+Result<std::pair<int64_t, int64_t>> Watermarks(const std::string& bootstrap,
+                                               const std::string& topic, int32_t partition);
+
+}  // namespace weir::kafka

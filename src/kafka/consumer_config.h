@@ -1,0 +1,53 @@
+// The Kafka consumer's settings as a plain struct (the config stage fills it), and the one
+// function that turns them into a librdkafka configuration.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "kafka/rdkafka_handles.h"
+
+namespace weir::kafka {
+
+struct ConsumerConfig {
+  std::string bootstrap_servers;
+  std::string group_id;  // required in both modes; in static mode it only stores offsets
+  // kGroup: a consumer group with cooperative-sticky rebalancing. kStatic: this replica owns
+  // partition p of every topic when p % replica_count == ordinal.
+  enum class Assignment { kGroup, kStatic } assignment = Assignment::kGroup;
+  int replica_count = 1;
+  int ordinal = 0;
+  // Where a partition starts when the ledger has no offset for it, and where it resumes when
+  // its ledger offset is no longer in the log: "earliest" or "latest".
+  std::string auto_offset_reset = "earliest";
+  std::string isolation_level = "read_committed";
+  int fetch_min_bytes = 1048576;
+  int fetch_max_wait_ms = 500;
+  // librdkafka properties, applied last. Refused: enable.auto.commit and
+  // enable.auto.offset.store other than "false", auto.offset.reset (use auto_offset_reset), and
+  // in group mode partition.assignment.strategy other than "cooperative-sticky".
+  std::map<std::string, std::string> properties;
+  std::vector<std::string> topics;
+  int64_t queued_max_messages_kbytes = 16384;        // bounded prefetch per partition
+  std::chrono::milliseconds statistics_interval{0};  // 0: no statistics
+};
+
+// True when `policy` ("earliest"/"smallest"/"beginning") resets to the start of the log,
+// false for "latest"/"largest"/"end"; an error for anything else.
+Result<bool> ResetsToEarliest(const std::string& policy);
+
+// Validates `config` and builds the librdkafka configuration: bootstrap.servers, group.id,
+// enable.auto.commit=false, enable.auto.offset.store=false, isolation.level, fetch.min.bytes,
+// fetch.wait.max.ms, queued.max.messages.kbytes, statistics.interval.ms, in group mode
+// partition.assignment.strategy=cooperative-sticky, then `properties`.
+// auto.offset.reset is set to "error": every assigned partition gets an explicit start offset
+// (its ledger offset, or the auto_offset_reset point), and an offset that falls out of the log
+// is reset by Consumer itself so the skipped records are counted (see Consumer).
+// Errors are fatal and name the setting or property and its value.
+Result<RdKafkaConfPtr> MakeConsumerConf(const ConsumerConfig& config);
+
+}  // namespace weir::kafka
