@@ -37,10 +37,12 @@ set_target_properties(weir::pg_query PROPERTIES IMPORTED_LOCATION "${PG_QUERY_LI
   INTERFACE_INCLUDE_DIRECTORIES "${PG_QUERY_INCLUDE_DIR}")
 find_package(OpenSSL REQUIRED)
 find_package(CURL REQUIRED)
+# Debian's cpp-httplib is compiled: the header declares, libcpp-httplib implements.
 find_path(HTTPLIB_INCLUDE_DIR httplib.h REQUIRED)
+find_library(HTTPLIB_LIBRARY cpp-httplib REQUIRED)
 add_library(weir::httplib INTERFACE IMPORTED GLOBAL)
 set_target_properties(weir::httplib PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${HTTPLIB_INCLUDE_DIR}"
-  INTERFACE_LINK_LIBRARIES "OpenSSL::SSL;OpenSSL::Crypto;Threads::Threads"
+  INTERFACE_LINK_LIBRARIES "${HTTPLIB_LIBRARY};OpenSSL::SSL;OpenSSL::Crypto;Threads::Threads"
   INTERFACE_COMPILE_DEFINITIONS CPPHTTPLIB_OPENSSL_SUPPORT)
 find_package(CLI11 REQUIRED)
 find_package(yaml-cpp REQUIRED)
