@@ -91,7 +91,7 @@ Result<std::unique_ptr<Consumer>> Consumer::Make(const ConsumerConfig& config,
   conf.release();  // rd_kafka_new took ownership
   consumer->rk_.reset(rk);
   // Rebalances, errors and statistics are all served by the consumer queue, i.e. by Poll.
-  WEIR_RETURN_NOT_OK(KafkaError(rd_kafka_poll_set_consumer(rk), "redirecting the main queue"));
+  WEIR_RETURN_NOT_OK(CheckKafka(rd_kafka_poll_set_consumer(rk), "redirecting the main queue"));
 
   if (group) {
     std::vector<TopicPartition> subscription;
@@ -164,7 +164,7 @@ void Consumer::OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_lis
     const Status started = StartPartitions(partitions);
     const Status assigned =
         cooperative ? KafkaError(rd_kafka_incremental_assign(rk_.get(), partitions), "assigning")
-                    : KafkaError(rd_kafka_assign(rk_.get(), partitions), "assigning");
+                    : CheckKafka(rd_kafka_assign(rk_.get(), partitions), "assigning");
     if (!started.ok()) {
       // Keep the group protocol going, but never deliver these partitions: Poll fails now.
       for (const TopicPartition& tp : changed) owned_[tp].blocked = true;
@@ -188,7 +188,7 @@ void Consumer::OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_lis
     const Status unassigned =
         cooperative
             ? KafkaError(rd_kafka_incremental_unassign(rk_.get(), partitions), "unassigning")
-            : KafkaError(rd_kafka_assign(rk_.get(), nullptr), "unassigning");
+            : CheckKafka(rd_kafka_assign(rk_.get(), nullptr), "unassigning");
     if (!unassigned.ok()) Fail(unassigned);
     return;
   }
@@ -381,7 +381,7 @@ Result<int> Consumer::Poll(std::chrono::milliseconds timeout, int max_messages,
 
 Status Consumer::Pause(const std::vector<TopicPartition>& partitions) {
   PartitionListPtr list = ToList(partitions);
-  WEIR_RETURN_NOT_OK(KafkaError(rd_kafka_pause_partitions(rk_.get(), list.get()), "pausing"));
+  WEIR_RETURN_NOT_OK(CheckKafka(rd_kafka_pause_partitions(rk_.get(), list.get()), "pausing"));
   WEIR_RETURN_NOT_OK(PartitionErrors(list.get(), "pausing"));
   for (const TopicPartition& tp : partitions) {
     const auto owned = owned_.find(tp);
@@ -410,7 +410,7 @@ Status Consumer::Resume(const std::vector<TopicPartition>& partitions) {
     WEIR_RETURN_NOT_OK(PartitionErrors(seek.get(), "seeking"));
   }
   PartitionListPtr list = ToList(partitions);
-  WEIR_RETURN_NOT_OK(KafkaError(rd_kafka_resume_partitions(rk_.get(), list.get()), "resuming"));
+  WEIR_RETURN_NOT_OK(CheckKafka(rd_kafka_resume_partitions(rk_.get(), list.get()), "resuming"));
   WEIR_RETURN_NOT_OK(PartitionErrors(list.get(), "resuming"));
   for (const TopicPartition& tp : partitions) {
     const auto owned = owned_.find(tp);

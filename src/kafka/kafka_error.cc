@@ -39,6 +39,11 @@ Status KafkaError(rd_kafka_resp_err_t err, std::string_view what) {
                          std::string(what) + ": " + rd_kafka_err2str(err));
 }
 
+Status CheckKafka(rd_kafka_resp_err_t err, std::string_view what) {
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::OK();
+  return KafkaError(err, what);
+}
+
 Status KafkaError(rd_kafka_error_t* raw_error, std::string_view what) {
   RdKafkaErrorPtr error(raw_error);
   if (error == nullptr) return Status::OK();

@@ -17,6 +17,9 @@ ErrorClass ClassifyKafkaError(rd_kafka_resp_err_t err);
 // "<what>: <librdkafka's description>", classified by ClassifyKafkaError.
 Status KafkaError(rd_kafka_resp_err_t err, std::string_view what);
 
+// OK for RD_KAFKA_RESP_ERR_NO_ERROR, else KafkaError(err, what).
+Status CheckKafka(rd_kafka_resp_err_t err, std::string_view what);
+
 // Takes ownership of `error` (which may be null: then OK) and converts it; librdkafka's own
 // fatal and retriable flags win over the code's class.
 Status KafkaError(rd_kafka_error_t* error, std::string_view what);
