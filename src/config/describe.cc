@@ -1,0 +1,26 @@
+#include "config/describe.h"
+
+#include <fmt/format.h>
+
+#include "config/setting_table.h"
+
+namespace weir::config {
+
+std::string Describe(const IngestSettings& settings) {
+  std::string out;
+  for (const Setting& setting : SettingTable()) {
+    if (setting.scope != Scope::kProcess) continue;
+    out += fmt::format("{} = {}\n", setting.name,
+                       DisplayValue(setting, setting.get_process(settings)));
+  }
+  for (size_t i = 0; i < settings.datasets.size(); ++i) {
+    for (const Setting& setting : SettingTable()) {
+      if (setting.scope != Scope::kDataset) continue;
+      out += fmt::format("datasets[{}].{} = {}\n", i, setting.name,
+                         DisplayValue(setting, setting.get_dataset(settings.datasets[i])));
+    }
+  }
+  return out;
+}
+
+}  // namespace weir::config

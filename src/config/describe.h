@@ -1,0 +1,14 @@
+// Effective settings as text, with secrets masked: the startup log and `weir check` print it.
+#pragma once
+
+#include <string>
+
+#include "config/settings.h"
+
+namespace weir::config {
+
+// One `name = value` line per setting, datasets as `datasets[<i>].<name>`. Passwords and secret
+// keys print as ****, a conninfo's password too, and secret librdkafka properties.
+std::string Describe(const IngestSettings& settings);
+
+}  // namespace weir::config

@@ -1,0 +1,369 @@
+#include "config/load.h"
+
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "config/millpond_env.h"
+#include "config/raw_layer.h"
+#include "config/setting_table.h"
+#include "config/validate.h"
+#include "config/yaml_source.h"
+
+extern char** environ;
+
+namespace weir::config {
+namespace {
+
+constexpr std::string_view kWeirPrefix = "WEIR_";
+constexpr std::string_view kDatasetPrefix = "WEIR_DATASET_";
+constexpr std::string_view kTestPrefix = "WEIR_TEST_";  // the test harness's own variables
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+struct Problems {
+  std::vector<std::string> errors;
+  std::vector<std::string> warnings;
+};
+
+// The names by which --set and WEIR_DATASET_<NAME>_ address YAML datasets: name, else table.
+std::vector<std::string> DatasetKeys(const RawLayer& yaml) {
+  std::vector<std::string> keys;
+  for (const RawValues& values : yaml.datasets) {
+    auto it = values.find("name");
+    if (it == values.end()) it = values.find("table");
+    keys.push_back(it == values.end() ? "" : it->second.text);
+  }
+  return keys;
+}
+
+RawValue Raw(std::string text, std::string origin) {
+  RawValue raw;
+  raw.text = std::move(text);
+  raw.origin = std::move(origin);
+  return raw;
+}
+
+void PutEntry(std::string key, std::string text, std::string origin, RawValue* raw) {
+  if (!raw->entries) raw->entries.emplace();
+  (*raw->entries)[std::move(key)] = std::move(text);
+  raw->origin = std::move(origin);
+}
+
+// The dataset setting whose variable ends in `suffix` ("FLUSH_MAX_BYTES"), or nullptr.
+const Setting* DatasetSettingBySuffix(std::string_view suffix) {
+  for (const Setting& setting : SettingTable()) {
+    if (setting.scope == Scope::kDataset && setting.env && DatasetEnvSuffix(setting) == suffix) {
+      return &setting;
+    }
+  }
+  return nullptr;
+}
+
+void ReadDatasetVariable(const std::string& name, const std::string& text,
+                         const std::vector<std::string>& keys, RawLayer* layer,
+                         Problems* problems) {
+  const std::string_view rest = std::string_view(name).substr(kDatasetPrefix.size());
+  const std::string* best = nullptr;
+  for (const std::string& key : keys) {
+    const std::string token = EnvToken(key) + "_";
+    if (!key.empty() && StartsWith(rest, token) &&
+        (best == nullptr || token.size() > EnvToken(*best).size() + 1)) {
+      best = &key;
+    }
+  }
+  if (best == nullptr) {
+    problems->errors.push_back(
+        fmt::format("{}: no dataset named like this (datasets: {})", name, fmt::join(keys, ", ")));
+    return;
+  }
+  const std::string_view suffix = rest.substr(EnvToken(*best).size() + 1);
+  const Setting* setting = DatasetSettingBySuffix(suffix);
+  if (setting == nullptr) {
+    problems->errors.push_back(
+        fmt::format("{}: \"{}\" is not a dataset setting (dataset \"{}\")", name, suffix, *best));
+    return;
+  }
+  layer->named[*best][std::string(setting->name)] = Raw(text, name);
+}
+
+RawLayer ReadWeirEnvironment(const std::map<std::string, std::string>& environment,
+                             const std::vector<std::string>& keys, Problems* problems) {
+  RawLayer layer;
+  for (const auto& [name, text] : environment) {
+    if (!StartsWith(name, kWeirPrefix) || StartsWith(name, kTestPrefix)) continue;
+    bool matched = false;
+    for (const Setting& setting : SettingTable()) {
+      const std::string env = EnvName(setting);
+      if (env.empty()) continue;
+      RawValues& values = setting.scope == Scope::kDataset ? layer.every_dataset : layer.process;
+      if (setting.type == SettingType::kStringMap && StartsWith(name, env) &&
+          name.size() > env.size()) {
+        PutEntry(LibrdkafkaPropertyName(std::string_view(name).substr(env.size())), text, env + "*",
+                 &values[std::string(setting.name)]);
+        matched = true;
+      } else if (name == env) {
+        values[std::string(setting.name)] = Raw(text, name);
+        matched = true;
+      }
+    }
+    if (matched) continue;
+    if (StartsWith(name, kDatasetPrefix)) {
+      ReadDatasetVariable(name, text, keys, &layer, problems);
+      continue;
+    }
+    problems->warnings.push_back(fmt::format("{} is not a weir setting (ignored)", name));
+  }
+  return layer;
+}
+
+RawLayer ReadOverrides(const std::map<std::string, std::string>& overrides,
+                       const std::vector<std::string>& keys, Problems* problems) {
+  RawLayer layer;
+  for (const auto& [name, text] : overrides) {
+    const std::string origin = "--set " + name;
+    if (FindSetting(Scope::kProcess, name) != nullptr) {
+      layer.process[name] = Raw(text, origin);
+      continue;
+    }
+    if (StartsWith(name, "kafka.properties.") && name.size() > 17) {
+      PutEntry(name.substr(17), text, origin, &layer.process["kafka.properties"]);
+      continue;
+    }
+    std::string_view dataset_name = name;
+    const std::string* target = nullptr;
+    if (StartsWith(dataset_name, "datasets[].")) {
+      dataset_name.remove_prefix(11);
+    } else if (StartsWith(dataset_name, "datasets.")) {
+      dataset_name.remove_prefix(9);
+      for (const std::string& key : keys) {
+        if (!key.empty() && StartsWith(dataset_name, key + ".")) target = &key;
+      }
+      if (target == nullptr) {
+        problems->errors.push_back(fmt::format("{}: no dataset named like this (datasets: {})",
+                                               origin, fmt::join(keys, ", ")));
+        continue;
+      }
+      dataset_name.remove_prefix(target->size() + 1);
+    }
+    if (FindSetting(Scope::kDataset, dataset_name) == nullptr) {
+      problems->errors.push_back(fmt::format("{}: unknown setting", origin));
+      continue;
+    }
+    RawValues& values = target ? layer.named[*target] : layer.every_dataset;
+    values[std::string(dataset_name)] = Raw(text, origin);
+  }
+  return layer;
+}
+
+std::variant<Value, std::string> ToValue(const Setting& setting, const RawValue& raw) {
+  if (raw.items) {
+    if (setting.type != SettingType::kStringList) return std::string("must be a single value");
+    return Value(*raw.items);
+  }
+  if (raw.entries) return Value(*raw.entries);
+  return ParseValue(setting, raw.text);
+}
+
+// libpq conninfo quoting: bare when safe, else single quotes with \ and ' escaped.
+std::string ConninfoValue(const std::string& value) {
+  bool bare = !value.empty();
+  for (const char c : value) {
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '\'' || c == '\\') bare = false;
+  }
+  if (bare) return value;
+  std::string out = "'";
+  for (const char c : value) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+// The trailing "-<n>" of a StatefulSet pod name ("weir-3" → 3).
+std::optional<int> OrdinalOf(const std::string& host) {
+  const size_t dash = host.rfind('-');
+  if (dash == std::string::npos || dash + 1 == host.size() || host.size() - dash > 6) {
+    return std::nullopt;
+  }
+  int ordinal = 0;
+  for (size_t i = dash + 1; i < host.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(host[i]))) return std::nullopt;
+    ordinal = ordinal * 10 + (host[i] - '0');
+  }
+  return ordinal;
+}
+
+// Defaults that depend on other settings or on the environment.
+void Derive(const std::map<std::string, std::string>& environment, bool millpond_contract,
+            const RawValues& process, IngestSettings* settings, Problems* problems) {
+  for (DatasetSettings& dataset : settings->datasets) {
+    if (dataset.name.empty()) dataset.name = dataset.table;
+  }
+  KafkaSettings& kafka = settings->kafka;
+  if (process.count("kafka.group_id") == 0 && !settings->datasets.empty()) {
+    const DatasetSettings& first = settings->datasets.front();
+    kafka.group_id =
+        fmt::format("{}-{}-{}", millpond_contract ? "millpond" : "weir", first.topic, first.table);
+  }
+  if (kafka.assignment == Assignment::kStatic && process.count("kafka.ordinal") == 0) {
+    std::optional<int> ordinal;
+    std::vector<std::string> tried;
+    for (const char* variable : {"POD_NAME", "HOSTNAME"}) {
+      const auto it = environment.find(variable);
+      if (it == environment.end()) continue;
+      tried.push_back(fmt::format("{} \"{}\"", variable, it->second));
+      if ((ordinal = OrdinalOf(it->second))) break;
+    }
+    if (ordinal) {
+      kafka.ordinal = *ordinal;
+    } else {
+      problems->errors.push_back(fmt::format(
+          "kafka.ordinal: not set, and {} (static assignment needs the replica's ordinal: set "
+          "kafka.ordinal / WEIR_KAFKA_ORDINAL, or run as a StatefulSet pod named <name>-<n>)",
+          tried.empty() ? "neither POD_NAME nor HOSTNAME is set"
+                        : fmt::format("{} has no trailing -<n>", fmt::join(tried, " nor "))));
+    }
+  }
+  CatalogSettings& catalog = settings->catalog;
+  if (catalog.kind == CatalogKind::kPostgres && !catalog.postgres_host.empty()) {
+    if (!catalog.postgres_dsn.empty()) {
+      problems->errors.push_back(SettingError("catalog.postgres_dsn",
+                                              "set either it or catalog.postgres_host, not both",
+                                              "", process.at("catalog.postgres_dsn").origin));
+    } else {
+      catalog.postgres_dsn =
+          fmt::format("host={} port={} dbname={} user={}", ConninfoValue(catalog.postgres_host),
+                      catalog.postgres_port, ConninfoValue(catalog.postgres_database),
+                      ConninfoValue(catalog.postgres_user));
+      if (!catalog.postgres_password.empty()) {
+        catalog.postgres_dsn += " password=" + ConninfoValue(catalog.postgres_password);
+      }
+    }
+  }
+}
+
+std::string Label(const RawValues& values, size_t index) {
+  for (const char* key : {"name", "table"}) {
+    const auto it = values.find(key);
+    if (it != values.end() && !it->second.text.empty()) return it->second.text;
+  }
+  return fmt::format("#{}", index + 1);
+}
+
+}  // namespace
+
+Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
+  Problems problems;
+  RawLayer yaml;
+  std::optional<std::string> text = in.yaml_text;
+  std::string source = "config";
+  if (!text && in.yaml_path) {
+    source = *in.yaml_path;
+    std::ifstream file(*in.yaml_path);
+    if (!file) {
+      return Status::Invalid(fmt::format("config file \"{}\": cannot be read", *in.yaml_path));
+    }
+    std::stringstream content;
+    content << file.rdbuf();
+    text = content.str();
+  }
+  if (text) {
+    YamlSource read = ReadYaml(*text, source);
+    yaml = std::move(read.layer);
+    problems.errors = std::move(read.errors);
+  }
+  const std::vector<std::string> keys = DatasetKeys(yaml);
+  MillpondEnvironment millpond = ReadMillpondEnvironment(in.environment);
+  problems.errors.insert(problems.errors.end(), millpond.errors.begin(), millpond.errors.end());
+  problems.warnings = std::move(millpond.warnings);
+  const RawLayer layers[] = {yaml, millpond.layer,
+                             ReadWeirEnvironment(in.environment, keys, &problems),
+                             ReadOverrides(in.overrides, keys, &problems)};
+
+  // Merge in precedence order.
+  RawValues process;
+  size_t count = yaml.datasets.size();
+  for (const RawLayer& layer : layers) {
+    if (count == 0 && !layer.every_dataset.empty()) count = 1;
+  }
+  std::vector<RawValues> datasets(count);
+  for (const RawLayer& layer : layers) {
+    for (const auto& [name, raw] : layer.process) Overlay(raw, &process[name]);
+    for (size_t i = 0; i < count; ++i) {
+      for (const auto& [name, raw] : layer.every_dataset) Overlay(raw, &datasets[i][name]);
+      if (i < layer.datasets.size()) {
+        for (const auto& [name, raw] : layer.datasets[i]) Overlay(raw, &datasets[i][name]);
+      }
+      const auto named = i < keys.size() ? layer.named.find(keys[i]) : layer.named.end();
+      if (named != layer.named.end()) {
+        for (const auto& [name, raw] : named->second) Overlay(raw, &datasets[i][name]);
+      }
+    }
+  }
+
+  // Parse.
+  LoadedSettings loaded;
+  IngestSettings& settings = loaded.settings;
+  Origins origins;
+  for (const auto& [name, raw] : process) {
+    const Setting* setting = FindSetting(Scope::kProcess, name);
+    auto value = ToValue(*setting, raw);
+    if (const auto* problem = std::get_if<std::string>(&value)) {
+      problems.errors.push_back(SettingError(name, *problem, "", raw.origin));
+      continue;
+    }
+    setting->set_process(settings, std::get<Value>(value));
+    origins.process[name] = raw.origin;
+  }
+  for (size_t i = 0; i < datasets.size(); ++i) {
+    DatasetSettings& dataset = settings.datasets.emplace_back();
+    auto& dataset_origins = origins.datasets.emplace_back();
+    for (const auto& [name, raw] : datasets[i]) {
+      const Setting* setting = FindSetting(Scope::kDataset, name);
+      auto value = ToValue(*setting, raw);
+      if (const auto* problem = std::get_if<std::string>(&value)) {
+        problems.errors.push_back(SettingError(name, *problem, Label(datasets[i], i), raw.origin));
+        continue;
+      }
+      setting->set_dataset(dataset, std::get<Value>(value));
+      dataset_origins[name] = raw.origin;
+    }
+  }
+  Derive(in.environment, millpond.contract_used, process, &settings, &problems);
+  for (std::string& error : ValidationErrors(settings, origins)) {
+    problems.errors.push_back(std::move(error));
+  }
+  if (!problems.errors.empty()) {
+    return Status::Invalid(fmt::format("{}", fmt::join(problems.errors, "\n")));
+  }
+  loaded.warnings = std::move(problems.warnings);
+  return loaded;
+}
+
+std::map<std::string, std::string> EnvironmentMap() {
+  std::map<std::string, std::string> environment;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const size_t eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    environment.emplace(text.substr(0, eq), text.substr(eq + 1));
+  }
+  return environment;
+}
+
+Status AddOverride(std::string_view argument, std::map<std::string, std::string>* overrides) {
+  const size_t eq = argument.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return Status::Invalid(fmt::format(
+        "--set \"{}\": expected <setting>=<value>, e.g. kafka.group_id=ingest", argument));
+  }
+  (*overrides)[std::string(argument.substr(0, eq))] = std::string(argument.substr(eq + 1));
+  return Status::OK();
+}
+
+}  // namespace weir::config

@@ -1,0 +1,151 @@
+#include "config/millpond_env.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "config/setting_table.h"
+
+namespace weir::config {
+namespace {
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+bool Matches(const MillpondVariable& variable, std::string_view name) {
+  if (!variable.name.empty() && variable.name.back() == '*') {
+    return StartsWith(name, variable.name.substr(0, variable.name.size() - 1));
+  }
+  return name == variable.name;
+}
+
+RawValue Raw(std::string text, std::string_view variable) {
+  RawValue raw;
+  raw.text = std::move(text);
+  raw.origin = fmt::format("{} (millpond)", variable);
+  return raw;
+}
+
+}  // namespace
+
+std::string LibrdkafkaPropertyName(std::string_view suffix) {
+  std::string out;
+  for (const char c : suffix) {
+    out += c == '_' ? '.' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+const std::vector<MillpondVariable>& MillpondVariables() {
+  using H = MillpondHandling;
+  static const std::vector<MillpondVariable> variables = {
+      {"REPLICA_COUNT", H::kSpecial,
+       "kafka.replica_count, and sets kafka.assignment to static (millpond's only mode)"},
+      {"DUCKLAKE_RDS_HOST", H::kSpecial,
+       "catalog.postgres_host, and sets catalog.kind to postgres; the DSN is built from the "
+       "DUCKLAKE_RDS_* variables"},
+      {"FLUSH_INTERVAL_MS", H::kSpecial, "datasets[].flush.interval, in milliseconds"},
+      {"KAFKA_CONSUMER_*", H::kSpecial,
+       "kafka.properties: the rest of the name lower-cased with `_` → `.` "
+       "(KAFKA_CONSUMER_SECURITY_PROTOCOL=SASL_SSL → security.protocol=SASL_SSL)"},
+      {"KAFKA_TOPIC", H::kSpecial,
+       "datasets[].topic; with DUCKLAKE_TABLE it defines the one dataset when the YAML has none, "
+       "and the default group id becomes `millpond-<topic>-<table>` so offsets carry over"},
+      {"KAFKA_CONSUMER_AUTO_OFFSET_RESET", H::kRefused,
+       "refused as by millpond: use KAFKA_AUTO_OFFSET_RESET"},
+      {"MILLPOND_DESTINATION", H::kSpecial,
+       "`ducklake` (or empty) accepted; any other destination refused"},
+      {"MILLPOND_FILTER_*", H::kRefused,
+       "record filters are not configurable in weir yet; refused so rows millpond would drop "
+       "are not landed"},
+      {"MILLPOND_INCLUDE_VALUES_*", H::kRefused, "the dynamic allowlist is not configurable yet"},
+      {"MILLPOND_SORT_BY", H::kRefused, "the pre-write sort is not configurable yet"},
+      {"MILLPOND_TYPED_COLUMNS", H::kRefused, "typed columns are not configurable yet"},
+      {"MILLPOND_VARIANT_COLUMNS", H::kRefused, "VARIANT dual-write is not configurable yet"},
+      {"DUCKLAKE_CONNECTION", H::kIgnored,
+       "weir writes the catalog itself from DUCKLAKE_RDS_* (or catalog.*)"},
+      {"DUCKLAKE_MAX_RETRY_COUNT", H::kIgnored,
+       "DuckDB's inner retry count; weir's retry budget is commit.max_attempts"},
+      {"STATS_INTERVAL_MS", H::kIgnored, "librdkafka statistics are not exported yet"},
+      {"BROKER_SOURCE", H::kIgnored, "no broker label on metrics"},
+      {"POSTHOG_*", H::kIgnored, "no OTLP log export"},
+      {"MILLPOND_SERVICE_*", H::kIgnored, "no OTLP log export"},
+      {"MILLPOND_*", H::kIgnored, "unknown millpond variable"},
+  };
+  return variables;
+}
+
+MillpondEnvironment ReadMillpondEnvironment(const std::map<std::string, std::string>& environment) {
+  MillpondEnvironment out;
+  for (const auto& [name, text] : environment) {
+    // Plain aliases from the table.
+    bool aliased = false;
+    for (const Setting& setting : SettingTable()) {
+      if (setting.millpond_env != name) continue;
+      aliased = true;
+      RawValue raw = Raw(text, name);
+      if (name == "FLUSH_INTERVAL_MS") {
+        // millpond's unit; a value that is not a number stays as is and fails parsing.
+        const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        });
+        if (digits) raw.text += "ms";
+      }
+      if (setting.scope == Scope::kDataset) {
+        out.layer.every_dataset[std::string(setting.name)] = std::move(raw);
+      } else {
+        out.layer.process[std::string(setting.name)] = std::move(raw);
+      }
+    }
+    if (name == "REPLICA_COUNT") out.layer.process["kafka.assignment"] = Raw("static", name);
+    if (name == "DUCKLAKE_RDS_HOST") out.layer.process["catalog.kind"] = Raw("postgres", name);
+    if (name == "KAFKA_TOPIC" || name == "DUCKLAKE_TABLE") out.contract_used = true;
+    if (aliased) continue;
+
+    if (name == "KAFKA_CONSUMER_AUTO_OFFSET_RESET") {
+      out.errors.push_back(
+          fmt::format("KAFKA_CONSUMER_AUTO_OFFSET_RESET: value \"{}\" is refused; set "
+                      "KAFKA_AUTO_OFFSET_RESET (kafka.auto_offset_reset) instead",
+                      text));
+      continue;
+    }
+    if (StartsWith(name, "KAFKA_CONSUMER_") && name.size() > 15) {
+      RawValue& raw = out.layer.process["kafka.properties"];
+      if (!raw.entries) raw.entries.emplace();
+      (*raw.entries)[LibrdkafkaPropertyName(std::string_view(name).substr(15))] = text;
+      raw.origin = "KAFKA_CONSUMER_* (millpond)";
+      continue;
+    }
+    if (name == "MILLPOND_DESTINATION") {
+      std::string lowered;
+      for (const char c : text) {
+        if (!std::isspace(static_cast<unsigned char>(c))) {
+          lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+      }
+      if (!lowered.empty() && lowered != "ducklake") {
+        out.errors.push_back(fmt::format(
+            "MILLPOND_DESTINATION: value \"{}\" is not supported (weir writes DuckLake only "
+            "from the millpond environment)",
+            text));
+      }
+      continue;
+    }
+    for (const MillpondVariable& variable : MillpondVariables()) {
+      if (!Matches(variable, name)) continue;
+      if (variable.handling == MillpondHandling::kRefused) {
+        out.errors.push_back(
+            fmt::format("{}: value \"{}\" is refused: {}", name, text, variable.note));
+      } else if (variable.handling == MillpondHandling::kIgnored) {
+        out.warnings.push_back(
+            fmt::format("{} is a millpond variable weir does not use ({})", name, variable.note));
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace weir::config

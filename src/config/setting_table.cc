@@ -1,0 +1,614 @@
+#include "config/setting_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "config/units.h"
+
+namespace weir::config {
+namespace {
+
+void Assign(const Value& value, std::string* field) { *field = std::get<std::string>(value); }
+void Assign(const Value& value, int* field) { *field = static_cast<int>(std::get<int64_t>(value)); }
+void Assign(const Value& value, int64_t* field) { *field = std::get<int64_t>(value); }
+void Assign(const Value& value, bool* field) { *field = std::get<bool>(value); }
+void Assign(const Value& value, std::chrono::milliseconds* field) {
+  *field = std::get<std::chrono::milliseconds>(value);
+}
+void Assign(const Value& value, std::vector<std::string>* field) {
+  *field = std::get<std::vector<std::string>>(value);
+}
+void Assign(const Value& value, std::map<std::string, std::string>* field) {
+  *field = std::get<std::map<std::string, std::string>>(value);
+}
+void Assign(const Value& value, Assignment* field) {
+  *field = std::get<std::string>(value) == "static" ? Assignment::kStatic : Assignment::kGroup;
+}
+void Assign(const Value& value, CatalogKind* field) {
+  *field =
+      std::get<std::string>(value) == "postgres" ? CatalogKind::kPostgres : CatalogKind::kSqlite;
+}
+
+Value ToValue(const std::string& field) { return field; }
+Value ToValue(int field) { return int64_t{field}; }
+Value ToValue(int64_t field) { return field; }
+Value ToValue(bool field) { return field; }
+Value ToValue(std::chrono::milliseconds field) { return field; }
+Value ToValue(const std::vector<std::string>& field) { return field; }
+Value ToValue(const std::map<std::string, std::string>& field) { return field; }
+Value ToValue(Assignment field) { return std::string(ToString(field)); }
+Value ToValue(CatalogKind field) { return std::string(ToString(field)); }
+
+// Binds a table entry to its field. Non-capturing lambdas, so the table holds plain pointers.
+#define WEIR_PROCESS_FIELD(field)                                                \
+  .set_process = [](IngestSettings& s, const Value& v) { Assign(v, &s.field); }, \
+  .get_process = [](const IngestSettings& s) { return ToValue(s.field); }
+#define WEIR_DATASET_FIELD(field)                                                 \
+  .set_dataset = [](DatasetSettings& d, const Value& v) { Assign(v, &d.field); }, \
+  .get_dataset = [](const DatasetSettings& d) { return ToValue(d.field); }
+
+constexpr int64_t kMiB = 1LL << 20;
+constexpr int64_t kGiB = 1LL << 30;
+
+// Designated initializers name only what differs from Setting's defaults; GCC's -Wextra would
+// flag every member left to its default member initializer.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+std::vector<Setting> BuildTable() {
+  using S = SettingType;
+  constexpr Scope kD = Scope::kDataset;
+  return {
+      // Kafka.
+      {.name = "kafka.bootstrap_servers",
+       .type = S::kString,
+       .required = true,
+       .millpond_env = "KAFKA_BOOTSTRAP_SERVERS",
+       .description = "Kafka brokers, comma separated host:port.",
+       WEIR_PROCESS_FIELD(kafka.bootstrap_servers)},
+      {.name = "kafka.group_id",
+       .type = S::kString,
+       .millpond_env = "GROUP_ID",
+       .default_note = "`weir-<topic>-<table>` of the first dataset; `millpond-<topic>-<table>` "
+                       "when KAFKA_TOPIC or DUCKLAKE_TABLE is set",
+       .description = "Kafka group.id. With static assignment it only stores offsets. Changing "
+                      "it loses Kafka's committed offsets (the lake's offset ledger still holds "
+                      "them).",
+       WEIR_PROCESS_FIELD(kafka.group_id)},
+      {.name = "kafka.assignment",
+       .type = S::kEnum,
+       .allowed = {"group", "static"},
+       .default_note = "`group`; `static` when REPLICA_COUNT is set",
+       .description = "`group`: a consumer group with cooperative rebalancing. `static`: "
+                      "partition p belongs to the replica whose ordinal is p % replica_count.",
+       WEIR_PROCESS_FIELD(kafka.assignment)},
+      {.name = "kafka.replica_count",
+       .type = S::kInt,
+       .min = 1,
+       .max = 100000,
+       .millpond_env = "REPLICA_COUNT",
+       .description = "Static assignment: number of replicas (the StatefulSet's replicas).",
+       WEIR_PROCESS_FIELD(kafka.replica_count)},
+      {.name = "kafka.ordinal",
+       .type = S::kInt,
+       .min = 0,
+       .max = 99999,
+       .default_note = "the trailing `-<n>` of POD_NAME, else of HOSTNAME (static only)",
+       .description = "Static assignment: this replica's ordinal, below replica_count.",
+       WEIR_PROCESS_FIELD(kafka.ordinal)},
+      {.name = "kafka.auto_offset_reset",
+       .type = S::kEnum,
+       .allowed = {"earliest", "latest"},
+       .millpond_env = "KAFKA_AUTO_OFFSET_RESET",
+       .description = "Where a partition with no committed offset starts.",
+       WEIR_PROCESS_FIELD(kafka.auto_offset_reset)},
+      {.name = "kafka.isolation_level",
+       .type = S::kEnum,
+       .allowed = {"read_committed", "read_uncommitted"},
+       .description = "read_committed never lands records of aborted transactions.",
+       WEIR_PROCESS_FIELD(kafka.isolation_level)},
+      {.name = "kafka.consume_batch_size",
+       .type = S::kInt,
+       .min = 1,
+       .max = 100000,
+       .millpond_env = "CONSUME_BATCH_SIZE",
+       .description = "Most messages taken per poll.",
+       WEIR_PROCESS_FIELD(kafka.consume_batch_size)},
+      {.name = "kafka.fetch_min_bytes",
+       .type = S::kBytes,
+       .min = 1,
+       .max = 100000000,
+       .millpond_env = "FETCH_MIN_BYTES",
+       .description = "Broker waits for at least this many bytes before answering a fetch.",
+       WEIR_PROCESS_FIELD(kafka.fetch_min_bytes)},
+      {.name = "kafka.fetch_max_wait_ms",
+       .type = S::kInt,
+       .min = 0,
+       .max = 300000,
+       .millpond_env = "FETCH_MAX_WAIT_MS",
+       .description = "Longest broker wait (ms) while fetch_min_bytes is not reached.",
+       WEIR_PROCESS_FIELD(kafka.fetch_max_wait_ms)},
+      {.name = "kafka.properties",
+       .type = S::kStringMap,
+       .millpond_env = "KAFKA_CONSUMER_*",
+       .description = "librdkafka properties passed through (`security.protocol: SASL_SSL`). "
+                      "Values of password, secret and JAAS properties are masked in logs.",
+       WEIR_PROCESS_FIELD(kafka.properties)},
+      // Catalog.
+      {.name = "catalog.kind",
+       .type = S::kEnum,
+       .allowed = {"sqlite", "postgres"},
+       .default_note = "`sqlite`; `postgres` when DUCKLAKE_RDS_HOST is set",
+       .description = "Where the DuckLake catalog lives.",
+       WEIR_PROCESS_FIELD(catalog.kind)},
+      {.name = "catalog.sqlite_path",
+       .type = S::kString,
+       .description = "SQLite catalog file (kind sqlite).",
+       WEIR_PROCESS_FIELD(catalog.sqlite_path)},
+      {.name = "catalog.postgres_dsn",
+       .type = S::kString,
+       .default_note = "built from the postgres_* settings",
+       .secrecy = Secrecy::kConninfo,
+       .description = "libpq connection string or postgres:// URI (kind postgres). Set either "
+                      "this or postgres_host, not both.",
+       WEIR_PROCESS_FIELD(catalog.postgres_dsn)},
+      {.name = "catalog.postgres_host",
+       .type = S::kString,
+       .millpond_env = "DUCKLAKE_RDS_HOST",
+       .description = "PostgreSQL host (kind postgres, when postgres_dsn is not set).",
+       WEIR_PROCESS_FIELD(catalog.postgres_host)},
+      {.name = "catalog.postgres_port",
+       .type = S::kInt,
+       .min = 1,
+       .max = 65535,
+       .millpond_env = "DUCKLAKE_RDS_PORT",
+       .description = "PostgreSQL port.",
+       WEIR_PROCESS_FIELD(catalog.postgres_port)},
+      {.name = "catalog.postgres_database",
+       .type = S::kString,
+       .millpond_env = "DUCKLAKE_RDS_DATABASE",
+       .description = "PostgreSQL database.",
+       WEIR_PROCESS_FIELD(catalog.postgres_database)},
+      {.name = "catalog.postgres_user",
+       .type = S::kString,
+       .millpond_env = "DUCKLAKE_RDS_USERNAME",
+       .description = "PostgreSQL user.",
+       WEIR_PROCESS_FIELD(catalog.postgres_user)},
+      {.name = "catalog.postgres_password",
+       .type = S::kString,
+       .millpond_env = "DUCKLAKE_RDS_PASSWORD",
+       .secrecy = Secrecy::kSecret,
+       .description = "PostgreSQL password. Never printed.",
+       WEIR_PROCESS_FIELD(catalog.postgres_password)},
+      // Storage.
+      {.name = "storage.data_path",
+       .type = S::kString,
+       .millpond_env = "DUCKLAKE_DATA_PATH",
+       .description = "Where data files go: a local directory or `s3://bucket/prefix/`.",
+       WEIR_PROCESS_FIELD(storage.data_path)},
+      {.name = "storage.s3_access_key_id",
+       .type = S::kString,
+       .millpond_env = "DUCKDB_S3_ACCESS_KEY_ID",
+       .description = "S3 access key id; empty uses the default credential chain.",
+       WEIR_PROCESS_FIELD(storage.s3_access_key_id)},
+      {.name = "storage.s3_secret_access_key",
+       .type = S::kString,
+       .millpond_env = "DUCKDB_S3_SECRET_ACCESS_KEY",
+       .secrecy = Secrecy::kSecret,
+       .description = "S3 secret access key. Never printed.",
+       WEIR_PROCESS_FIELD(storage.s3_secret_access_key)},
+      {.name = "storage.s3_region",
+       .type = S::kString,
+       .millpond_env = "DUCKDB_S3_REGION",
+       .description = "S3 region. An s3:// data_path needs a region or an endpoint.",
+       WEIR_PROCESS_FIELD(storage.s3_region)},
+      {.name = "storage.s3_endpoint",
+       .type = S::kString,
+       .millpond_env = "DUCKDB_S3_ENDPOINT",
+       .description = "S3-compatible endpoint (`localhost:9000`, `http://minio:9000`).",
+       WEIR_PROCESS_FIELD(storage.s3_endpoint)},
+      {.name = "storage.s3_use_ssl",
+       .type = S::kBool,
+       .millpond_env = "DUCKDB_S3_USE_SSL",
+       .description = "HTTPS to the endpoint.",
+       WEIR_PROCESS_FIELD(storage.s3_use_ssl)},
+      {.name = "storage.s3_url_style",
+       .type = S::kEnum,
+       .allowed = {"vhost", "path"},
+       .millpond_env = "DUCKDB_S3_URL_STYLE",
+       .description = "Bucket in the host name (vhost) or in the path (path, for MinIO).",
+       WEIR_PROCESS_FIELD(storage.s3_url_style)},
+      // Process.
+      {.name = "memory_budget",
+       .type = S::kBytes,
+       .min = 16 * kMiB,
+       .max = 1024 * kGiB,
+       .description = "Bound on buffered data of all datasets; at the bound consumption pauses "
+                      "until a flush frees room.",
+       WEIR_PROCESS_FIELD(memory_budget_bytes)},
+      {.name = "http.port",
+       .type = S::kInt,
+       .min = 0,
+       .max = 65535,
+       .millpond_env = "MILLPOND_HTTP_PORT",
+       .description = "Port of /metrics, /healthz, /readyz and /status; 0 turns HTTP off.",
+       WEIR_PROCESS_FIELD(http_port)},
+      {.name = "log.level",
+       .type = S::kEnum,
+       .allowed = {"trace", "debug", "info", "warn", "error"},
+       .aliases = {{"warning", "warn"}},
+       .millpond_env = "LOG_LEVEL",
+       .description = "Log level, any case; millpond's WARNING means warn.",
+       WEIR_PROCESS_FIELD(log_level)},
+      {.name = "log.format",
+       .type = S::kEnum,
+       .allowed = {"text", "json"},
+       .description = "Log line format.",
+       WEIR_PROCESS_FIELD(log_format)},
+      {.name = "shutdown.drain_timeout",
+       .type = S::kDuration,
+       .min = 1000,
+       .max = 3600000,
+       .description = "On SIGTERM, time to flush and commit what is buffered before exiting "
+                      "anyway (recovery finishes the work).",
+       WEIR_PROCESS_FIELD(drain_timeout)},
+      {.name = "commit.max_attempts",
+       .type = S::kInt,
+       .min = 1,
+       .max = 1000,
+       .description = "Attempts of a lake write or commit (exponential backoff from 1s, cap 30s) "
+                      "before the process exits non-zero, losing nothing.",
+       WEIR_PROCESS_FIELD(commit_max_attempts)},
+      // Datasets.
+      {.name = "name",
+       .scope = kD,
+       .type = S::kString,
+       .default_note = "the table",
+       .env = false,
+       .description = "Dataset name in metrics, logs and `WEIR_DATASET_<NAME>_` variables; an "
+                      "identifier.",
+       WEIR_DATASET_FIELD(name)},
+      {.name = "topic",
+       .scope = kD,
+       .type = S::kString,
+       .required = true,
+       .millpond_env = "KAFKA_TOPIC",
+       .description = "Kafka topic read into the table.",
+       WEIR_DATASET_FIELD(topic)},
+      {.name = "schema",
+       .scope = kD,
+       .type = S::kString,
+       .millpond_env = "DUCKLAKE_SCHEMA",
+       .description = "Lake schema; an identifier (`[A-Za-z_][A-Za-z0-9_]*`).",
+       WEIR_DATASET_FIELD(schema)},
+      {.name = "table",
+       .scope = kD,
+       .type = S::kString,
+       .required = true,
+       .millpond_env = "DUCKLAKE_TABLE",
+       .description = "Lake table, created on first write; an identifier.",
+       WEIR_DATASET_FIELD(table)},
+      {.name = "partition_by",
+       .scope = kD,
+       .type = S::kStringList,
+       .millpond_env = "DUCKLAKE_PARTITION_BY",
+       .description = "Partition keys declared at table creation: a column name (identity) or "
+                      "`year|month|day|hour(<column>)`, e.g. `year(_inserted_at),month("
+                      "_inserted_at)`.",
+       WEIR_DATASET_FIELD(partition_by)},
+      {.name = "flush.max_bytes",
+       .scope = kD,
+       .type = S::kBytes,
+       .min = 1024,
+       .max = 64 * kGiB,
+       .millpond_env = "FLUSH_SIZE",
+       .description = "Flush when the dataset's buffered bytes reach this.",
+       WEIR_DATASET_FIELD(flush.max_bytes)},
+      {.name = "flush.interval",
+       .scope = kD,
+       .type = S::kDuration,
+       .min = 100,
+       .max = 86400000,
+       .millpond_env = "FLUSH_INTERVAL_MS",
+       .description = "Flush when the oldest buffered record is this old.",
+       WEIR_DATASET_FIELD(flush.interval)},
+      {.name = "rejects.enabled",
+       .scope = kD,
+       .type = S::kBool,
+       .description = "Undecodable records go to `<table>_rejects`; off: dropped and counted.",
+       WEIR_DATASET_FIELD(rejects_enabled)},
+      {.name = "rejects.payload_limit",
+       .scope = kD,
+       .type = S::kBytes,
+       .min = 0,
+       .max = 16 * kMiB,
+       .description = "Raw payload bytes kept per reject (truncated beyond).",
+       WEIR_DATASET_FIELD(rejects_payload_limit)},
+      {.name = "max_record_bytes",
+       .scope = kD,
+       .type = S::kBytes,
+       .min = 1,
+       .max = 256 * kMiB,
+       .description = "Larger records are rejected (record_too_large).",
+       WEIR_DATASET_FIELD(max_record_bytes)},
+      {.name = "parquet.compression",
+       .scope = kD,
+       .type = S::kEnum,
+       .allowed = {"zstd", "snappy", "lz4", "gzip", "none"},
+       .description = "Parquet compression codec.",
+       WEIR_DATASET_FIELD(compression)},
+      {.name = "parquet.compression_level",
+       .scope = kD,
+       .type = S::kInt,
+       .min = 1,
+       .max = 22,
+       .description = "Codec level (zstd 1-22, gzip 1-9; ignored by the others).",
+       WEIR_DATASET_FIELD(compression_level)},
+      {.name = "parquet.row_group_rows",
+       .scope = kD,
+       .type = S::kInt,
+       .min = 1024,
+       .max = 1LL << 30,
+       .description = "Rows per Parquet row group.",
+       WEIR_DATASET_FIELD(row_group_rows)},
+  };
+}
+
+#pragma GCC diagnostic pop
+
+#undef WEIR_PROCESS_FIELD
+#undef WEIR_DATASET_FIELD
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+// Splits on commas outside parentheses, trimming items and dropping empty ones.
+std::vector<std::string> SplitList(std::string_view text) {
+  std::vector<std::string> items;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || (text[i] == ',' && depth == 0)) {
+      const std::string_view item = Trim(text.substr(start, i - start));
+      if (!item.empty()) items.emplace_back(item);
+      start = i + 1;
+    } else if (text[i] == '(') {
+      ++depth;
+    } else if (text[i] == ')') {
+      --depth;
+    }
+  }
+  return items;
+}
+
+std::string Bound(const Setting& setting, int64_t bound) {
+  if (setting.type == SettingType::kBytes) return FormatByteSize(bound);
+  if (setting.type == SettingType::kDuration) {
+    return FormatDuration(std::chrono::milliseconds(bound));
+  }
+  return std::to_string(bound);
+}
+
+std::optional<std::string> CheckBounds(const Setting& setting, std::string_view text,
+                                       int64_t number) {
+  if ((setting.min && number < *setting.min) || (setting.max && number > *setting.max)) {
+    return fmt::format("value \"{}\" is out of range [{}, {}]", text,
+                       setting.min ? Bound(setting, *setting.min) : "",
+                       setting.max ? Bound(setting, *setting.max) : "");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<Setting>& SettingTable() {
+  static const std::vector<Setting> table = BuildTable();
+  return table;
+}
+
+const Setting* FindSetting(Scope scope, std::string_view name) {
+  for (const Setting& setting : SettingTable()) {
+    if (setting.scope == scope && setting.name == name) return &setting;
+  }
+  return nullptr;
+}
+
+bool IsSettingPrefix(Scope scope, std::string_view prefix) {
+  const std::string with_dot = std::string(prefix) + ".";
+  for (const Setting& setting : SettingTable()) {
+    if (setting.scope == scope && setting.name.substr(0, with_dot.size()) == with_dot) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string FullName(const Setting& setting) {
+  return setting.scope == Scope::kDataset ? "datasets[]." + std::string(setting.name)
+                                          : std::string(setting.name);
+}
+
+std::string EnvToken(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    out += std::isalnum(static_cast<unsigned char>(c))
+               ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+               : '_';
+  }
+  return out;
+}
+
+std::string DatasetEnvSuffix(const Setting& setting) {
+  return EnvToken(setting.name) + (setting.type == SettingType::kStringMap ? "_" : "");
+}
+
+std::string EnvName(const Setting& setting) {
+  if (!setting.env) return "";
+  return "WEIR_" + DatasetEnvSuffix(setting);
+}
+
+std::variant<Value, std::string> ParseValue(const Setting& setting, std::string_view text) {
+  const std::string_view trimmed = Trim(text);
+  switch (setting.type) {
+    case SettingType::kString:
+      return Value(std::string(trimmed));
+    case SettingType::kInt: {
+      const auto number = ParseInteger(trimmed);
+      if (!number) return fmt::format("value \"{}\" is not an integer", text);
+      if (auto problem = CheckBounds(setting, text, *number)) return *problem;
+      return Value(*number);
+    }
+    case SettingType::kBytes: {
+      const auto bytes = ParseByteSize(trimmed);
+      if (!bytes) {
+        return fmt::format("value \"{}\" is not a byte size (e.g. 1048576, 64KiB, 100MiB, 1GB)",
+                           text);
+      }
+      if (auto problem = CheckBounds(setting, text, *bytes)) return *problem;
+      return Value(*bytes);
+    }
+    case SettingType::kDuration: {
+      const auto duration = ParseDuration(trimmed);
+      if (!duration) {
+        return fmt::format("value \"{}\" is not a duration (e.g. 500ms, 60s, 2m, 1h)", text);
+      }
+      if (auto problem = CheckBounds(setting, text, duration->count())) return *problem;
+      return Value(*duration);
+    }
+    case SettingType::kBool: {
+      const auto flag = ParseBool(trimmed);
+      if (!flag) return fmt::format("value \"{}\" is not a boolean (true or false)", text);
+      return Value(*flag);
+    }
+    case SettingType::kEnum: {
+      std::string lowered = Lower(trimmed);
+      for (const auto& [alias, canonical] : setting.aliases) {
+        if (lowered == alias) lowered = std::string(canonical);
+      }
+      for (const std::string_view allowed : setting.allowed) {
+        if (lowered == allowed) return Value(lowered);
+      }
+      return fmt::format("value \"{}\" is not one of {}", text, fmt::join(setting.allowed, ", "));
+    }
+    case SettingType::kStringList:
+      return Value(SplitList(trimmed));
+    case SettingType::kStringMap: {
+      std::map<std::string, std::string> entries;
+      for (const std::string& item : SplitList(trimmed)) {
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          return fmt::format("value \"{}\" is not a list of key=value", text);
+        }
+        entries[std::string(Trim(item.substr(0, eq)))] = std::string(Trim(item.substr(eq + 1)));
+      }
+      return Value(std::move(entries));
+    }
+  }
+  return fmt::format("value \"{}\" has an unknown type", text);
+}
+
+std::string FormatValue(const Setting& setting, const Value& value) {
+  return std::visit(
+      [&setting](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return v;
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          return setting.type == SettingType::kBytes ? FormatByteSize(v) : std::to_string(v);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return v ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::chrono::milliseconds>) {
+          return FormatDuration(v);
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          return fmt::format("{}", fmt::join(v, ","));
+        } else {
+          std::vector<std::string> items;
+          for (const auto& [key, item] : v) items.push_back(key + "=" + item);
+          return fmt::format("{}", fmt::join(items, ","));
+        }
+      },
+      value);
+}
+
+bool IsSecretProperty(std::string_view key) {
+  const std::string lowered = Lower(key);
+  for (const std::string_view word : {"password", "secret", "jaas", "token", "key.pem"}) {
+    if (lowered.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string MaskConninfo(std::string_view conninfo) {
+  std::string text(conninfo);
+  if (text.rfind("postgres://", 0) == 0 || text.rfind("postgresql://", 0) == 0) {
+    // postgres://user:password@host/... : mask between the first ':' after the scheme and '@'.
+    const size_t authority = text.find("//") + 2;
+    const size_t at = text.find('@', authority);
+    const size_t colon = text.find(':', authority);
+    if (at != std::string::npos && colon != std::string::npos && colon < at) {
+      text.replace(colon + 1, at - colon - 1, "****");
+    }
+    const size_t query = text.find("password=");
+    if (query != std::string::npos) {
+      const size_t end = text.find('&', query);
+      text.replace(query + 9, (end == std::string::npos ? text.size() : end) - query - 9, "****");
+    }
+    return text;
+  }
+  size_t pos = 0;
+  while ((pos = text.find("password", pos)) != std::string::npos) {
+    size_t value = pos + 8;
+    while (value < text.size() && text[value] == ' ') ++value;
+    if (value >= text.size() || text[value] != '=') {
+      pos = value;
+      continue;
+    }
+    ++value;
+    while (value < text.size() && text[value] == ' ') ++value;
+    size_t end = value;
+    if (end < text.size() && text[end] == '\'') {
+      ++end;
+      while (end < text.size() && text[end] != '\'') end += text[end] == '\\' ? 2 : 1;
+      end = std::min(end + 1, text.size());
+    } else {
+      while (end < text.size() && text[end] != ' ') ++end;
+    }
+    text.replace(value, end - value, "****");
+    pos = value + 4;
+  }
+  return text;
+}
+
+std::string DisplayValue(const Setting& setting, const Value& value) {
+  if (setting.secrecy == Secrecy::kSecret) {
+    const auto* text = std::get_if<std::string>(&value);
+    return text != nullptr && text->empty() ? "" : "****";
+  }
+  if (setting.secrecy == Secrecy::kConninfo) return MaskConninfo(FormatValue(setting, value));
+  if (const auto* entries = std::get_if<std::map<std::string, std::string>>(&value)) {
+    std::map<std::string, std::string> masked = *entries;
+    for (auto& [key, item] : masked) {
+      if (IsSecretProperty(key)) item = "****";
+    }
+    return FormatValue(setting, masked);
+  }
+  return FormatValue(setting, value);
+}
+
+}  // namespace weir::config

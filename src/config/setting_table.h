@@ -1,0 +1,94 @@
+// The settings table: every setting of `weir ingest` declared once.
+//
+// Loading (config/load.h), validation, Describe and docs/CONFIGURATION.md all read this table.
+// A setting's default is the value of its field in a default-constructed IngestSettings /
+// DatasetSettings (config/settings.h); the table reads it back through `get`.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "config/settings.h"
+
+namespace weir::config {
+
+enum class SettingType { kString, kInt, kBool, kBytes, kDuration, kEnum, kStringList, kStringMap };
+
+// Process settings apply once; dataset settings apply to each entry of `datasets:`.
+enum class Scope { kProcess, kDataset };
+
+// How Describe prints a value: as is, fully masked, or with the password of a conninfo masked.
+enum class Secrecy { kPublic, kSecret, kConninfo };
+
+// A parsed value. kInt and kBytes are int64_t, kEnum is the canonical allowed value.
+using Value = std::variant<std::string, int64_t, bool, std::chrono::milliseconds,
+                           std::vector<std::string>, std::map<std::string, std::string>>;
+
+struct Setting {
+  std::string_view name;  // dotted YAML path, relative to its scope ("flush.max_bytes")
+  Scope scope = Scope::kProcess;
+  SettingType type = SettingType::kString;
+  bool required = false;
+  std::optional<int64_t> min;  // bounds of kInt / kBytes (milliseconds for kDuration)
+  std::optional<int64_t> max;
+  std::vector<std::string_view> allowed;                               // kEnum values, lower case
+  std::vector<std::pair<std::string_view, std::string_view>> aliases;  // accepted → canonical
+  std::string_view millpond_env;  // the millpond variable for it, if any
+  std::string_view default_note;  // replaces the rendered default when it is computed
+  Secrecy secrecy = Secrecy::kPublic;
+  bool env = true;  // settable from WEIR_ variables
+  std::string_view description;
+  // Exactly one pair is set, by scope.
+  void (*set_process)(IngestSettings&, const Value&) = nullptr;
+  Value (*get_process)(const IngestSettings&) = nullptr;
+  void (*set_dataset)(DatasetSettings&, const Value&) = nullptr;
+  Value (*get_dataset)(const DatasetSettings&) = nullptr;
+};
+
+// Every setting, in documentation order.
+const std::vector<Setting>& SettingTable();
+
+// The setting named `name` in `scope`, or nullptr.
+const Setting* FindSetting(Scope scope, std::string_view name);
+
+// True when some setting of `scope` is nested under `prefix` ("kafka", "flush").
+bool IsSettingPrefix(Scope scope, std::string_view prefix);
+
+// The full name in docs: "kafka.group_id", "datasets[].flush.max_bytes".
+std::string FullName(const Setting& setting);
+
+// The WEIR_ variable: WEIR_KAFKA_BOOTSTRAP_SERVERS; dataset settings without the dataset
+// (WEIR_FLUSH_MAX_BYTES); map settings are a prefix (WEIR_KAFKA_PROPERTIES_). Empty when the
+// setting has no variable.
+std::string EnvName(const Setting& setting);
+
+// The per-dataset form, "WEIR_DATASET_<NAME>_" + suffix: the suffix for a dataset setting.
+std::string DatasetEnvSuffix(const Setting& setting);
+
+// Upper case with every character outside [A-Za-z0-9] turned into '_' ("my-events" → MY_EVENTS).
+std::string EnvToken(std::string_view text);
+
+// Parses text (kString/kInt/kBool/kBytes/kDuration/kEnum scalars, comma-separated kStringList)
+// and checks bounds and allowed values. The error text names the value, not the setting:
+// `value "12x" is not a byte size`.
+std::variant<Value, std::string> ParseValue(const Setting& setting, std::string_view text);
+
+// The value as text in the setting's own grammar: "100MiB", "60s", "a,b", "k=v,k=v".
+std::string FormatValue(const Setting& setting, const Value& value);
+
+// The value for display, masked according to the setting's secrecy.
+std::string DisplayValue(const Setting& setting, const Value& value);
+
+// A libpq conninfo ("key=value ..." or a postgres:// URI) with its password replaced by ****.
+std::string MaskConninfo(std::string_view conninfo);
+
+// True for librdkafka property names whose values are secret (passwords, secrets, JAAS).
+bool IsSecretProperty(std::string_view key);
+
+}  // namespace weir::config

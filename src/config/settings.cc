@@ -1,0 +1,13 @@
+#include "config/settings.h"
+
+namespace weir::config {
+
+std::string_view ToString(Assignment assignment) {
+  return assignment == Assignment::kStatic ? "static" : "group";
+}
+
+std::string_view ToString(CatalogKind kind) {
+  return kind == CatalogKind::kPostgres ? "postgres" : "sqlite";
+}
+
+}  // namespace weir::config

@@ -1,0 +1,93 @@
+// The validated settings of `weir ingest`: what the rest of the program reads.
+//
+// Plain values, built once by LoadIngestSettings (config/load.h) before any thread starts and
+// read-only afterwards. The defaults written here are the documented defaults: the settings
+// table (config/setting_table.h) reads them back for docs/CONFIGURATION.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weir::config {
+
+enum class Assignment { kGroup, kStatic };
+enum class CatalogKind { kSqlite, kPostgres };
+
+std::string_view ToString(Assignment assignment);
+std::string_view ToString(CatalogKind kind);
+
+struct KafkaSettings {
+  std::string bootstrap_servers;                   // required
+  std::string group_id;                            // default "weir-<topic>-<table>" of the first
+                                                   // dataset ("millpond-..." under millpond env)
+  Assignment assignment = Assignment::kGroup;      // "group" | "static"
+  int replica_count = 1;                           // static only, >= 1
+  int ordinal = 0;                                 // static: from POD_NAME / HOSTNAME "-<n>"
+  std::string auto_offset_reset = "earliest";      // earliest | latest
+  std::string isolation_level = "read_committed";  // read_committed | read_uncommitted
+  int consume_batch_size = 1000;                   // 1..100000
+  int fetch_min_bytes = 1048576;
+  int fetch_max_wait_ms = 500;
+  std::map<std::string, std::string> properties;  // librdkafka passthrough
+};
+
+struct CatalogSettings {
+  CatalogKind kind = CatalogKind::kSqlite;
+  std::string sqlite_path = "weir-lake/catalog.sqlite";
+  std::string postgres_dsn;  // libpq conninfo; built from the postgres_* parts when empty
+  std::string postgres_host;
+  int postgres_port = 5432;
+  std::string postgres_database = "ducklake";
+  std::string postgres_user = "ducklake";
+  std::string postgres_password;
+};
+
+struct StorageSettings {
+  std::string data_path = "weir-lake/data/";  // local directory, or s3://bucket/prefix/
+  std::string s3_access_key_id;
+  std::string s3_secret_access_key;
+  std::string s3_region;
+  std::string s3_endpoint;  // "localhost:9000" or "http://host:port"
+  bool s3_use_ssl = true;
+  std::string s3_url_style = "vhost";  // vhost | path
+};
+
+struct FlushSettings {
+  int64_t max_bytes = 100 * 1024 * 1024;
+  std::chrono::milliseconds interval{60000};
+};
+
+struct DatasetSettings {
+  std::string name;   // defaults to table
+  std::string topic;  // required
+  std::string schema = "main";
+  std::string table;  // required
+  // Identity columns ("team_id") or year|month|day|hour(<column>), in order.
+  std::vector<std::string> partition_by;
+  FlushSettings flush;
+  bool rejects_enabled = true;
+  int64_t rejects_payload_limit = 65536;
+  int64_t max_record_bytes = 1048576;
+  std::string compression = "zstd";  // zstd | snappy | lz4 | gzip | none
+  int compression_level = 3;
+  int64_t row_group_rows = 122880;
+};
+
+struct IngestSettings {
+  KafkaSettings kafka;
+  CatalogSettings catalog;
+  StorageSettings storage;
+  std::vector<DatasetSettings> datasets;  // at least one; names, topics and tables unique
+  int64_t memory_budget_bytes = 1LL << 30;
+  int http_port = 8000;                            // 0 = off
+  std::string log_level = "info";                  // trace | debug | info | warn | error
+  std::string log_format = "text";                 // text | json
+  std::chrono::milliseconds drain_timeout{96000};  // shutdown.drain_timeout
+  int commit_max_attempts = 10;                    // retry budget for lake commits
+};
+
+}  // namespace weir::config

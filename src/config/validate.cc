@@ -1,0 +1,218 @@
+#include "config/validate.h"
+
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "config/setting_table.h"
+
+namespace weir::config {
+namespace {
+
+std::string Lookup(const std::map<std::string, std::string>& origins, const std::string& name) {
+  const auto it = origins.find(name);
+  return it == origins.end() ? "" : it->second;
+}
+
+// Collects messages `<setting>: <problem> (dataset "x", from <origin>)`.
+class ErrorList {
+ public:
+  ErrorList(const Origins& origins, std::vector<std::string>* errors)
+      : origins_(origins), errors_(errors) {}
+
+  void Process(const std::string& name, const std::string& problem) {
+    Add(name, problem, "", Lookup(origins_.process, name));
+  }
+
+  void Dataset(size_t index, const DatasetSettings& dataset, const std::string& name,
+               const std::string& problem) {
+    const std::string origin =
+        index < origins_.datasets.size() ? Lookup(origins_.datasets[index], name) : "";
+    Add(name, problem, dataset.name.empty() ? fmt::format("#{}", index + 1) : dataset.name, origin);
+  }
+
+ private:
+  void Add(const std::string& name, const std::string& problem, const std::string& dataset,
+           const std::string& origin) {
+    errors_->push_back(SettingError(name, problem, dataset, origin));
+  }
+
+  const Origins& origins_;
+  std::vector<std::string>* errors_;
+};
+
+// "set it in YAML kafka.bootstrap_servers, WEIR_KAFKA_BOOTSTRAP_SERVERS or ...".
+std::string WhereToSet(const Setting& setting) {
+  std::string text = "required, not set (YAML " + FullName(setting);
+  if (setting.env) text += ", " + EnvName(setting);
+  if (!setting.millpond_env.empty()) text += ", " + std::string(setting.millpond_env);
+  return text + ")";
+}
+
+void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& errors) {
+  for (const Setting& setting : SettingTable()) {
+    if (setting.scope != Scope::kDataset || !setting.required) continue;
+    const Value value = setting.get_dataset(dataset);
+    if (std::get<std::string>(value).empty()) {
+      errors.Dataset(index, dataset, std::string(setting.name), WhereToSet(setting));
+    }
+  }
+  const std::pair<const char*, const std::string*> identifiers[] = {
+      {"name", &dataset.name}, {"schema", &dataset.schema}, {"table", &dataset.table}};
+  for (const auto& [name, value] : identifiers) {
+    if (!value->empty() && !IsIdentifier(*value)) {
+      errors.Dataset(
+          index, dataset, name,
+          fmt::format("value \"{}\" is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", *value));
+    }
+  }
+  for (const std::string& key : dataset.partition_by) {
+    if (!ParsePartitionKey(key)) {
+      errors.Dataset(index, dataset, "partition_by",
+                     fmt::format("value \"{}\" is not a partition key (a column name, or "
+                                 "year|month|day|hour(<column>))",
+                                 key));
+    }
+  }
+  if (dataset.compression == "gzip" && dataset.compression_level > 9) {
+    errors.Dataset(
+        index, dataset, "parquet.compression_level",
+        fmt::format("value \"{}\" is above gzip's maximum 9", dataset.compression_level));
+  }
+}
+
+void CheckUnique(const IngestSettings& settings, ErrorList& errors) {
+  std::set<std::string> names;
+  std::set<std::string> topics;
+  std::set<std::string> tables;
+  for (size_t i = 0; i < settings.datasets.size(); ++i) {
+    const DatasetSettings& dataset = settings.datasets[i];
+    if (!dataset.name.empty() && !names.insert(dataset.name).second) {
+      errors.Dataset(i, dataset, "name",
+                     fmt::format("value \"{}\" is used by two datasets", dataset.name));
+    }
+    if (!dataset.topic.empty() && !topics.insert(dataset.topic).second) {
+      errors.Dataset(i, dataset, "topic",
+                     fmt::format("value \"{}\" is read by two datasets", dataset.topic));
+    }
+    const std::string table = dataset.schema + "." + dataset.table;
+    if (!dataset.table.empty() && !tables.insert(table).second) {
+      errors.Dataset(i, dataset, "table",
+                     fmt::format("value \"{}\" is written by two datasets", table));
+    }
+  }
+}
+
+void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
+  for (const Setting& setting : SettingTable()) {
+    if (setting.scope != Scope::kProcess || !setting.required) continue;
+    if (std::get<std::string>(setting.get_process(settings)).empty()) {
+      errors.Process(std::string(setting.name), WhereToSet(setting));
+    }
+  }
+  const KafkaSettings& kafka = settings.kafka;
+  if (kafka.assignment == Assignment::kStatic &&
+      (kafka.ordinal < 0 || kafka.ordinal >= kafka.replica_count)) {
+    errors.Process("kafka.ordinal",
+                   fmt::format("value \"{}\" is not below kafka.replica_count {} (static "
+                               "assignment)",
+                               kafka.ordinal, kafka.replica_count));
+  }
+  if (kafka.properties.count("group.id") != 0 || kafka.properties.count("auto.offset.reset")) {
+    errors.Process("kafka.properties",
+                   "group.id and auto.offset.reset are set by kafka.group_id and "
+                   "kafka.auto_offset_reset, not as properties");
+  }
+  const CatalogSettings& catalog = settings.catalog;
+  if (catalog.kind == CatalogKind::kPostgres && catalog.postgres_dsn.empty()) {
+    errors.Process("catalog.postgres_dsn",
+                   "required when catalog.kind is postgres (or set catalog.postgres_host / "
+                   "DUCKLAKE_RDS_HOST)");
+  }
+  if (catalog.kind == CatalogKind::kSqlite && catalog.sqlite_path.empty()) {
+    errors.Process("catalog.sqlite_path", "required when catalog.kind is sqlite");
+  }
+  const StorageSettings& storage = settings.storage;
+  if (storage.data_path.empty()) {
+    errors.Process("storage.data_path", "required, not set");
+  } else if (storage.data_path.rfind("s3://", 0) == 0) {
+    if (storage.data_path.size() <= 5 || storage.data_path[5] == '/') {
+      errors.Process(
+          "storage.data_path",
+          fmt::format("value \"{}\" has no bucket (s3://bucket/prefix/)", storage.data_path));
+    }
+    if (storage.s3_region.empty() && storage.s3_endpoint.empty()) {
+      errors.Process(
+          "storage.s3_region",
+          fmt::format("required (or storage.s3_endpoint) for data_path \"{}\"", storage.data_path));
+    }
+  } else if (storage.data_path.find("://") != std::string::npos) {
+    errors.Process(
+        "storage.data_path",
+        fmt::format("value \"{}\" is neither a local directory nor s3://", storage.data_path));
+  }
+  if (storage.s3_access_key_id.empty() != storage.s3_secret_access_key.empty()) {
+    errors.Process(storage.s3_access_key_id.empty() ? "storage.s3_access_key_id"
+                                                    : "storage.s3_secret_access_key",
+                   "must be set together with the other of storage.s3_access_key_id / "
+                   "storage.s3_secret_access_key (or neither, for the credential chain)");
+  }
+}
+
+}  // namespace
+
+std::string SettingError(std::string_view setting, std::string_view problem,
+                         std::string_view dataset, std::string_view origin) {
+  std::string context;
+  if (!dataset.empty()) context = fmt::format("dataset \"{}\"", dataset);
+  if (!origin.empty()) context += (context.empty() ? "from " : ", from ") + std::string(origin);
+  if (context.empty()) return fmt::format("{}: {}", setting, problem);
+  return fmt::format("{}: {} ({})", setting, problem, context);
+}
+
+bool IsIdentifier(std::string_view text) {
+  if (text.empty()) return false;
+  if (!std::isalpha(static_cast<unsigned char>(text[0])) && text[0] != '_') return false;
+  for (const char c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+std::optional<PartitionKey> ParsePartitionKey(std::string_view text) {
+  if (IsIdentifier(text)) return PartitionKey{"identity", std::string(text)};
+  const size_t open = text.find('(');
+  if (open == std::string_view::npos || text.back() != ')') return std::nullopt;
+  const std::string_view transform = text.substr(0, open);
+  const std::string_view column = text.substr(open + 1, text.size() - open - 2);
+  if (transform != "year" && transform != "month" && transform != "day" && transform != "hour") {
+    return std::nullopt;
+  }
+  if (!IsIdentifier(column)) return std::nullopt;
+  return PartitionKey{std::string(transform), std::string(column)};
+}
+
+std::vector<std::string> ValidationErrors(const IngestSettings& settings, const Origins& origins) {
+  std::vector<std::string> messages;
+  ErrorList errors(origins, &messages);
+  CheckProcess(settings, errors);
+  if (settings.datasets.empty()) {
+    messages.push_back(
+        "datasets: at least one dataset is required (YAML datasets:, WEIR_TOPIC and WEIR_TABLE, "
+        "or KAFKA_TOPIC and DUCKLAKE_TABLE)");
+  }
+  for (size_t i = 0; i < settings.datasets.size(); ++i) {
+    CheckDataset(i, settings.datasets[i], errors);
+  }
+  CheckUnique(settings, errors);
+  return messages;
+}
+
+Status ValidateIngestSettings(const IngestSettings& settings) {
+  const std::vector<std::string> errors = ValidationErrors(settings, Origins{});
+  if (errors.empty()) return Status::OK();
+  return Status::Invalid(fmt::format("{}", fmt::join(errors, "\n")));
+}
+
+}  // namespace weir::config

@@ -1,0 +1,47 @@
+// Checks of settings that no single value shows: required settings, identifiers, partition
+// keys, uniqueness across datasets and rules between settings.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "config/settings.h"
+
+namespace weir::config {
+
+// Where each set value came from ("WEIR_TOPIC", "weir.yaml line 4"), by setting name, so an
+// error can name it. Values at their default have no entry.
+struct Origins {
+  std::map<std::string, std::string> process;
+  std::vector<std::map<std::string, std::string>> datasets;  // parallel to datasets
+};
+
+// One partition key: `transform` is "identity", "year", "month", "day" or "hour".
+struct PartitionKey {
+  std::string transform;
+  std::string column;
+};
+
+// "team_id" → identity(team_id); "month(_inserted_at)" → month(_inserted_at); nullopt when the
+// text is neither a plain identifier nor year|month|day|hour(<identifier>).
+std::optional<PartitionKey> ParsePartitionKey(std::string_view text);
+
+// True for [A-Za-z_][A-Za-z0-9_]*.
+bool IsIdentifier(std::string_view text);
+
+// One error line: `<setting>: <problem> (dataset "<dataset>", from <origin>)`; the dataset and
+// the origin are left out when empty.
+std::string SettingError(std::string_view setting, std::string_view problem,
+                         std::string_view dataset, std::string_view origin);
+
+// Every problem found, one message each, naming the setting, the value and its origin.
+std::vector<std::string> ValidationErrors(const IngestSettings& settings, const Origins& origins);
+
+// ValidationErrors as one Invalid status (one error per line), or OK.
+Status ValidateIngestSettings(const IngestSettings& settings);
+
+}  // namespace weir::config
