@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/setting_table.h"
+#include "config/setting_value.h"
 
 namespace weir::config {
 

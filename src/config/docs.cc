@@ -7,6 +7,7 @@
 
 #include "config/millpond_env.h"
 #include "config/setting_table.h"
+#include "config/setting_value.h"
 #include "config/units.h"
 
 namespace weir::config {

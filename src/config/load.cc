@@ -9,6 +9,7 @@
 #include "config/millpond_env.h"
 #include "config/raw_layer.h"
 #include "config/setting_table.h"
+#include "config/setting_value.h"
 #include "config/validate.h"
 #include "config/yaml_source.h"
 

@@ -74,21 +74,4 @@ std::string DatasetEnvSuffix(const Setting& setting);
 // Upper case with every character outside [A-Za-z0-9] turned into '_' ("my-events" → MY_EVENTS).
 std::string EnvToken(std::string_view text);
 
-// Parses text (kString/kInt/kBool/kBytes/kDuration/kEnum scalars, comma-separated kStringList)
-// and checks bounds and allowed values. The error text names the value, not the setting:
-// `value "12x" is not a byte size`.
-std::variant<Value, std::string> ParseValue(const Setting& setting, std::string_view text);
-
-// The value as text in the setting's own grammar: "100MiB", "60s", "a,b", "k=v,k=v".
-std::string FormatValue(const Setting& setting, const Value& value);
-
-// The value for display, masked according to the setting's secrecy.
-std::string DisplayValue(const Setting& setting, const Value& value);
-
-// A libpq conninfo ("key=value ..." or a postgres:// URI) with its password replaced by ****.
-std::string MaskConninfo(std::string_view conninfo);
-
-// True for librdkafka property names whose values are secret (passwords, secrets, JAAS).
-bool IsSecretProperty(std::string_view key);
-
 }  // namespace weir::config

@@ -3,6 +3,7 @@
 #include "config/describe.h"
 #include "config/load.h"
 #include "config/setting_table.h"
+#include "config/setting_value.h"
 #include "config/validate.h"
 
 namespace weir::config {
