@@ -1,3 +1,5 @@
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "config/describe.h"
@@ -493,6 +495,20 @@ TEST(DescribeTest, SecretsAreMasked) {
   EXPECT_EQ(MaskConninfo("postgresql://u:pw@h/db?password=x&a=b"),
             "postgresql://u:****@h/db?password=****&a=b");
   EXPECT_EQ(MaskConninfo("host=h password = 'a b\\' c' user=u"), "host=h password = **** user=u");
+}
+
+TEST(LoadTest, YamlFile) {
+  const std::string path = testing::TempDir() + "/weir_config_test.yaml";
+  std::ofstream(path) << "kafka: {bootstrap_servers: k}\ndatasets: [{topic: t, table: t}]\n"
+                         "bogus: 1\n";
+  LoadInput in;
+  in.yaml_path = path;
+  auto loaded = LoadIngestSettings(in);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().message(), "bogus: unknown key (" + path + " line 3)");
+  in.yaml_path = "/nonexistent/weir.yaml";
+  EXPECT_EQ(LoadIngestSettings(in).status().message(),
+            "config file \"/nonexistent/weir.yaml\": cannot be read");
 }
 
 TEST(ValidateTest, PartitionKeys) {
