@@ -287,9 +287,12 @@ Status Consumer::RecoverOutOfRange(const TopicPartition& tp, int64_t from) {
   const int64_t to = reset_to_earliest_ ? low : high;
   PartitionListPtr list = ToList({tp});
   list->elems[0].offset = to;
+  // librdkafka stopped fetching the partition (auto.offset.reset=error), and a stopped
+  // partition cannot be seeked: re-add it to the assignment at the reset point instead.
   WEIR_RETURN_NOT_OK(
-      KafkaError(rd_kafka_seek_partitions(rk_.get(), list.get(), kBrokerTimeoutMs), "seeking"));
-  WEIR_RETURN_NOT_OK(PartitionErrors(list.get(), "seeking"));
+      KafkaError(rd_kafka_incremental_unassign(rk_.get(), list.get()), "resetting offset of"));
+  WEIR_RETURN_NOT_OK(
+      KafkaError(rd_kafka_incremental_assign(rk_.get(), list.get()), "resetting offset of"));
   if (from >= 0 && from < to) {
     RecordGap(tp, from, to);
   } else {

@@ -10,11 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include "harness_env.h"
 #include "kafka/admin.h"
 #include "kafka/consumer.h"
 #include "kafka/kafka_error.h"
 #include "kafka/rdkafka_handles.h"
-#include "harness_env.h"
 
 namespace weir::kafka {
 namespace {
@@ -28,8 +28,8 @@ std::string Payload(int32_t partition, int i) {
 
 // Produces `count` records to one partition with an idempotent producer, payloads
 // Payload(partition, first..first+count-1).
-void Produce(const std::string& bootstrap, const std::string& topic, int32_t partition,
-             int count, int first = 0) {
+void Produce(const std::string& bootstrap, const std::string& topic, int32_t partition, int count,
+             int first = 0) {
   RdKafkaConfPtr conf(rd_kafka_conf_new());
   char error[512];
   for (const auto& [k, v] : std::map<std::string, std::string>{
@@ -63,9 +63,9 @@ void DeleteRecords(const std::string& bootstrap, const std::string& topic, int32
                    int64_t before) {
   RdKafkaConfPtr conf(rd_kafka_conf_new());
   char error[512];
-  ASSERT_EQ(rd_kafka_conf_set(conf.get(), "bootstrap.servers", bootstrap.c_str(), error,
-                              sizeof error),
-            RD_KAFKA_CONF_OK);
+  ASSERT_EQ(
+      rd_kafka_conf_set(conf.get(), "bootstrap.servers", bootstrap.c_str(), error, sizeof error),
+      RD_KAFKA_CONF_OK);
   RdKafkaPtr rk(rd_kafka_new(RD_KAFKA_PRODUCER, conf.release(), error, sizeof error));
   ASSERT_NE(rk, nullptr) << error;
   PartitionListPtr offsets(rd_kafka_topic_partition_list_new(1));
@@ -283,7 +283,8 @@ TEST(KafkaConsumerTest, PauseStopsOnePartitionAndResumeRestoresIt) {
   auto consumer = Consumer::Make(StaticConfig(bootstrap, topic, 1, 0), &listener);
   ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
   // Read a little of both, then pause partition 0 with records of it likely prefetched.
-  PollUntil(**consumer, listener, [&] { return listener.records.size() == 2; }, milliseconds(0));
+  PollUntil(
+      **consumer, listener, [&] { return listener.records.size() == 2; }, milliseconds(0));
   ASSERT_TRUE((*consumer)->Pause({{topic, 0}}).ok());
   const size_t before_pause = listener.records[{topic, 0}].size();
   ASSERT_NO_FATAL_FAILURE(Produce(bootstrap, topic, 0, 10, 20));
@@ -316,6 +317,33 @@ TEST(KafkaConsumerTest, LedgerOffsetBelowTheLogStartResetsToEarliestAndCountsThe
   EXPECT_EQ((*consumer)->gap_records_total(), 5) << "offsets 3..7 were gone";
 }
 
+TEST(KafkaConsumerTest, RecordsDeletedUnderAPausedConsumerAreCountedAsAGap) {
+  WEIR_HARNESS_SETTING(bootstrap, "WEIR_TEST_KAFKA_BOOTSTRAP");
+  const std::string topic = testing::UniqueName("it-kafka-retention");
+  ASSERT_TRUE(CreateTopic(bootstrap, topic, 1).ok()) << CreateTopic(bootstrap, topic, 1).ToString();
+  ASSERT_NO_FATAL_FAILURE(Produce(bootstrap, topic, 0, 20));
+
+  std::map<TopicPartition, int64_t> ledger{{{topic, 0}, 0}};
+  LedgerListener listener(&ledger);
+  auto consumer = Consumer::Make(StaticConfig(bootstrap, topic, 1, 0), &listener);
+  ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
+  PollUntil(
+      **consumer, listener, [&] { return Total(listener) >= 20; }, milliseconds(0));
+  // Paused at offset 20 (backpressure), retention removes 20..24 of the newer records.
+  ASSERT_TRUE((*consumer)->Pause({{topic, 0}}).ok());
+  ASSERT_NO_FATAL_FAILURE(Produce(bootstrap, topic, 0, 10, 20));
+  ASSERT_NO_FATAL_FAILURE(DeleteRecords(bootstrap, topic, 0, 25));
+  PollUntil(
+      **consumer, listener, [] { return true; }, milliseconds(500));
+  ASSERT_TRUE((*consumer)->Resume({{topic, 0}}).ok());
+  PollUntil(**consumer, listener, [&] { return Total(listener) >= 25; });
+
+  std::vector<int64_t> expected = Range(0, 20);
+  for (int64_t o = 25; o < 30; ++o) expected.push_back(o);
+  EXPECT_EQ((listener.records[{topic, 0}]), expected);
+  EXPECT_EQ((*consumer)->gap_records_total(), 5) << "offsets 20..24 were deleted unread";
+}
+
 TEST(KafkaConsumerTest, OffsetOutOfRangeWhileFetchingResetsOnceWithoutLooping) {
   WEIR_HARNESS_SETTING(bootstrap, "WEIR_TEST_KAFKA_BOOTSTRAP");
   const std::string topic = testing::UniqueName("it-kafka-range");
@@ -344,7 +372,8 @@ TEST(KafkaConsumerTest, CommittedOffsetsAreVisibleToANewConsumer) {
   {
     auto consumer = Consumer::Make(StaticConfig(bootstrap, topic, 1, 0), &listener);
     ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
-    PollUntil(**consumer, listener, [&] { return Total(listener) >= 20; }, milliseconds(0));
+    PollUntil(
+        **consumer, listener, [&] { return Total(listener) >= 20; }, milliseconds(0));
     const Status committed = (*consumer)->CommitOffsets(
         {{{topic, 0}, 7}, {{topic, 1}, 3}, {{topic, 9}, 1} /* not owned: skipped */});
     ASSERT_TRUE(committed.ok()) << committed.ToString();
