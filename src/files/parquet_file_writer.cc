@@ -114,6 +114,13 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
   }
   auto state = std::make_unique<State>();
   state->path = std::move(path);
+  if (fs->type_name() == "local") {
+    // Object stores have no directories; a local one needs the partition directories made.
+    const auto slash = state->path.rfind('/');
+    if (slash != std::string::npos && slash > 0) {
+      WEIR_RETURN_NOT_OK(fs->CreateDir(state->path.substr(0, slash), /*recursive=*/true));
+    }
+  }
   WEIR_ASSIGN_OR_RAISE(state->sink, fs->OpenOutputStream(state->path));
   auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
   WEIR_ASSIGN_OR_RAISE(state->writer, parquet::arrow::FileWriter::Open(

@@ -1,0 +1,96 @@
+#include "files/object_store.h"
+
+#include <filesystem>
+
+#include <arrow/buffer.h>
+#include <arrow/filesystem/localfs.h>
+#include <arrow/filesystem/s3fs.h>
+#include <arrow/io/interfaces.h>
+#include <fmt/format.h>
+
+namespace weir::files {
+namespace {
+
+std::string WithSlash(std::string path) {
+  if (path.empty() || path.back() != '/') path += '/';
+  return path;
+}
+
+Result<std::shared_ptr<arrow::fs::FileSystem>> MakeS3(const S3Settings& s3) {
+  WEIR_RETURN_NOT_OK(arrow::fs::EnsureS3Initialized());
+  auto options = s3.access_key_id.empty()
+                     ? arrow::fs::S3Options::Defaults()
+                     : arrow::fs::S3Options::FromAccessKey(s3.access_key_id, s3.secret_access_key);
+  std::string endpoint = s3.endpoint;
+  options.scheme = s3.use_ssl ? "https" : "http";
+  if (endpoint.starts_with("http://")) {
+    options.scheme = "http";
+    endpoint = endpoint.substr(7);
+  } else if (endpoint.starts_with("https://")) {
+    options.scheme = "https";
+    endpoint = endpoint.substr(8);
+  }
+  options.endpoint_override = endpoint;
+  if (!s3.region.empty()) options.region = s3.region;
+  options.force_virtual_addressing = !s3.path_style && endpoint.empty();
+  options.allow_bucket_creation = false;
+  WEIR_ASSIGN_OR_RAISE(auto fs, arrow::fs::S3FileSystem::Make(options));
+  return std::shared_ptr<arrow::fs::FileSystem>(std::move(fs));
+}
+
+}  // namespace
+
+Result<ObjectStore> ObjectStore::Open(const std::string& data_path, const S3Settings& s3) {
+  ObjectStore store;
+  if (data_path.starts_with("s3://")) {
+    const std::string rest = WithSlash(data_path.substr(5));
+    if (rest.size() < 2 || rest.front() == '/') {
+      return Status::Invalid("data path ", data_path, " names no bucket");
+    }
+    WEIR_ASSIGN_OR_RAISE(store.fs_, MakeS3(s3));
+    store.uri_ = "s3://" + rest;
+    store.root_ = rest;
+    return store;
+  }
+  if (data_path.find("://") != std::string::npos) {
+    return Status::Invalid("data path ", data_path,
+                           ": only local directories and s3:// are supported");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(data_path, ec);
+  if (ec) {
+    return ClassifiedError(
+        ErrorClass::kFatal, "os", std::to_string(ec.value()),
+        fmt::format("cannot create data directory {}: {}", data_path, ec.message()));
+  }
+  const auto absolute = std::filesystem::absolute(data_path).lexically_normal().string();
+  store.fs_ = std::make_shared<arrow::fs::LocalFileSystem>();
+  store.uri_ = WithSlash(absolute);
+  store.root_ = store.uri_;
+  return store;
+}
+
+Result<std::string> ObjectStore::PathOfUri(const std::string& uri) const {
+  if (uri.starts_with(uri_)) return root_ + uri.substr(uri_.size());
+  if (uri.starts_with("s3://") && uri_.starts_with("s3://")) return uri.substr(5);
+  if (!uri.starts_with("s3://") && !uri_.starts_with("s3://")) return uri;
+  return Status::Invalid("path ", uri, " is outside the data path ", uri_);
+}
+
+Status ObjectStore::Probe(const std::string& marker_name) const {
+  const std::string path = root_ + marker_name;
+  const std::string body = "weir storage probe\n";
+  {
+    WEIR_ASSIGN_OR_RAISE(auto out, fs_->OpenOutputStream(path));
+    WEIR_RETURN_NOT_OK(out->Write(body.data(), static_cast<int64_t>(body.size())));
+    WEIR_RETURN_NOT_OK(out->Close());
+  }
+  WEIR_ASSIGN_OR_RAISE(auto in, fs_->OpenInputFile(path));
+  WEIR_ASSIGN_OR_RAISE(auto read, in->ReadAt(0, static_cast<int64_t>(body.size()) + 1));
+  if (read->ToString() != body) {
+    return Status::IOError("storage probe: marker ", uri_, marker_name, " read back differently");
+  }
+  return fs_->DeleteFile(path);
+}
+
+}  // namespace weir::files

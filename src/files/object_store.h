@@ -1,0 +1,47 @@
+// Where data files live: a local directory or an S3-compatible bucket, through arrow::fs.
+//
+// A data path is written the way DuckLake records it (`/abs/dir/` or `s3://bucket/prefix/`);
+// ObjectStore maps it to an Arrow file system and the path inside it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <arrow/filesystem/filesystem.h>
+
+#include "base/status.h"
+
+namespace weir::files {
+
+struct S3Settings {
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string region;
+  std::string endpoint;  // "host:port" or "http(s)://host:port"; empty for AWS
+  bool use_ssl = true;
+  bool path_style = false;  // virtual-hosted by default
+};
+
+class ObjectStore {
+ public:
+  // `data_path` is a local directory (made absolute, created when missing) or s3://bucket/prefix.
+  static Result<ObjectStore> Open(const std::string& data_path, const S3Settings& s3);
+
+  const std::shared_ptr<arrow::fs::FileSystem>& filesystem() const { return fs_; }
+  // The data path as the catalog records it, ending in '/'.
+  const std::string& uri() const { return uri_; }
+  // The file-system path of `uri_relative` (a path under uri()).
+  std::string PathOf(const std::string& uri_relative) const { return root_ + uri_relative; }
+  // The file-system path of any URI under the same store (a path the catalog gave).
+  Result<std::string> PathOfUri(const std::string& uri) const;
+
+  // Proves the credentials: writes, reads back and deletes a small marker object.
+  Status Probe(const std::string& marker_name) const;
+
+ private:
+  std::shared_ptr<arrow::fs::FileSystem> fs_;
+  std::string uri_;   // "s3://bucket/prefix/" or "/abs/dir/"
+  std::string root_;  // the same in the file system's terms: "bucket/prefix/" or "/abs/dir/"
+};
+
+}  // namespace weir::files

@@ -1,0 +1,122 @@
+#include "lake/duckdb_engine.h"
+
+#include <duckdb.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace weir::lake {
+
+struct DuckDbEngine::Handles {
+  duckdb_database db = nullptr;
+  duckdb_connection conn = nullptr;
+  ~Handles() {
+    if (conn != nullptr) duckdb_disconnect(&conn);
+    if (db != nullptr) duckdb_close(&db);
+  }
+};
+
+namespace {
+
+struct ResultGuard {
+  duckdb_result result;
+  ~ResultGuard() { duckdb_destroy_result(&result); }
+};
+
+// DuckDB errors are retriable when another writer or the network is at fault; its error type
+// says which (a transaction conflict, an I/O or HTTP error), so no message matching is needed.
+Status DuckError(duckdb_result* result, const std::string& sql) {
+  const duckdb_error_type type = duckdb_result_error_type(result);
+  const bool retriable = type == DUCKDB_ERROR_TRANSACTION || type == DUCKDB_ERROR_IO ||
+                         type == DUCKDB_ERROR_HTTP || type == DUCKDB_ERROR_CONNECTION ||
+                         type == DUCKDB_ERROR_CONSTRAINT;
+  const char* message = duckdb_result_error(result);
+  return ClassifiedError(retriable ? ErrorClass::kRetriable : ErrorClass::kFatal, "duckdb",
+                         std::to_string(static_cast<int>(type)),
+                         fmt::format("DuckDB: {} (in: {:.160})", message ? message : "?", sql));
+}
+
+}  // namespace
+
+std::string DefaultExtensionDirectory() {
+  if (const char* dir = std::getenv("WEIR_DUCKDB_EXTENSION_DIR"); dir != nullptr && *dir) {
+    return dir;
+  }
+  return WEIR_BUILD_DUCKDB_EXTENSION_DIR;
+}
+
+DuckDbEngine::DuckDbEngine(std::unique_ptr<Handles> handles) : handles_(std::move(handles)) {}
+DuckDbEngine::~DuckDbEngine() = default;
+
+Result<std::unique_ptr<DuckDbEngine>> DuckDbEngine::Open(const DuckDbOptions& options) {
+  duckdb_config config = nullptr;
+  if (duckdb_create_config(&config) != DuckDBSuccess) {
+    return Status::OutOfMemory("DuckDB: cannot create a configuration");
+  }
+  duckdb_set_config(config, "autoinstall_known_extensions", "false");
+  duckdb_set_config(config, "autoload_known_extensions", "false");
+  duckdb_set_config(config, "extension_directory", options.extension_directory.c_str());
+  auto handles = std::make_unique<Handles>();
+  char* error = nullptr;
+  const auto opened = duckdb_open_ext(nullptr, &handles->db, config, &error);
+  duckdb_destroy_config(&config);
+  if (opened != DuckDBSuccess) {
+    std::string message = error ? error : "unknown error";
+    duckdb_free(error);
+    return ClassifiedError(ErrorClass::kFatal, "duckdb", "open", "DuckDB: " + message);
+  }
+  if (duckdb_connect(handles->db, &handles->conn) != DuckDBSuccess) {
+    return ClassifiedError(ErrorClass::kFatal, "duckdb", "connect", "DuckDB: cannot connect");
+  }
+  std::unique_ptr<DuckDbEngine> engine(new DuckDbEngine(std::move(handles)));
+  WEIR_RETURN_NOT_OK(engine->Run("SET TimeZone = 'UTC'"));
+  for (const auto& name : options.extensions) {
+    auto loaded = engine->Run("LOAD " + name);
+    if (!loaded.ok()) {
+      return WithContext(loaded, fmt::format("loading DuckDB extension {} from {}", name,
+                                             options.extension_directory));
+    }
+  }
+  return engine;
+}
+
+Status DuckDbEngine::Run(const std::string& sql) {
+  ResultGuard guard{};
+  if (duckdb_query(handles_->conn, sql.c_str(), &guard.result) != DuckDBSuccess) {
+    return DuckError(&guard.result, sql);
+  }
+  return Status::OK();
+}
+
+Result<std::vector<std::vector<std::optional<std::string>>>> DuckDbEngine::Query(
+    const std::string& sql) {
+  ResultGuard guard{};
+  if (duckdb_query(handles_->conn, sql.c_str(), &guard.result) != DuckDBSuccess) {
+    return DuckError(&guard.result, sql);
+  }
+  const idx_t columns = duckdb_column_count(&guard.result);
+  const idx_t rows = duckdb_row_count(&guard.result);
+  std::vector<std::vector<std::optional<std::string>>> out(rows);
+  for (idx_t r = 0; r < rows; ++r) {
+    out[r].resize(columns);
+    for (idx_t c = 0; c < columns; ++c) {
+      if (duckdb_value_is_null(&guard.result, c, r)) continue;
+      char* text = duckdb_value_varchar(&guard.result, c, r);
+      out[r][c] = text;
+      duckdb_free(text);
+    }
+  }
+  return out;
+}
+
+std::string SqlQuote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+}  // namespace weir::lake

@@ -1,0 +1,47 @@
+// An in-process DuckDB with extensions loaded from local files only (nothing is downloaded at
+// run time). weir uses it to create and evolve DuckLake tables through DuckDB's own ducklake
+// extension, to read tables back in `weir check`, and as the engine of `weir serve`.
+//
+// Threading: one engine per process; one connection, used by one thread at a time.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace weir::lake {
+
+struct DuckDbOptions {
+  std::string
+      extension_directory;  // DuckDB's layout: <dir>/v<version>/<platform>/*.duckdb_extension
+  std::vector<std::string> extensions;  // loaded at open, e.g. {"ducklake", "sqlite_scanner"}
+};
+
+// The extension directory: $WEIR_DUCKDB_EXTENSION_DIR, else the one this build was made with.
+std::string DefaultExtensionDirectory();
+
+class DuckDbEngine {
+ public:
+  static Result<std::unique_ptr<DuckDbEngine>> Open(const DuckDbOptions& options);
+  ~DuckDbEngine();
+  DuckDbEngine(const DuckDbEngine&) = delete;
+  DuckDbEngine& operator=(const DuckDbEngine&) = delete;
+
+  // Runs SQL (several statements allowed); errors carry DuckDB's error type as the code.
+  Status Run(const std::string& sql);
+  // Runs a query; every value as text (NULL as nullopt).
+  Result<std::vector<std::vector<std::optional<std::string>>>> Query(const std::string& sql);
+
+ private:
+  struct Handles;
+  explicit DuckDbEngine(std::unique_ptr<Handles> handles);
+  std::unique_ptr<Handles> handles_;
+};
+
+// `text` as a SQL string literal ('...' with quotes doubled).
+std::string SqlQuote(const std::string& text);
+
+}  // namespace weir::lake

@@ -1,0 +1,282 @@
+#include "lake/ducklake/catalog_db.h"
+
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
+#include <charconv>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace weir::lake::ducklake {
+namespace {
+
+constexpr int kSqliteBusyTimeoutMs = 30000;
+// Catalog timestamps are written and read in UTC whatever the server's default.
+constexpr const char* kSessionSetup = "SET TIME ZONE 'UTC'";
+
+// --- SQLite ----------------------------------------------------------------------------------
+
+struct SqliteClose {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+struct SqliteFinalize {
+  void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+};
+
+Status SqliteError(sqlite3* db, int rc, std::string_view sql) {
+  const int extended = db != nullptr ? sqlite3_extended_errcode(db) : rc;
+  const char* message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  const int primary = extended & 0xff;
+  const bool retriable = primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
+                         extended == SQLITE_CONSTRAINT_PRIMARYKEY ||
+                         extended == SQLITE_CONSTRAINT_UNIQUE;
+  return ClassifiedError(retriable ? ErrorClass::kRetriable : ErrorClass::kFatal, "sqlite",
+                         std::to_string(extended),
+                         fmt::format("SQLite catalog: {} (in: {:.120})", message, sql));
+}
+
+// Rewrites $N placeholders to SQLite's ?N.
+std::string SqliteSql(std::string_view sql) {
+  std::string out(sql);
+  for (auto& c : out) {
+    if (c == '$') c = '?';
+  }
+  return out;
+}
+
+class SqliteCatalogDb final : public CatalogDb {
+ public:
+  explicit SqliteCatalogDb(sqlite3* db) : db_(db) {}
+  SqlDialect dialect() const override { return SqlDialect::kSqlite; }
+
+  Result<int64_t> Execute(std::string_view sql, const std::vector<SqlValue>& params) override {
+    WEIR_ASSIGN_OR_RAISE(auto stmt, Prepare(sql, params));
+    int rc;
+    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    }
+    if (rc != SQLITE_DONE) return SqliteError(db_.get(), rc, sql);
+    return static_cast<int64_t>(sqlite3_changes(db_.get()));
+  }
+
+  Result<std::vector<SqlRow>> Query(std::string_view sql,
+                                    const std::vector<SqlValue>& params) override {
+    WEIR_ASSIGN_OR_RAISE(auto stmt, Prepare(sql, params));
+    std::vector<SqlRow> rows;
+    int rc;
+    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+      const int n = sqlite3_column_count(stmt.get());
+      SqlRow row(n);
+      for (int i = 0; i < n; ++i) {
+        if (sqlite3_column_type(stmt.get(), i) == SQLITE_NULL) continue;
+        const auto* text = sqlite3_column_text(stmt.get(), i);
+        row[i] = std::string(reinterpret_cast<const char*>(text),
+                             static_cast<size_t>(sqlite3_column_bytes(stmt.get(), i)));
+      }
+      rows.push_back(std::move(row));
+    }
+    if (rc != SQLITE_DONE) return SqliteError(db_.get(), rc, sql);
+    return rows;
+  }
+
+  Status Begin() override { return CatalogDb::Execute("BEGIN IMMEDIATE"); }
+  Status Commit() override { return CatalogDb::Execute("COMMIT"); }
+  void Rollback() override {
+    if (!sqlite3_get_autocommit(db_.get())) {
+      sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+  }
+
+ private:
+  Result<std::unique_ptr<sqlite3_stmt, SqliteFinalize>> Prepare(
+      std::string_view sql, const std::vector<SqlValue>& params) {
+    const std::string text = SqliteSql(sql);
+    sqlite3_stmt* raw = nullptr;
+    const int rc =
+        sqlite3_prepare_v2(db_.get(), text.c_str(), static_cast<int>(text.size()), &raw, nullptr);
+    std::unique_ptr<sqlite3_stmt, SqliteFinalize> stmt(raw);
+    if (rc != SQLITE_OK) return SqliteError(db_.get(), rc, sql);
+    for (size_t i = 0; i < params.size(); ++i) {
+      const int index = static_cast<int>(i + 1);
+      int bound = SQLITE_OK;
+      if (const auto* v = std::get_if<int64_t>(&params[i])) {
+        bound = sqlite3_bind_int64(stmt.get(), index, *v);
+      } else if (const auto* b = std::get_if<bool>(&params[i])) {
+        bound = sqlite3_bind_int64(stmt.get(), index, *b ? 1 : 0);
+      } else if (const auto* s = std::get_if<std::string>(&params[i])) {
+        bound = sqlite3_bind_text(stmt.get(), index, s->data(), static_cast<int>(s->size()),
+                                  SQLITE_TRANSIENT);
+      } else {
+        bound = sqlite3_bind_null(stmt.get(), index);
+      }
+      if (bound != SQLITE_OK) return SqliteError(db_.get(), bound, sql);
+    }
+    return stmt;
+  }
+
+  std::unique_ptr<sqlite3, SqliteClose> db_;
+};
+
+// --- PostgreSQL ------------------------------------------------------------------------------
+
+struct PgFinish {
+  void operator()(PGconn* conn) const { PQfinish(conn); }
+};
+struct PgClear {
+  void operator()(PGresult* result) const { PQclear(result); }
+};
+
+// SQLSTATE classes that a retry can cure: connection exceptions (08), serialization failures
+// and deadlocks (40), insufficient resources (53), operator intervention / shutdown (57P),
+// and unique violations, which in a catalog mean a concurrent writer took the same id.
+bool RetriableSqlState(std::string_view state) {
+  return state.starts_with("08") || state.starts_with("40") || state.starts_with("53") ||
+         state.starts_with("57P") || state == "23505";
+}
+
+class PostgresCatalogDb final : public CatalogDb {
+ public:
+  explicit PostgresCatalogDb(PGconn* conn) : conn_(conn) {}
+  SqlDialect dialect() const override { return SqlDialect::kPostgres; }
+
+  Result<int64_t> Execute(std::string_view sql, const std::vector<SqlValue>& params) override {
+    WEIR_ASSIGN_OR_RAISE(auto result, Run(sql, params));
+    const char* affected = PQcmdTuples(result.get());
+    return affected[0] == '\0' ? 0 : std::stoll(affected);
+  }
+
+  Result<std::vector<SqlRow>> Query(std::string_view sql,
+                                    const std::vector<SqlValue>& params) override {
+    WEIR_ASSIGN_OR_RAISE(auto result, Run(sql, params));
+    std::vector<SqlRow> rows(static_cast<size_t>(PQntuples(result.get())));
+    const int columns = PQnfields(result.get());
+    for (int r = 0; r < static_cast<int>(rows.size()); ++r) {
+      rows[r].resize(columns);
+      for (int c = 0; c < columns; ++c) {
+        if (PQgetisnull(result.get(), r, c)) continue;
+        rows[r][c] = std::string(PQgetvalue(result.get(), r, c),
+                                 static_cast<size_t>(PQgetlength(result.get(), r, c)));
+      }
+    }
+    return rows;
+  }
+
+  Status Begin() override { return CatalogDb::Execute("BEGIN"); }
+  Status Commit() override { return CatalogDb::Execute("COMMIT"); }
+  void Rollback() override {
+    if (PQstatus(conn_.get()) == CONNECTION_OK &&
+        PQtransactionStatus(conn_.get()) != PQTRANS_IDLE) {
+      PgClear()(PQexec(conn_.get(), "ROLLBACK"));
+    }
+  }
+
+ private:
+  Result<std::unique_ptr<PGresult, PgClear>> Run(std::string_view sql,
+                                                 const std::vector<SqlValue>& params) {
+    if (PQstatus(conn_.get()) != CONNECTION_OK) {
+      // The link dropped (server restart, network): reconnect; the caller's transaction is
+      // gone with the old session, which it learns from this statement's error if it had one.
+      PQreset(conn_.get());
+      if (PQstatus(conn_.get()) != CONNECTION_OK) {
+        return ClassifiedError(
+            ErrorClass::kRetriable, "sqlstate", "08006",
+            fmt::format("PostgreSQL catalog unreachable: {}", PQerrorMessage(conn_.get())));
+      }
+      PgClear()(PQexec(conn_.get(), kSessionSetup));
+    }
+    std::vector<std::string> texts(params.size());
+    std::vector<const char*> values(params.size(), nullptr);
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (const auto* v = std::get_if<int64_t>(&params[i])) {
+        texts[i] = std::to_string(*v);
+        values[i] = texts[i].c_str();
+      } else if (const auto* b = std::get_if<bool>(&params[i])) {
+        values[i] = *b ? "true" : "false";
+      } else if (const auto* s = std::get_if<std::string>(&params[i])) {
+        values[i] = s->c_str();
+      }
+    }
+    const std::string text(sql);
+    std::unique_ptr<PGresult, PgClear> result(
+        params.empty() ? PQexec(conn_.get(), text.c_str())
+                       : PQexecParams(conn_.get(), text.c_str(), static_cast<int>(params.size()),
+                                      nullptr, values.data(), nullptr, nullptr, 0));
+    const auto status = PQresultStatus(result.get());
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+    const char* state = result ? PQresultErrorField(result.get(), PG_DIAG_SQLSTATE) : nullptr;
+    const std::string code = state != nullptr ? state : "08006";
+    const char* message = result ? PQresultErrorMessage(result.get()) : "";
+    std::string detail = message[0] != '\0' ? message : PQerrorMessage(conn_.get());
+    while (!detail.empty() && detail.back() == '\n') detail.pop_back();
+    return ClassifiedError(RetriableSqlState(code) ? ErrorClass::kRetriable : ErrorClass::kFatal,
+                           "sqlstate", code,
+                           fmt::format("PostgreSQL catalog: {} (in: {:.120})", detail, sql));
+  }
+
+  std::unique_ptr<PGconn, PgFinish> conn_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqlite(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  std::unique_ptr<sqlite3, SqliteClose> db(raw);
+  if (rc != SQLITE_OK) {
+    return WithContext(SqliteError(db.get(), rc, "open"), "catalog " + path);
+  }
+  sqlite3_busy_timeout(db.get(), kSqliteBusyTimeoutMs);
+  sqlite3_extended_result_codes(db.get(), 1);
+  // Write-ahead logging: readers (DuckDB sessions of `weir serve`, other tools) never wait for a
+  // commit, and a commit never waits for them; the mode is stored in the file.
+  char* error = nullptr;
+  if (sqlite3_exec(db.get(), "PRAGMA journal_mode=WAL", nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error ? error : "unknown";
+    sqlite3_free(error);
+    return ClassifiedError(ErrorClass::kRetriable, "sqlite", "journal_mode",
+                           "catalog " + path + ": cannot enable write-ahead logging: " + message);
+  }
+  return std::unique_ptr<CatalogDb>(new SqliteCatalogDb(db.release()));
+}
+
+Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgres(const std::string& conninfo) {
+  std::unique_ptr<PGconn, PgFinish> conn(PQconnectdb(conninfo.c_str()));
+  if (PQstatus(conn.get()) != CONNECTION_OK) {
+    std::string message = PQerrorMessage(conn.get());
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "08001",
+                           "cannot connect to the PostgreSQL catalog: " + message);
+  }
+  PgClear()(PQexec(conn.get(), kSessionSetup));
+  return std::unique_ptr<CatalogDb>(new PostgresCatalogDb(conn.release()));
+}
+
+Result<int64_t> ToInt(const std::optional<std::string>& text, std::string_view what) {
+  int64_t value = 0;
+  if (text) {
+    const auto* end = text->data() + text->size();
+    const auto [ptr, ec] = std::from_chars(text->data(), end, value);
+    if (ec == std::errc() && ptr == end) return value;
+  }
+  return ClassifiedError(
+      ErrorClass::kFatal, "ducklake", "bad_catalog",
+      fmt::format("catalog value of {} is not an integer: {}", what, text ? *text : "NULL"));
+}
+
+bool ToBool(const std::optional<std::string>& text) {
+  return text && (*text == "1" || *text == "t" || *text == "true");
+}
+
+bool IsUniqueConflict(const Status& status) {
+  const ErrorDetail* detail = GetErrorDetail(status);
+  if (detail == nullptr) return false;
+  if (detail->source() == "sqlstate") return detail->code() == "23505";
+  if (detail->source() == "sqlite") {
+    return detail->code() == std::to_string(SQLITE_CONSTRAINT_PRIMARYKEY) ||
+           detail->code() == std::to_string(SQLITE_CONSTRAINT_UNIQUE);
+  }
+  return false;
+}
+
+}  // namespace weir::lake::ducklake

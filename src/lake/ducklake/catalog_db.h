@@ -1,0 +1,65 @@
+// The SQL database that holds a DuckLake catalog: SQLite (the embedded default) or PostgreSQL.
+//
+// One narrow interface over both, so the catalog writer's SQL is written once. Statements use
+// PostgreSQL-style placeholders ($1, $2, ...); the SQLite implementation maps them. Errors carry
+// the database's own code (a SQLSTATE, a SQLite extended result code) and are classified:
+// lock contention, unique-key conflicts and lost connections are retriable, the rest fatal.
+//
+// Threading: a CatalogDb is one connection, used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "base/status.h"
+
+namespace weir::lake::ducklake {
+
+// A statement parameter: NULL, an integer, text or a boolean (an integer 0/1 in SQLite, whose
+// DuckLake catalog stores booleans that way; a boolean in PostgreSQL).
+using SqlValue = std::variant<std::monostate, int64_t, std::string, bool>;
+// A result row, every column as text (NULL as nullopt).
+using SqlRow = std::vector<std::optional<std::string>>;
+
+enum class SqlDialect { kSqlite, kPostgres };
+
+class CatalogDb {
+ public:
+  virtual ~CatalogDb() = default;
+
+  // Opens a SQLite database file (created if missing) with a busy timeout.
+  static Result<std::unique_ptr<CatalogDb>> OpenSqlite(const std::string& path);
+  // Connects to PostgreSQL with a libpq connection string; reconnects when the link drops.
+  static Result<std::unique_ptr<CatalogDb>> OpenPostgres(const std::string& conninfo);
+
+  virtual SqlDialect dialect() const = 0;
+
+  // Runs a statement and returns the number of rows it changed.
+  virtual Result<int64_t> Execute(std::string_view sql, const std::vector<SqlValue>& params) = 0;
+  // Runs a query and returns its rows.
+  virtual Result<std::vector<SqlRow>> Query(std::string_view sql,
+                                            const std::vector<SqlValue>& params) = 0;
+  // A write transaction (SQLite: BEGIN IMMEDIATE, so the write lock is taken up front).
+  virtual Status Begin() = 0;
+  virtual Status Commit() = 0;
+  // Best effort; never fails (a broken connection has no transaction left to roll back).
+  virtual void Rollback() = 0;
+
+  Status Execute(std::string_view sql) { return Execute(sql, {}).status(); }
+};
+
+// Parses an integer column of a result row; a NULL or non-integer is a fatal catalog error.
+Result<int64_t> ToInt(const std::optional<std::string>& text, std::string_view what);
+
+// A boolean column of a result row in either dialect ("1"/"0", "t"/"f"); NULL is false.
+bool ToBool(const std::optional<std::string>& text);
+
+// True when `status` is a unique-key conflict (SQLSTATE 23505 or SQLite's constraint codes).
+bool IsUniqueConflict(const Status& status);
+
+}  // namespace weir::lake::ducklake

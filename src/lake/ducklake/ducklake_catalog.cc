@@ -1,0 +1,231 @@
+#include "lake/ducklake/ducklake_catalog.h"
+
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "base/backoff.h"
+#include "lake/ducklake/ducklake_table.h"
+
+namespace weir::lake::ducklake {
+namespace {
+
+Result<std::unique_ptr<CatalogDb>> Connect(const CatalogConfig& config) {
+  if (config.kind == SqlDialect::kSqlite) {
+    const auto parent = std::filesystem::path(config.sqlite_path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    return CatalogDb::OpenSqlite(config.sqlite_path);
+  }
+  return CatalogDb::OpenPostgres(config.postgres_conninfo);
+}
+
+Result<bool> HasCatalog(CatalogDb& db) {
+  const char* sql = db.dialect() == SqlDialect::kSqlite
+                        ? "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = "
+                          "'ducklake_metadata'"
+                        : "SELECT count(*) FROM information_schema.tables WHERE table_name = "
+                          "'ducklake_metadata' AND table_schema = current_schema()";
+  WEIR_ASSIGN_OR_RAISE(auto rows, db.Query(sql, {}));
+  WEIR_ASSIGN_OR_RAISE(auto count, ToInt(rows.at(0).at(0), "table count"));
+  return count > 0;
+}
+
+Result<std::string> StoredDataPath(CatalogDb& db) {
+  WEIR_ASSIGN_OR_RAISE(auto rows, db.Query("SELECT value FROM ducklake_metadata WHERE key = "
+                                           "'data_path' AND scope IS NULL",
+                                           {}));
+  if (rows.empty() || !rows[0][0]) {
+    return ClassifiedError(ErrorClass::kFatal, "ducklake", "bad_catalog",
+                           "the DuckLake catalog records no data_path");
+  }
+  return *rows[0][0];
+}
+
+std::string LedgerDdl() {
+  return fmt::format(
+      "CREATE TABLE IF NOT EXISTS {} (table_uuid VARCHAR NOT NULL, topic VARCHAR NOT NULL, "
+      "\"partition\" BIGINT NOT NULL, next_offset BIGINT NOT NULL, snapshot_id BIGINT NOT NULL, "
+      "writer VARCHAR, PRIMARY KEY (table_uuid, topic, \"partition\"))",
+      kLedgerTable);
+}
+
+// Retries `op` on retriable errors with the standard backoff, up to `max_attempts`.
+template <typename Op>
+Status WithRetries(int max_attempts, const char* what, Op&& op) {
+  Backoff backoff(BackoffPolicy{.max_attempts = max_attempts}, std::random_device{}());
+  while (true) {
+    Status status = op();
+    if (status.ok() || ClassOf(status) != ErrorClass::kRetriable) return status;
+    const auto delay = backoff.Next();
+    if (!delay) return WithContext(status, fmt::format("{} (retry budget spent)", what));
+    spdlog::warn("{}: {}; retrying in {} ms", what, status.message(), delay->count());
+    std::this_thread::sleep_for(*delay);
+  }
+}
+
+}  // namespace
+
+std::string_view DuckDbTypeName(ColumnType type) {
+  switch (type) {
+    case ColumnType::kBoolean:
+      return "BOOLEAN";
+    case ColumnType::kBigint:
+      return "BIGINT";
+    case ColumnType::kDouble:
+      return "DOUBLE";
+    case ColumnType::kTimestampTz:
+      return "TIMESTAMPTZ";
+    default:
+      return "VARCHAR";
+  }
+}
+
+ColumnType FromDuckLakeType(std::string_view name) {
+  if (name == "boolean") return ColumnType::kBoolean;
+  if (name == "int64") return ColumnType::kBigint;
+  if (name == "float64") return ColumnType::kDouble;
+  if (name == "varchar") return ColumnType::kVarchar;
+  if (name == "timestamptz") return ColumnType::kTimestampTz;
+  return ColumnType::kOther;
+}
+
+std::string Quote(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
+DuckLakeCatalog::DuckLakeCatalog(CatalogConfig config, files::ObjectStore store)
+    : config_(std::move(config)), store_(std::move(store)) {}
+DuckLakeCatalog::~DuckLakeCatalog() = default;
+
+Result<std::unique_ptr<DuckLakeCatalog>> DuckLakeCatalog::Open(const CatalogConfig& config) {
+  std::unique_ptr<CatalogDb> db;
+  WEIR_RETURN_NOT_OK(WithRetries(config.max_attempts, "connecting to the catalog", [&] {
+    auto connected = Connect(config);
+    if (!connected.ok()) return connected.status();
+    db = std::move(connected).ValueUnsafe();
+    return Status::OK();
+  }));
+  WEIR_ASSIGN_OR_RAISE(const bool exists, HasCatalog(*db));
+  std::string data_path = config.data_path;
+  if (exists) {
+    WEIR_ASSIGN_OR_RAISE(data_path, StoredDataPath(*db));
+    if (!config.data_path.empty()) {
+      WEIR_ASSIGN_OR_RAISE(auto configured, files::ObjectStore::Open(config.data_path, config.s3));
+      if (configured.uri() != data_path) {
+        spdlog::warn("the catalog's data path is {}; the configured {} is not used", data_path,
+                     configured.uri());
+      }
+    }
+  }
+  WEIR_ASSIGN_OR_RAISE(auto store, files::ObjectStore::Open(data_path, config.s3));
+  std::unique_ptr<DuckLakeCatalog> catalog(new DuckLakeCatalog(config, std::move(store)));
+  if (!exists) {
+    std::lock_guard lock(catalog->ddl_mutex_);
+    WEIR_RETURN_NOT_OK(catalog->AttachEngine(/*create=*/true));
+  }
+  WEIR_RETURN_NOT_OK(db->Execute(LedgerDdl()));
+  return catalog;
+}
+
+Status DuckLakeCatalog::AttachEngine(bool create) {
+  if (engine_) return Status::OK();
+  DuckDbOptions options;
+  options.extension_directory = config_.extension_directory;
+  options.extensions = {
+      "ducklake", config_.kind == SqlDialect::kSqlite ? "sqlite_scanner" : "postgres_scanner"};
+  if (store_.uri().starts_with("s3://")) options.extensions.push_back("httpfs");
+  WEIR_ASSIGN_OR_RAISE(auto engine, DuckDbEngine::Open(options));
+  if (store_.uri().starts_with("s3://")) {
+    const auto& s3 = config_.s3;
+    std::string endpoint = s3.endpoint;
+    bool use_ssl = s3.use_ssl;
+    if (endpoint.starts_with("http://")) endpoint = endpoint.substr(7), use_ssl = false;
+    if (endpoint.starts_with("https://")) endpoint = endpoint.substr(8), use_ssl = true;
+    std::string secret = fmt::format("CREATE SECRET weir_s3 (TYPE s3, KEY_ID {}, SECRET {}",
+                                     SqlQuote(s3.access_key_id), SqlQuote(s3.secret_access_key));
+    if (!s3.region.empty()) secret += ", REGION " + SqlQuote(s3.region);
+    if (!endpoint.empty()) secret += ", ENDPOINT " + SqlQuote(endpoint);
+    secret += fmt::format(", USE_SSL {}, URL_STYLE {})", use_ssl ? "true" : "false",
+                          s3.path_style || !endpoint.empty() ? "'path'" : "'vhost'");
+    WEIR_RETURN_NOT_OK(engine->Run(secret));
+  }
+  const std::string target = config_.kind == SqlDialect::kSqlite
+                                 ? "ducklake:sqlite:" + config_.sqlite_path
+                                 : "ducklake:postgres:" + config_.postgres_conninfo;
+  std::string attach = "ATTACH " + SqlQuote(target) + " AS weir_lake";
+  if (create) attach += " (DATA_PATH " + SqlQuote(store_.uri()) + ")";
+  auto attached = engine->Run(attach);
+  if (!attached.ok()) return WithContext(attached, "attaching the DuckLake catalog");
+  engine_ = std::move(engine);
+  return Status::OK();
+}
+
+Status DuckLakeCatalog::RunDdl(const std::vector<std::string>& statements) {
+  std::lock_guard lock(ddl_mutex_);
+  return WithRetries(config_.max_attempts, "changing the DuckLake catalog", [&]() -> Status {
+    WEIR_RETURN_NOT_OK(AttachEngine(/*create=*/false));
+    WEIR_RETURN_NOT_OK(engine_->Run("BEGIN"));
+    for (const auto& sql : statements) {
+      auto ran = engine_->Run(sql);
+      if (!ran.ok()) {
+        (void)engine_->Run("ROLLBACK");
+        return ran;
+      }
+    }
+    auto committed = engine_->Run("COMMIT");
+    if (!committed.ok()) (void)engine_->Run("ROLLBACK");
+    return committed;
+  });
+}
+
+Result<std::unique_ptr<Table>> DuckLakeCatalog::OpenTable(
+    const std::string& schema, const std::string& table,
+    const std::vector<std::pair<std::string, ColumnType>>& columns,
+    const std::vector<PartitionKey>& partitioning) {
+  WEIR_ASSIGN_OR_RAISE(auto db, Connect(config_));
+  WEIR_ASSIGN_OR_RAISE(auto opened, DuckLakeTable::Load(this, std::move(db), schema, table));
+  if (!opened) {
+    if (columns.empty()) {
+      return ClassifiedError(ErrorClass::kFatal, "ducklake", "no_table",
+                             fmt::format("table {}.{} does not exist", schema, table));
+    }
+    const std::string name = "weir_lake." + Quote(schema) + "." + Quote(table);
+    std::string create = "CREATE TABLE " + name + " (";
+    for (size_t i = 0; i < columns.size(); ++i) {
+      create += fmt::format("{}{} {}", i ? ", " : "", Quote(columns[i].first),
+                            DuckDbTypeName(columns[i].second));
+    }
+    create += ")";
+    std::vector<std::string> ddl = {"CREATE SCHEMA IF NOT EXISTS weir_lake." + Quote(schema),
+                                    create};
+    if (!partitioning.empty()) {
+      std::string keys;
+      for (const auto& key : partitioning) keys += (keys.empty() ? "" : ", ") + ToString(key);
+      ddl.push_back("ALTER TABLE " + name + " SET PARTITIONED BY (" + keys + ")");
+    }
+    auto created = RunDdl(ddl);
+    WEIR_ASSIGN_OR_RAISE(db, Connect(config_));
+    WEIR_ASSIGN_OR_RAISE(opened, DuckLakeTable::Load(this, std::move(db), schema, table));
+    if (!opened) {
+      WEIR_RETURN_NOT_OK(WithContext(created, fmt::format("creating {}.{}", schema, table)));
+      return Status::UnknownError("table ", schema, ".", table, " missing after creation");
+    }
+    if (!created.ok()) spdlog::info("{}.{} was created concurrently", schema, table);
+    if (created.ok()) {
+      spdlog::info("created table {}.{} with {} columns", schema, table, columns.size());
+    }
+  }
+  WEIR_RETURN_NOT_OK(opened->CheckPartitioning(partitioning));
+  return std::unique_ptr<Table>(std::move(opened));
+}
+
+}  // namespace weir::lake::ducklake

@@ -1,0 +1,80 @@
+// A DuckLake catalog (spec 1.0, as DuckDB's ducklake extension 1.5 reads and writes it) in
+// SQLite or PostgreSQL, and the tables in it.
+//
+// Division of labour, on purpose: the rare catalog changes (creating the catalog, a schema or
+// a table, setting its partitioning, adding columns) go through DuckDB's own ducklake
+// extension, so they are exactly what every DuckDB reader expects, including its bookkeeping
+// of schema versions. The hot path, appending files in a snapshot together with the offset
+// ledger and the fence, is weir's own SQL (ducklake_table.cc), because it must be one
+// transaction with the ledger update and DuckDB cannot run foreign SQL inside its commit.
+//
+// Threading: Open and OpenTable from one thread; each Table has its own catalog connection and
+// is then used by one committer thread. DDL is serialised by the catalog's mutex.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "files/object_store.h"
+#include "lake/duckdb_engine.h"
+#include "lake/ducklake/catalog_db.h"
+#include "lake/table.h"
+
+namespace weir::lake::ducklake {
+
+struct CatalogConfig {
+  SqlDialect kind = SqlDialect::kSqlite;
+  std::string sqlite_path;        // kSqlite: the catalog file (its directory is created)
+  std::string postgres_conninfo;  // kPostgres: a libpq connection string
+  std::string data_path;          // where data goes when the catalog is created here
+  files::S3Settings s3;
+  std::string extension_directory;
+  int max_attempts = 10;  // retry budget of catalog operations
+};
+
+// The name of the offset ledger table in the catalog database.
+inline constexpr const char* kLedgerTable = "weir_offset_ledger";
+
+class DuckLakeCatalog {
+ public:
+  // Connects, creating the catalog (and the ledger table) when the database has none yet.
+  static Result<std::unique_ptr<DuckLakeCatalog>> Open(const CatalogConfig& config);
+  ~DuckLakeCatalog();
+
+  // Opens schema.table; when missing and `columns` is not empty, creates it with `columns` and
+  // `partitioning`. A live table partitioned differently from `partitioning` is a fatal error
+  // naming both layouts (an unpartitioned table without data is given the layout instead).
+  Result<std::unique_ptr<Table>> OpenTable(
+      const std::string& schema, const std::string& table,
+      const std::vector<std::pair<std::string, ColumnType>>& columns,
+      const std::vector<PartitionKey>& partitioning);
+
+  const files::ObjectStore& store() const { return store_; }
+  const CatalogConfig& config() const { return config_; }
+
+  // Runs catalog-changing statements through DuckDB in one transaction (retried on conflict).
+  // Statements name the attached lake `weir_lake`.
+  Status RunDdl(const std::vector<std::string>& statements);
+
+ private:
+  DuckLakeCatalog(CatalogConfig config, files::ObjectStore store);
+  Status AttachEngine(bool create);
+
+  CatalogConfig config_;
+  files::ObjectStore store_;
+  std::mutex ddl_mutex_;
+  std::unique_ptr<DuckDbEngine> engine_;  // opened on first DDL
+};
+
+// The DuckDB type name of a column type.
+std::string_view DuckDbTypeName(ColumnType type);
+// The column type of a DuckLake type name ("int64", "float64", "varchar", ...).
+ColumnType FromDuckLakeType(std::string_view name);
+// An identifier quoted for SQL.
+std::string Quote(const std::string& name);
+
+}  // namespace weir::lake::ducklake

@@ -1,0 +1,442 @@
+#include "lake/ducklake/ducklake_table.h"
+
+#include <chrono>
+#include <map>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "base/backoff.h"
+#include "base/clock.h"
+#include "files/object_names.h"
+#include "lake/ducklake/ducklake_catalog.h"
+#include "lake/ducklake/stats_text.h"
+
+namespace weir::lake::ducklake {
+namespace {
+
+// Concurrent writers renumber and retry quickly; this budget is about contention, not outages
+// (an unreachable catalog fails the attempt with a retriable error handled by the caller).
+constexpr BackoffPolicy kConflictPolicy{.initial = std::chrono::milliseconds(20),
+                                        .multiplier = 1.5,
+                                        .cap = std::chrono::milliseconds(1000),
+                                        .max_jitter = 0.25,
+                                        .max_attempts = 200};
+
+Status TableChanged(const std::string& what) {
+  return ClassifiedError(ErrorClass::kRetriable, "ducklake", "table_changed", what);
+}
+
+std::string JoinPath(std::string base, const std::string& rel, bool relative) {
+  if (!relative) return rel;
+  if (!base.empty() && base.back() != '/') base += '/';
+  return base + rel;
+}
+
+std::string LedgerJson(const std::vector<OffsetRange>& offsets) {
+  std::string out = "{\"weir_offsets\":[";
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    const auto& r = offsets[i];
+    out += fmt::format("{}{{\"topic\":\"{}\",\"partition\":{},\"start\":{},\"next\":{}}}",
+                       i ? "," : "", r.topic, r.partition, r.start, r.end);
+  }
+  return out + "]}";
+}
+
+}  // namespace
+
+DuckLakeTable::DuckLakeTable(DuckLakeCatalog* catalog, std::unique_ptr<CatalogDb> db)
+    : catalog_(catalog), db_(std::move(db)), uuids_(Clock::System(), std::random_device{}()) {}
+
+Result<std::unique_ptr<DuckLakeTable>> DuckLakeTable::Load(DuckLakeCatalog* catalog,
+                                                           std::unique_ptr<CatalogDb> db,
+                                                           const std::string& schema,
+                                                           const std::string& table) {
+  std::unique_ptr<DuckLakeTable> out(new DuckLakeTable(catalog, std::move(db)));
+  out->schema_ = schema;
+  out->table_ = table;
+  out->qualified_name_ = schema + "." + table;
+  WEIR_ASSIGN_OR_RAISE(const bool exists, out->Reload());
+  if (!exists) return nullptr;
+  return out;
+}
+
+Result<bool> DuckLakeTable::Reload() {
+  WEIR_ASSIGN_OR_RAISE(auto schemas,
+                       db_->Query("SELECT schema_id, path, path_is_relative FROM ducklake_schema "
+                                  "WHERE schema_name = $1 AND end_snapshot IS NULL",
+                                  {schema_}));
+  if (schemas.empty()) return false;
+  WEIR_ASSIGN_OR_RAISE(auto schema_id, ToInt(schemas[0][0], "schema_id"));
+  WEIR_ASSIGN_OR_RAISE(
+      auto tables,
+      db_->Query("SELECT table_id, table_uuid, path, path_is_relative FROM ducklake_table "
+                 "WHERE schema_id = $1 AND table_name = $2 AND end_snapshot IS NULL",
+                 {schema_id, table_}));
+  if (tables.empty()) return false;
+  WEIR_ASSIGN_OR_RAISE(table_id_, ToInt(tables[0][0], "table_id"));
+  table_uuid_ = tables[0][1].value_or("");
+
+  const std::string schema_path =
+      JoinPath(catalog_->store().uri(), schemas[0][1].value_or(""), ToBool(schemas[0][2]));
+  data_uri_ = JoinPath(schema_path, tables[0][2].value_or(""), ToBool(tables[0][3]));
+  if (!data_uri_.empty() && data_uri_.back() != '/') data_uri_ += '/';
+  WEIR_ASSIGN_OR_RAISE(data_directory_, catalog_->store().PathOfUri(data_uri_));
+
+  WEIR_ASSIGN_OR_RAISE(
+      auto columns,
+      db_->Query("SELECT column_id, column_name, column_type FROM ducklake_column WHERE "
+                 "table_id = $1 AND end_snapshot IS NULL AND parent_column IS NULL "
+                 "ORDER BY column_order",
+                 {table_id_}));
+  columns_.clear();
+  std::map<int64_t, std::string> names;
+  for (const auto& row : columns) {
+    Column column;
+    WEIR_ASSIGN_OR_RAISE(column.id, ToInt(row[0], "column_id"));
+    column.name = row[1].value_or("");
+    column.type = FromDuckLakeType(row[2].value_or(""));
+    names[column.id] = column.name;
+    columns_.push_back(std::move(column));
+  }
+
+  partition_id_.reset();
+  partitioning_.clear();
+  WEIR_ASSIGN_OR_RAISE(auto infos,
+                       db_->Query("SELECT partition_id FROM ducklake_partition_info WHERE "
+                                  "table_id = $1 AND end_snapshot IS NULL",
+                                  {table_id_}));
+  if (!infos.empty()) {
+    WEIR_ASSIGN_OR_RAISE(auto partition_id, ToInt(infos[0][0], "partition_id"));
+    partition_id_ = partition_id;
+    WEIR_ASSIGN_OR_RAISE(auto keys, db_->Query("SELECT column_id, transform FROM "
+                                               "ducklake_partition_column WHERE partition_id = "
+                                               "$1 AND table_id = $2 ORDER BY partition_key_index",
+                                               {partition_id, table_id_}));
+    for (const auto& row : keys) {
+      WEIR_ASSIGN_OR_RAISE(auto column_id, ToInt(row[0], "partition column_id"));
+      partitioning_.push_back(PartitionKey{names[column_id], row[1].value_or("")});
+    }
+  }
+  return true;
+}
+
+Status DuckLakeTable::CheckPartitioning(const std::vector<PartitionKey>& wanted) {
+  if (partitioning_ == wanted) return Status::OK();
+  const auto layout = [](const std::vector<PartitionKey>& keys) {
+    std::string out;
+    for (const auto& key : keys) out += (out.empty() ? "" : ", ") + ToString(key);
+    return "(" + out + ")";
+  };
+  if (partitioning_.empty()) {
+    // Created by a run that stopped before declaring the layout: declare it now, but only
+    // while no data was written under another layout.
+    WEIR_ASSIGN_OR_RAISE(auto files, db_->Query("SELECT count(*) FROM ducklake_data_file WHERE "
+                                                "table_id = $1",
+                                                {table_id_}));
+    WEIR_ASSIGN_OR_RAISE(auto count, ToInt(files[0][0], "file count"));
+    if (count == 0) {
+      WEIR_RETURN_NOT_OK(
+          catalog_->RunDdl({"ALTER TABLE weir_lake." + Quote(schema_) + "." + Quote(table_) +
+                            " SET PARTITIONED BY " + layout(wanted)}));
+      WEIR_ASSIGN_OR_RAISE(auto exists, Reload());
+      if (exists && partitioning_ == wanted) return Status::OK();
+    }
+  }
+  return ClassifiedError(
+      ErrorClass::kFatal, "ducklake", "layout_mismatch",
+      fmt::format("table {} is partitioned by {} but the configuration asks for {}; point the "
+                  "dataset at a new table or change the partitioning setting to match",
+                  qualified_name_, layout(partitioning_), layout(wanted)));
+}
+
+Status DuckLakeTable::AddColumns(const std::vector<std::pair<std::string, ColumnType>>& columns) {
+  if (columns.empty()) return Status::OK();
+  std::vector<std::string> ddl;
+  for (const auto& [name, type] : columns) {
+    ddl.push_back(fmt::format("ALTER TABLE weir_lake.{}.{} ADD COLUMN IF NOT EXISTS {} {}",
+                              Quote(schema_), Quote(table_), Quote(name), DuckDbTypeName(type)));
+  }
+  WEIR_RETURN_NOT_OK(catalog_->RunDdl(ddl));
+  WEIR_ASSIGN_OR_RAISE(auto exists, Reload());
+  if (!exists) return TableChanged("table " + qualified_name_ + " was dropped");
+  return Status::OK();
+}
+
+Result<std::map<int32_t, int64_t>> DuckLakeTable::ReadLedger(const std::string& topic) {
+  WEIR_ASSIGN_OR_RAISE(auto rows, db_->Query(fmt::format("SELECT \"partition\", next_offset FROM "
+                                                         "{} WHERE table_uuid = $1 AND topic = $2",
+                                                         kLedgerTable),
+                                             {table_uuid_, topic}));
+  std::map<int32_t, int64_t> out;
+  for (const auto& row : rows) {
+    WEIR_ASSIGN_OR_RAISE(auto partition, ToInt(row[0], "ledger partition"));
+    WEIR_ASSIGN_OR_RAISE(auto next, ToInt(row[1], "ledger next_offset"));
+    out[static_cast<int32_t>(partition)] = next;
+  }
+  return out;
+}
+
+std::shared_ptr<arrow::fs::FileSystem> DuckLakeTable::filesystem() const {
+  return catalog_->store().filesystem();
+}
+
+std::string DuckLakeTable::NewFilePath(
+    const std::vector<std::optional<std::string>>& partition_values) {
+  std::string prefix;
+  for (size_t i = 0; i < partitioning_.size() && i < partition_values.size(); ++i) {
+    prefix +=
+        (prefix.empty() ? "" : "/") + PartitionDirectory(partitioning_[i], partition_values[i]);
+  }
+  return files::DataFileName(prefix, uuids_.Next());
+}
+
+Result<CommitResult> DuckLakeTable::Commit(const CommitRequest& request) {
+  Backoff backoff(kConflictPolicy, std::random_device{}());
+  int conflicts = 0;
+  while (true) {
+    WEIR_RETURN_NOT_OK(db_->Begin());
+    auto result = TryCommit(request);
+    if (result.ok() && !result->fenced) {
+      auto committed = db_->Commit();
+      if (committed.ok()) {
+        result->conflicts = conflicts;
+        return result;
+      }
+      result = committed;
+    }
+    db_->Rollback();
+    if (result.ok()) {  // fenced: nothing was written
+      result->conflicts = conflicts;
+      return result;
+    }
+    if (!IsUniqueConflict(result.status())) return result.status();
+    // Another writer took the snapshot id (or created the same ledger row) first: re-read
+    // the head and renumber.
+    ++conflicts;
+    const auto delay = backoff.Next();
+    if (!delay) {
+      return WithContext(result.status(), fmt::format("{} commit lost {} races in a row",
+                                                      qualified_name_, conflicts));
+    }
+    std::this_thread::sleep_for(*delay);
+  }
+}
+
+Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
+  CommitResult out;
+  // 1. The fence: every range must start where the ledger says its partition stands.
+  for (const auto& range : request.offsets) {
+    WEIR_ASSIGN_OR_RAISE(
+        auto rows,
+        db_->Query(fmt::format("SELECT next_offset FROM {} WHERE table_uuid = $1 AND topic = $2 "
+                               "AND \"partition\" = $3",
+                               kLedgerTable),
+                   {table_uuid_, range.topic, int64_t{range.partition}}));
+    if (!rows.empty()) {
+      WEIR_ASSIGN_OR_RAISE(auto next, ToInt(rows[0][0], "ledger next_offset"));
+      if (next != range.start) out.fenced_ranges.push_back(range);
+    }
+  }
+  if (!out.fenced_ranges.empty()) {
+    out.fenced = true;
+    return out;
+  }
+
+  // 2. The head snapshot, and the table as of the head.
+  WEIR_ASSIGN_OR_RAISE(auto heads,
+                       db_->Query("SELECT snapshot_id, schema_version, next_catalog_id, "
+                                  "next_file_id FROM ducklake_snapshot WHERE snapshot_id = "
+                                  "(SELECT max(snapshot_id) FROM ducklake_snapshot)",
+                                  {}));
+  if (heads.empty()) return TableChanged("the catalog has no snapshot");
+  WEIR_ASSIGN_OR_RAISE(const int64_t head, ToInt(heads[0][0], "snapshot_id"));
+  WEIR_ASSIGN_OR_RAISE(const int64_t schema_version, ToInt(heads[0][1], "schema_version"));
+  WEIR_ASSIGN_OR_RAISE(const int64_t next_catalog_id, ToInt(heads[0][2], "next_catalog_id"));
+  WEIR_ASSIGN_OR_RAISE(int64_t next_file_id, ToInt(heads[0][3], "next_file_id"));
+  WEIR_ASSIGN_OR_RAISE(auto alive, db_->Query("SELECT count(*) FROM ducklake_table WHERE "
+                                              "table_id = $1 AND end_snapshot IS NULL",
+                                              {table_id_}));
+  WEIR_ASSIGN_OR_RAISE(auto alive_count, ToInt(alive[0][0], "table count"));
+  if (alive_count != 1) return TableChanged("table " + qualified_name_ + " was dropped");
+  for (const auto& file : request.files) {
+    for (const auto& stats : file.info.columns) {
+      const bool known = std::any_of(columns_.begin(), columns_.end(),
+                                     [&](const Column& c) { return c.id == stats.field_id; });
+      if (!known)
+        return TableChanged("a file refers to column id " + std::to_string(stats.field_id) +
+                            " the table lacks");
+    }
+  }
+
+  const int64_t snapshot_id = head + 1;
+  const std::string now = TimestampText(std::chrono::duration_cast<std::chrono::microseconds>(
+                                            Clock::System().Now().time_since_epoch())
+                                            .count());
+  const int64_t first_file_id = next_file_id;
+  WEIR_RETURN_NOT_OK(
+      db_->Execute("INSERT INTO ducklake_snapshot (snapshot_id, snapshot_time, schema_version, "
+                   "next_catalog_id, next_file_id) VALUES ($1, $2, $3, $4, $5)",
+                   {snapshot_id, now, schema_version, next_catalog_id,
+                    next_file_id + static_cast<int64_t>(request.files.size())}));
+  WEIR_RETURN_NOT_OK(db_->Execute(
+      "INSERT INTO ducklake_snapshot_changes (snapshot_id, changes_made, author, commit_message, "
+      "commit_extra_info) VALUES ($1, $2, $3, $4, $5)",
+      {snapshot_id, fmt::format("inserted_into_table:{}", table_id_), std::string("weir"),
+       request.message.empty() ? SqlValue{} : SqlValue{request.message},
+       LedgerJson(request.offsets)}));
+
+  // 3. Files, their column statistics and partition values; row ids continue the table's.
+  WEIR_ASSIGN_OR_RAISE(auto stats_rows, db_->Query("SELECT next_row_id FROM ducklake_table_stats "
+                                                   "WHERE table_id = $1",
+                                                   {table_id_}));
+  int64_t next_row_id = 0;
+  if (!stats_rows.empty()) {
+    WEIR_ASSIGN_OR_RAISE(next_row_id, ToInt(stats_rows[0][0], "next_row_id"));
+  }
+  std::map<int64_t, ColumnType> types;
+  for (const auto& c : columns_) types[c.id] = c.type;
+  for (const auto& file : request.files) {
+    const int64_t file_id = next_file_id++;
+    WEIR_RETURN_NOT_OK(db_->Execute(
+        "INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, end_snapshot, "
+        "file_order, path, path_is_relative, file_format, record_count, file_size_bytes, "
+        "footer_size, row_id_start, partition_id, encryption_key, mapping_id, partial_max) "
+        "VALUES ($1, $2, $3, NULL, NULL, $4, $10, 'parquet', $5, $6, $7, $8, $9, NULL, NULL, NULL)",
+        {file_id, table_id_, snapshot_id, file.relative_path, file.info.rows, file.info.size_bytes,
+         file.info.footer_bytes, next_row_id, partition_id_ ? SqlValue{*partition_id_} : SqlValue{},
+         true}));
+    next_row_id += file.info.rows;
+    for (const auto& stats : file.info.columns) {
+      const ColumnType type = types[stats.field_id];
+      const bool has_values = stats.value_count > stats.null_count;
+      // A column with values but no min/max (statistics dropped for very long strings) is
+      // recorded with unknown bounds, never with bounds that would prune wrongly.
+      WEIR_RETURN_NOT_OK(db_->Execute(
+          "INSERT INTO ducklake_file_column_stats (data_file_id, table_id, column_id, "
+          "column_size_bytes, value_count, null_count, min_value, max_value, contains_nan, "
+          "extra_stats) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)",
+          {file_id, table_id_, int64_t{stats.field_id}, stats.compressed_bytes,
+           stats.value_count - stats.null_count, stats.null_count,
+           has_values && stats.min ? SqlValue{*StatText(type, stats.min)} : SqlValue{},
+           has_values && stats.max ? SqlValue{*StatText(type, stats.max)} : SqlValue{},
+           type == ColumnType::kDouble ? SqlValue{false} : SqlValue{}}));
+    }
+    for (size_t k = 0; k < file.partition_values.size() && partition_id_; ++k) {
+      const auto& value = file.partition_values[k];
+      WEIR_RETURN_NOT_OK(db_->Execute(
+          "INSERT INTO ducklake_file_partition_value (data_file_id, table_id, "
+          "partition_key_index, partition_value) VALUES ($1, $2, $3, $4)",
+          {file_id, table_id_, static_cast<int64_t>(k), value ? SqlValue{*value} : SqlValue{}}));
+    }
+  }
+  (void)first_file_id;
+  WEIR_RETURN_NOT_OK(UpdateTableStats(request));
+
+  // 4. The ledger moves to the end of each range, in the same transaction.
+  for (const auto& range : request.offsets) {
+    WEIR_ASSIGN_OR_RAISE(
+        auto updated,
+        db_->Execute(fmt::format("UPDATE {} SET next_offset = $1, snapshot_id = $2, writer = $3 "
+                                 "WHERE table_uuid = $4 AND topic = $5 AND \"partition\" = $6 "
+                                 "AND next_offset = $7",
+                                 kLedgerTable),
+                     {range.end, snapshot_id, request.writer, table_uuid_, range.topic,
+                      int64_t{range.partition}, range.start}));
+    if (updated == 0) {
+      // No row yet (first commit of the partition), or a writer moved it since step 1; the
+      // insert fails on the primary key in the second case and the retry sees the fence.
+      WEIR_RETURN_NOT_OK(
+          db_->Execute(fmt::format("INSERT INTO {} (table_uuid, topic, \"partition\", next_offset, "
+                                   "snapshot_id, writer) VALUES ($1, $2, $3, $4, $5, $6)",
+                                   kLedgerTable),
+                       {table_uuid_, range.topic, int64_t{range.partition}, range.end, snapshot_id,
+                        request.writer}));
+    }
+  }
+  out.snapshot_id = snapshot_id;
+  return out;
+}
+
+Status DuckLakeTable::UpdateTableStats(const CommitRequest& request) {
+  int64_t rows = 0, bytes = 0;
+  struct Merged {
+    bool contains_null = false;
+    std::optional<std::string> min, max;
+    bool has_values = false;
+    bool bounds_unknown = false;
+  };
+  std::map<int64_t, ColumnType> types;
+  for (const auto& c : columns_) types[c.id] = c.type;
+  std::map<int64_t, Merged> merged;
+  for (const auto& file : request.files) {
+    rows += file.info.rows;
+    bytes += file.info.size_bytes;
+    for (const auto& stats : file.info.columns) {
+      auto& m = merged[stats.field_id];
+      const ColumnType type = types[stats.field_id];
+      m.contains_null |= stats.null_count > 0;
+      if (stats.value_count <= stats.null_count) continue;
+      m.has_values = true;
+      const auto lo = StatText(type, stats.min), hi = StatText(type, stats.max);
+      if (!lo || !hi) {
+        m.bounds_unknown = true;
+        continue;
+      }
+      if (!m.min || CompareStat(type, *lo, *m.min) < 0) m.min = lo;
+      if (!m.max || CompareStat(type, *hi, *m.max) > 0) m.max = hi;
+    }
+  }
+  WEIR_ASSIGN_OR_RAISE(auto updated,
+                       db_->Execute("UPDATE ducklake_table_stats SET record_count = record_count "
+                                    "+ $1, next_row_id = next_row_id + $1, file_size_bytes = "
+                                    "file_size_bytes + $2 WHERE table_id = $3",
+                                    {rows, bytes, table_id_}));
+  if (updated == 0) {
+    WEIR_RETURN_NOT_OK(
+        db_->Execute("INSERT INTO ducklake_table_stats (table_id, record_count, "
+                     "next_row_id, file_size_bytes) VALUES ($1, $2, $2, $3)",
+                     {table_id_, rows, bytes}));
+  }
+  for (auto& [column_id, m] : merged) {
+    const ColumnType type = types[column_id];
+    WEIR_ASSIGN_OR_RAISE(auto existing,
+                         db_->Query("SELECT contains_null, min_value, max_value FROM "
+                                    "ducklake_table_column_stats WHERE table_id = $1 AND "
+                                    "column_id = $2",
+                                    {table_id_, column_id}));
+    if (m.bounds_unknown) m.min.reset(), m.max.reset();
+    if (existing.empty()) {
+      WEIR_RETURN_NOT_OK(db_->Execute(
+          "INSERT INTO ducklake_table_column_stats (table_id, column_id, contains_null, "
+          "contains_nan, min_value, max_value, extra_stats) VALUES ($1, $2, $3, $4, $5, $6, "
+          "NULL)",
+          {table_id_, column_id, m.contains_null,
+           type == ColumnType::kDouble ? SqlValue{false} : SqlValue{},
+           m.min ? SqlValue{*m.min} : SqlValue{}, m.max ? SqlValue{*m.max} : SqlValue{}}));
+      continue;
+    }
+    const auto& row = existing[0];
+    const bool contains_null = m.contains_null || ToBool(row[0]);
+    std::optional<std::string> lo = row[1], hi = row[2];
+    if (m.has_values) {
+      // Unknown bounds on either side make the table's bounds unknown.
+      if (m.bounds_unknown) {
+        lo.reset(), hi.reset();
+      } else {
+        if (!lo || CompareStat(type, *m.min, *lo) < 0) lo = m.min;
+        if (!hi || CompareStat(type, *m.max, *hi) > 0) hi = m.max;
+      }
+    }
+    WEIR_RETURN_NOT_OK(db_->Execute(
+        "UPDATE ducklake_table_column_stats SET contains_null = $1, min_value = $2, max_value = "
+        "$3 WHERE table_id = $4 AND column_id = $5",
+        {contains_null, lo ? SqlValue{*lo} : SqlValue{}, hi ? SqlValue{*hi} : SqlValue{}, table_id_,
+         column_id}));
+  }
+  return Status::OK();
+}
+
+}  // namespace weir::lake::ducklake

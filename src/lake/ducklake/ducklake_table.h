@@ -1,0 +1,65 @@
+// One DuckLake table: its live columns and partitioning, the offset ledger, and the commit that
+// appends files in one snapshot with the ledger fence (DESIGN.md, "Offset ledger").
+//
+// Threading: one committer thread at a time; the table owns its catalog connection.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/uuid.h"
+#include "lake/ducklake/catalog_db.h"
+#include "lake/table.h"
+
+namespace weir::lake::ducklake {
+
+class DuckLakeCatalog;
+
+class DuckLakeTable final : public Table {
+ public:
+  // The live table, or nullptr when there is none by that name.
+  static Result<std::unique_ptr<DuckLakeTable>> Load(DuckLakeCatalog* catalog,
+                                                     std::unique_ptr<CatalogDb> db,
+                                                     const std::string& schema,
+                                                     const std::string& table);
+
+  const std::string& name() const override { return qualified_name_; }
+  const std::vector<Column>& columns() const override { return columns_; }
+  const std::vector<PartitionKey>& partitioning() const override { return partitioning_; }
+  Status AddColumns(const std::vector<std::pair<std::string, ColumnType>>& columns) override;
+  Result<std::map<int32_t, int64_t>> ReadLedger(const std::string& topic) override;
+  std::shared_ptr<arrow::fs::FileSystem> filesystem() const override;
+  std::string DataDirectory() const override { return data_directory_; }
+  std::string NewFilePath(const std::vector<std::optional<std::string>>& partition_values) override;
+  Result<CommitResult> Commit(const CommitRequest& request) override;
+
+  const std::string& table_uuid() const { return table_uuid_; }
+  int64_t table_id() const { return table_id_; }
+
+  // Compares the live partitioning with the wanted one (see DuckLakeCatalog::OpenTable).
+  Status CheckPartitioning(const std::vector<PartitionKey>& wanted);
+
+ private:
+  DuckLakeTable(DuckLakeCatalog* catalog, std::unique_ptr<CatalogDb> db);
+  // Reads the table's rows from the catalog; false when it does not exist.
+  Result<bool> Reload();
+  // One commit attempt inside a transaction; a unique conflict makes the caller retry.
+  Result<CommitResult> TryCommit(const CommitRequest& request);
+  Status UpdateTableStats(const CommitRequest& request);
+
+  DuckLakeCatalog* catalog_;
+  std::unique_ptr<CatalogDb> db_;
+  std::string schema_, table_, qualified_name_;
+  int64_t table_id_ = -1;
+  std::string table_uuid_;
+  std::optional<int64_t> partition_id_;
+  std::vector<Column> columns_;
+  std::vector<PartitionKey> partitioning_;
+  std::string data_uri_;        // the table's directory as the catalog resolves it
+  std::string data_directory_;  // the same in the file system's terms
+  UuidV7Generator uuids_;
+};
+
+}  // namespace weir::lake::ducklake

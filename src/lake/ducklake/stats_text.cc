@@ -1,0 +1,116 @@
+#include "lake/ducklake/stats_text.h"
+
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace weir::lake::ducklake {
+namespace {
+
+struct CivilTime {
+  int64_t year;
+  unsigned month, day, hour, minute, second, micro;
+};
+
+CivilTime ToCivil(int64_t micros) {
+  using namespace std::chrono;
+  const sys_time<microseconds> t{microseconds{micros}};
+  const auto day_point = floor<days>(t);
+  const year_month_day ymd{day_point};
+  const auto in_day = t - day_point;
+  const auto us = in_day.count();
+  return CivilTime{static_cast<int>(ymd.year()),
+                   static_cast<unsigned>(ymd.month()),
+                   static_cast<unsigned>(ymd.day()),
+                   static_cast<unsigned>(us / 3600000000LL),
+                   static_cast<unsigned>(us / 60000000LL % 60),
+                   static_cast<unsigned>(us / 1000000LL % 60),
+                   static_cast<unsigned>(us % 1000000LL)};
+}
+
+std::optional<int64_t> ParseInt(const std::string& text) {
+  int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::string TimestampText(int64_t micros) {
+  const CivilTime c = ToCivil(micros);
+  std::string text = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", c.year, c.month, c.day,
+                                 c.hour, c.minute, c.second);
+  if (c.micro != 0) {
+    std::string fraction = fmt::format("{:06}", c.micro);
+    while (fraction.back() == '0') fraction.pop_back();
+    text += "." + fraction;
+  }
+  return text + "+00";
+}
+
+std::string TimestampPartitionValue(const std::string& transform, int64_t micros) {
+  const CivilTime c = ToCivil(micros);
+  if (transform == "year") return std::to_string(c.year);
+  if (transform == "month") return std::to_string(c.month);
+  if (transform == "day") return std::to_string(c.day);
+  if (transform == "hour") return std::to_string(c.hour);
+  return TimestampText(micros);
+}
+
+std::optional<std::string> StatText(ColumnType type, const std::optional<std::string>& parquet) {
+  if (!parquet) return std::nullopt;
+  switch (type) {
+    case ColumnType::kBoolean:
+      return std::string(*parquet == "true" ? "1" : "0");
+    case ColumnType::kTimestampTz: {
+      const auto micros = ParseInt(*parquet);
+      if (!micros) return std::nullopt;
+      return TimestampText(*micros);
+    }
+    case ColumnType::kOther:
+      return std::nullopt;
+    default:
+      return parquet;
+  }
+}
+
+int CompareStat(ColumnType type, const std::string& a, const std::string& b) {
+  switch (type) {
+    case ColumnType::kBigint:
+    case ColumnType::kBoolean: {
+      const auto x = ParseInt(a), y = ParseInt(b);
+      if (x && y) return *x < *y ? -1 : (*x > *y ? 1 : 0);
+      break;
+    }
+    case ColumnType::kDouble: {
+      const double x = std::strtod(a.c_str(), nullptr), y = std::strtod(b.c_str(), nullptr);
+      return x < y ? -1 : (x > y ? 1 : 0);
+    }
+    default:
+      break;
+  }
+  // Text order is the byte order DuckDB uses for VARCHAR, and the chronological order of the
+  // fixed-width UTC timestamps weir writes.
+  return a.compare(b) < 0 ? -1 : (a == b ? 0 : 1);
+}
+
+std::string PartitionDirectory(const PartitionKey& key, const std::optional<std::string>& value) {
+  const std::string name = key.transform == "identity" ? key.column : key.transform;
+  if (!value) return name + "=__HIVE_DEFAULT_PARTITION__";
+  std::string out = name + "=";
+  for (unsigned char c : *value) {
+    const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                       c == '-' || c == '_' || c == '.' || c == '~';
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+}  // namespace weir::lake::ducklake

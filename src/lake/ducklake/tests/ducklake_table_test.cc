@@ -1,0 +1,276 @@
+// The DuckLake writer against real catalogs (SQLite file, harness PostgreSQL), read back by
+// DuckDB's own ducklake extension: create, commit with the ledger, fence, add columns, race.
+#include <libpq-fe.h>
+
+#include <thread>
+
+#include <arrow/api.h>
+#include <gtest/gtest.h>
+
+#include "harness_env.h"
+#include "lake/duckdb_engine.h"
+#include "lake/ducklake/ducklake_catalog.h"
+#include "lake/ducklake/ducklake_table.h"
+#include "lake/ducklake/stats_text.h"
+
+namespace weir::lake::ducklake {
+namespace {
+
+constexpr int64_t kInsertedAt = 1710000000123456;  // 2024-03-09 16:00:00.123456 UTC
+
+// A fresh PostgreSQL database for one test, so DuckDB and weir see an empty catalog.
+std::string FreshPostgresDatabase(const std::string& dsn, const std::string& name) {
+  PGconn* conn = PQconnectdb(dsn.c_str());
+  EXPECT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
+  PQclear(PQexec(conn, ("DROP DATABASE IF EXISTS " + name).c_str()));
+  PGresult* created = PQexec(conn, ("CREATE DATABASE " + name).c_str());
+  EXPECT_EQ(PQresultStatus(created), PGRES_COMMAND_OK) << PQerrorMessage(conn);
+  PQclear(created);
+  PQfinish(conn);
+  return dsn + " dbname=" + name;
+}
+
+class DuckLakeTableTest : public ::testing::TestWithParam<SqlDialect> {
+ protected:
+  void SetUp() override {
+    dir_ = testing::TestOutputDir(std::string("ducklake_table_") +
+                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    config_.kind = GetParam();
+    config_.data_path = (dir_ / "data").string();
+    config_.extension_directory = DefaultExtensionDirectory();
+    if (GetParam() == SqlDialect::kSqlite) {
+      config_.sqlite_path = (dir_ / "catalog.sqlite").string();
+    } else {
+      WEIR_HARNESS_SETTING(dsn, "WEIR_TEST_PG_DSN");
+      std::string name = "lake_" + std::to_string(::getpid()) + "_" +
+                         std::to_string(std::hash<std::string>()(dir_.string()) % 100000);
+      config_.postgres_conninfo = FreshPostgresDatabase(dsn, name);
+    }
+  }
+
+  // DuckDB with the lake attached read-only, as a user would read it.
+  std::unique_ptr<DuckDbEngine> Reader() {
+    auto engine = DuckDbEngine::Open(
+        {DefaultExtensionDirectory(),
+         {"ducklake", GetParam() == SqlDialect::kSqlite ? "sqlite_scanner" : "postgres_scanner"}});
+    EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+    const std::string target = GetParam() == SqlDialect::kSqlite
+                                   ? "ducklake:sqlite:" + config_.sqlite_path
+                                   : "ducklake:postgres:" + config_.postgres_conninfo;
+    auto attached = (*engine)->Run("ATTACH " + SqlQuote(target) + " AS lake (READ_ONLY)");
+    EXPECT_TRUE(attached.ok()) << attached.ToString();
+    return std::move(*engine);
+  }
+
+  static std::string Scalar(DuckDbEngine& engine, const std::string& sql) {
+    auto rows = engine.Query(sql);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (!rows.ok() || rows->empty()) return "<none>";
+    return (*rows)[0][0].value_or("<null>");
+  }
+
+  // Writes rows [first, first + count) with id, id * 0.5, "s<id>", id % 2 == 0 and the flush
+  // timestamp, as one Parquet file of `table`.
+  DataFile WriteFile(Table& table, int64_t first, int64_t count) {
+    std::vector<std::shared_ptr<arrow::Field>> fields;
+    std::vector<std::shared_ptr<arrow::Array>> arrays;
+    std::vector<int> ids;
+    arrow::Int64Builder id_builder;
+    arrow::DoubleBuilder half_builder;
+    arrow::StringBuilder text_builder;
+    arrow::BooleanBuilder even_builder;
+    arrow::TimestampBuilder at_builder(arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"),
+                                       arrow::default_memory_pool());
+    for (int64_t i = first; i < first + count; ++i) {
+      EXPECT_TRUE(id_builder.Append(i).ok());
+      EXPECT_TRUE(half_builder.Append(static_cast<double>(i) * 0.5).ok());
+      EXPECT_TRUE(text_builder.Append("s" + std::to_string(i)).ok());
+      EXPECT_TRUE(even_builder.Append(i % 2 == 0).ok());
+      EXPECT_TRUE(at_builder.Append(kInsertedAt).ok());
+    }
+    const std::map<std::string, std::shared_ptr<arrow::Array>> by_name = {
+        {"id", id_builder.Finish().ValueOrDie()},
+        {"half", half_builder.Finish().ValueOrDie()},
+        {"text", text_builder.Finish().ValueOrDie()},
+        {"even", even_builder.Finish().ValueOrDie()},
+        {"_inserted_at", at_builder.Finish().ValueOrDie()}};
+    for (const auto& column : table.columns()) {
+      auto array = by_name.at(column.name);
+      fields.push_back(arrow::field(column.name, array->type()));
+      arrays.push_back(array);
+      ids.push_back(static_cast<int>(column.id));
+    }
+    auto schema = files::WithFieldIds(*arrow::schema(fields), ids).ValueOrDie();
+    std::vector<std::optional<std::string>> values;
+    for (const auto& key : table.partitioning()) {
+      values.push_back(TimestampPartitionValue(key.transform, kInsertedAt));
+    }
+    DataFile file;
+    file.relative_path = table.NewFilePath(values);
+    file.partition_values = values;
+    auto writer = files::ParquetFileWriter::Create(
+                      table.filesystem(), table.DataDirectory() + file.relative_path, schema, {})
+                      .ValueOrDie();
+    EXPECT_TRUE(writer->Append(*arrow::RecordBatch::Make(schema, count, arrays)).ok());
+    file.info = writer->Finish().ValueOrDie();
+    return file;
+  }
+
+  std::unique_ptr<Table> OpenEvents(DuckLakeCatalog& catalog,
+                                    std::vector<PartitionKey> partitioning = {}) {
+    auto table = catalog.OpenTable("main", "events",
+                                   {{"id", ColumnType::kBigint},
+                                    {"half", ColumnType::kDouble},
+                                    {"text", ColumnType::kVarchar},
+                                    {"even", ColumnType::kBoolean},
+                                    {"_inserted_at", ColumnType::kTimestampTz}},
+                                   partitioning);
+    EXPECT_TRUE(table.ok()) << table.status().ToString();
+    return std::move(*table);
+  }
+
+  std::filesystem::path dir_;
+  CatalogConfig config_;
+};
+
+TEST_P(DuckLakeTableTest, CommitsAreReadByDuckDbWithExactValuesAndLedger) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto table = OpenEvents(*catalog, {{"_inserted_at", "year"}, {"_inserted_at", "month"}});
+  ASSERT_EQ(table->columns().size(), 5u);
+  EXPECT_EQ(table->columns()[0].name, "id");
+  EXPECT_EQ(table->partitioning().size(), 2u);
+
+  // Two files in one commit, then one more commit continuing the ledger.
+  CommitRequest first{{WriteFile(*table, 0, 600), WriteFile(*table, 600, 400)},
+                      {{"topic-a", 0, 0, 600}, {"topic-a", 1, 0, 400}},
+                      "test-writer",
+                      ""};
+  auto r1 = table->Commit(first);
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  ASSERT_FALSE(r1->fenced);
+  CommitRequest second{{WriteFile(*table, 1000, 500)}, {{"topic-a", 0, 600, 1100}}, "w", ""};
+  auto r2 = table->Commit(second);
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ(r2->snapshot_id, r1->snapshot_id + 1);
+
+  auto ledger = table->ReadLedger("topic-a").ValueOrDie();
+  EXPECT_EQ(ledger, (std::map<int32_t, int64_t>{{0, 1100}, {1, 400}}));
+
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events"), "1500");
+  EXPECT_EQ(Scalar(*duck, "SELECT count(DISTINCT id) FROM lake.events"), "1500");
+  EXPECT_EQ(Scalar(*duck, "SELECT sum(id) FROM lake.events"), "1124250");
+  EXPECT_EQ(Scalar(*duck, "SELECT sum(half) FROM lake.events"), "562125.0");
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events WHERE even"), "750");
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events WHERE text = 's1234' AND id = 1234"),
+            "1");
+  EXPECT_EQ(Scalar(*duck, "SELECT min(_inserted_at)::VARCHAR FROM lake.events"),
+            "2024-03-09 16:00:00.123456+00");
+  // Statistics-driven filters and row ids behave.
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events WHERE id BETWEEN 599 AND 600"), "2");
+  EXPECT_EQ(Scalar(*duck, "SELECT count(DISTINCT rowid) FROM lake.events"), "1500");
+  // Time travel to the first commit.
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events AT (VERSION => " +
+                              std::to_string(r1->snapshot_id) + ")"),
+            "1000");
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM ducklake_list_files('lake', 'events')"), "3");
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events WHERE month(_inserted_at) = 3"),
+            "1500");
+}
+
+TEST_P(DuckLakeTableTest, FencedCommitWritesNothing) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto table = OpenEvents(*catalog);
+  ASSERT_TRUE(table->Commit({{WriteFile(*table, 0, 10)}, {{"t", 3, 0, 10}}, "owner", ""}).ok());
+  // A zombie that started from offset 0 again (its partition was reassigned) must be refused.
+  auto zombie = table->Commit({{WriteFile(*table, 0, 10)}, {{"t", 3, 0, 10}}, "zombie", ""});
+  ASSERT_TRUE(zombie.ok()) << zombie.status().ToString();
+  EXPECT_TRUE(zombie->fenced);
+  ASSERT_EQ(zombie->fenced_ranges.size(), 1u);
+  EXPECT_EQ(zombie->fenced_ranges[0].partition, 3);
+  // The owner continues from its end.
+  auto next = table->Commit({{WriteFile(*table, 10, 5)}, {{"t", 3, 10, 15}}, "owner", ""});
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_FALSE(next->fenced);
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events"), "15");
+  EXPECT_EQ(Scalar(*duck, "SELECT count(DISTINCT id) FROM lake.events"), "15");
+  EXPECT_EQ(table->ReadLedger("t").ValueOrDie(), (std::map<int32_t, int64_t>{{3, 15}}));
+}
+
+TEST_P(DuckLakeTableTest, AddedColumnsAreNullInOlderFiles) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto table = OpenEvents(*catalog);
+  ASSERT_TRUE(table->Commit({{WriteFile(*table, 0, 10)}, {}, "w", ""}).ok());
+  ASSERT_TRUE(table->AddColumns({{"extra", ColumnType::kVarchar}}).ok());
+  ASSERT_EQ(table->columns().size(), 6u);
+  EXPECT_EQ(table->columns()[5].name, "extra");
+  // A reopened table sees the same columns (ids are stable).
+  auto again = OpenEvents(*catalog);
+  EXPECT_EQ(again->columns()[5].id, table->columns()[5].id);
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events WHERE extra IS NULL"), "10");
+}
+
+TEST_P(DuckLakeTableTest, ConcurrentWritersAndDuckDbKeepDenseSnapshots) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  { OpenEvents(*catalog); }
+  constexpr int kWriters = 3, kCommits = 8;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      auto own = DuckLakeCatalog::Open(config_).ValueOrDie();
+      auto table = OpenEvents(*own);
+      for (int c = 0; c < kCommits; ++c) {
+        const int64_t first = (w * kCommits + c) * 100;
+        auto result = table->Commit(
+            {{WriteFile(*table, first, 100)}, {{"t", w, c * 100, (c + 1) * 100}}, "w", ""});
+        if (!result.ok() || result->fenced) ++failures;
+      }
+    });
+  }
+  // A DuckDB writer inserts through the ducklake extension at the same time.
+  {
+    auto engine = DuckDbEngine::Open(
+        {DefaultExtensionDirectory(),
+         {"ducklake", GetParam() == SqlDialect::kSqlite ? "sqlite_scanner" : "postgres_scanner"}});
+    ASSERT_TRUE(engine.ok());
+    const std::string target = GetParam() == SqlDialect::kSqlite
+                                   ? "ducklake:sqlite:" + config_.sqlite_path
+                                   : "ducklake:postgres:" + config_.postgres_conninfo;
+    ASSERT_TRUE((*engine)->Run("ATTACH " + SqlQuote(target) + " AS lake").ok());
+    ASSERT_TRUE((*engine)->Run("SET ducklake_max_retry_count = 100").ok());
+    for (int i = 0; i < 5; ++i) {
+      // DuckDB's SQLite scanner sets no busy timeout, so a DuckDB writer sharing a SQLite
+      // catalog retries a commit that met the lock, as its users do.
+      Status inserted;
+      for (int attempt = 0; attempt < 100; ++attempt) {
+        inserted = (*engine)->Run(
+            "INSERT INTO lake.events (id, half, text, even, _inserted_at) SELECT 100000 + range, "
+            "0.5, 'duck', true, now() FROM range(" +
+            std::to_string(i * 10) + ", " + std::to_string(i * 10 + 10) + ")");
+        if (inserted.ok()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      EXPECT_TRUE(inserted.ok()) << inserted.ToString();
+    }
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events"),
+            std::to_string(kWriters * kCommits * 100 + 50));
+  EXPECT_EQ(Scalar(*duck, "SELECT count(DISTINCT id) FROM lake.events"),
+            std::to_string(kWriters * kCommits * 100 + 50));
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) = max(snapshot_id) + 1 FROM lake.snapshots()"), "true");
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogs, DuckLakeTableTest,
+                         ::testing::Values(SqlDialect::kSqlite, SqlDialect::kPostgres),
+                         [](const auto& param_info) {
+                           return param_info.param == SqlDialect::kSqlite ? "Sqlite" : "Postgres";
+                         });
+
+}  // namespace
+}  // namespace weir::lake::ducklake

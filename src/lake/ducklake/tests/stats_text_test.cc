@@ -1,0 +1,46 @@
+#include "lake/ducklake/stats_text.h"
+
+#include <gtest/gtest.h>
+
+namespace weir::lake::ducklake {
+namespace {
+
+TEST(StatsTextTest, TimestampsPrintAsDuckDbDoes) {
+  EXPECT_EQ(TimestampText(0), "1970-01-01 00:00:00+00");
+  EXPECT_EQ(TimestampText(1710000000123456), "2024-03-09 16:00:00.123456+00");
+  EXPECT_EQ(TimestampText(1710000000500000), "2024-03-09 16:00:00.5+00");
+  EXPECT_EQ(TimestampText(-3600000000), "1969-12-31 23:00:00+00");
+}
+
+TEST(StatsTextTest, PartitionValuesFollowDuckLakeTransforms) {
+  const int64_t t = 1710000000123456;  // 2024-03-09 16:00:00.123456 UTC
+  EXPECT_EQ(TimestampPartitionValue("year", t), "2024");
+  EXPECT_EQ(TimestampPartitionValue("month", t), "3");
+  EXPECT_EQ(TimestampPartitionValue("day", t), "9");
+  EXPECT_EQ(TimestampPartitionValue("hour", t), "16");
+  EXPECT_EQ(TimestampPartitionValue("hour", -3600000000), "23");
+}
+
+TEST(StatsTextTest, ParquetStatisticsBecomeCatalogText) {
+  EXPECT_EQ(StatText(ColumnType::kBoolean, "true"), "1");
+  EXPECT_EQ(StatText(ColumnType::kBoolean, "false"), "0");
+  EXPECT_EQ(StatText(ColumnType::kTimestampTz, "0"), "1970-01-01 00:00:00+00");
+  EXPECT_EQ(StatText(ColumnType::kBigint, "-5"), "-5");
+  EXPECT_EQ(StatText(ColumnType::kVarchar, std::nullopt), std::nullopt);
+}
+
+TEST(StatsTextTest, ComparisonIsByTypeNotByText) {
+  EXPECT_LT(CompareStat(ColumnType::kBigint, "9", "10"), 0);
+  EXPECT_LT(CompareStat(ColumnType::kDouble, "-1.5", "-0.5"), 0);
+  EXPECT_GT(CompareStat(ColumnType::kVarchar, "b", "ab"), 0);
+  EXPECT_EQ(CompareStat(ColumnType::kBigint, "7", "7"), 0);
+}
+
+TEST(StatsTextTest, PartitionDirectoriesEscapeLikeDuckDb) {
+  EXPECT_EQ(PartitionDirectory({"t", "year"}, "2024"), "year=2024");
+  EXPECT_EQ(PartitionDirectory({"s", "identity"}, "a b/c"), "s=a%20b%2Fc");
+  EXPECT_EQ(PartitionDirectory({"s", "identity"}, std::nullopt), "s=__HIVE_DEFAULT_PARTITION__");
+}
+
+}  // namespace
+}  // namespace weir::lake::ducklake
