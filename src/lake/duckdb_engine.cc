@@ -103,7 +103,7 @@ Result<std::vector<std::vector<std::optional<std::string>>>> DuckDbEngine::Query
     for (idx_t c = 0; c < columns; ++c) {
       if (duckdb_value_is_null(&guard.result, c, r)) continue;
       char* text = duckdb_value_varchar(&guard.result, c, r);
-      out[r][c] = text;
+      if (text != nullptr) out[r][c] = text;
       duckdb_free(text);
     }
   }

@@ -63,17 +63,26 @@ struct DataFile {
   std::vector<std::optional<std::string>> partition_values;  // one per partition key
 };
 
+class Table;
+
 struct CommitRequest {
   std::vector<DataFile> files;
   std::vector<OffsetRange> offsets;
-  std::string writer;  // who commits (host/pid); recorded with the ledger
+  // Who commits, unique per commit (host, pid, commit id): recorded with the ledger, so a
+  // retry after an unknown outcome recognises its own earlier success.
+  std::string writer;
   // Extra text stored with the snapshot for audit.
   std::string message;
+  // Files of a companion table of the same lake (the dataset's rejects table), committed in
+  // the same snapshot.
+  Table* companion = nullptr;
+  std::vector<DataFile> companion_files;
 };
 
 struct CommitResult {
   int64_t snapshot_id = -1;  // -1 when fenced
   bool fenced = false;
+  bool already_committed = false;          // an earlier attempt with the same writer id had landed
   std::vector<OffsetRange> fenced_ranges;  // the ranges whose ledger did not match
   int conflicts = 0;                       // concurrent commits retried past
 };

@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kSqliteBusyTimeoutMs = 30000;
 // Catalog timestamps are written and read in UTC whatever the server's default.
-constexpr const char* kSessionSetup = "SET TIME ZONE 'UTC'";
+constexpr const char* kSessionSetup = "SET TIME ZONE 'UTC'; SET client_min_messages = warning";
 
 // --- SQLite ----------------------------------------------------------------------------------
 

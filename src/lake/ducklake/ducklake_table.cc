@@ -227,18 +227,31 @@ Result<CommitResult> DuckLakeTable::Commit(const CommitRequest& request) {
 
 Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
   CommitResult out;
-  // 1. The fence: every range must start where the ledger says its partition stands.
+  // 1. The fence: every range must start where the ledger says its partition stands. A ledger
+  // already at the range's end under this very commit's writer id means an earlier attempt
+  // whose outcome was unknown (the connection dropped at COMMIT) did land: report it.
+  int64_t landed_snapshot = -1;
+  size_t landed = 0;
   for (const auto& range : request.offsets) {
     WEIR_ASSIGN_OR_RAISE(
         auto rows,
-        db_->Query(fmt::format("SELECT next_offset FROM {} WHERE table_uuid = $1 AND topic = $2 "
-                               "AND \"partition\" = $3",
+        db_->Query(fmt::format("SELECT next_offset, snapshot_id, writer FROM {} WHERE table_uuid "
+                               "= $1 AND topic = $2 AND \"partition\" = $3",
                                kLedgerTable),
                    {table_uuid_, range.topic, int64_t{range.partition}}));
-    if (!rows.empty()) {
-      WEIR_ASSIGN_OR_RAISE(auto next, ToInt(rows[0][0], "ledger next_offset"));
-      if (next != range.start) out.fenced_ranges.push_back(range);
+    if (rows.empty()) continue;
+    WEIR_ASSIGN_OR_RAISE(auto next, ToInt(rows[0][0], "ledger next_offset"));
+    if (next == range.end && rows[0][2] == request.writer && !request.writer.empty()) {
+      WEIR_ASSIGN_OR_RAISE(landed_snapshot, ToInt(rows[0][1], "ledger snapshot_id"));
+      ++landed;
+    } else if (next != range.start) {
+      out.fenced_ranges.push_back(range);
     }
+  }
+  if (landed > 0 && landed == request.offsets.size()) {
+    out.snapshot_id = landed_snapshot;
+    out.already_committed = true;
+    return out;
   }
   if (!out.fenced_ranges.empty()) {
     out.fenced = true;
@@ -261,79 +274,42 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
                                               {table_id_}));
   WEIR_ASSIGN_OR_RAISE(auto alive_count, ToInt(alive[0][0], "table count"));
   if (alive_count != 1) return TableChanged("table " + qualified_name_ + " was dropped");
-  for (const auto& file : request.files) {
-    for (const auto& stats : file.info.columns) {
-      const bool known = std::any_of(columns_.begin(), columns_.end(),
-                                     [&](const Column& c) { return c.id == stats.field_id; });
-      if (!known)
-        return TableChanged("a file refers to column id " + std::to_string(stats.field_id) +
-                            " the table lacks");
-    }
+  WEIR_RETURN_NOT_OK(CheckFileColumns(request.files));
+  auto* companion = dynamic_cast<DuckLakeTable*>(request.companion);
+  if (request.companion != nullptr && companion == nullptr) {
+    return Status::Invalid("the companion of ", qualified_name_, " is not a DuckLake table");
+  }
+  if (companion != nullptr) {
+    WEIR_RETURN_NOT_OK(companion->CheckFileColumns(request.companion_files));
   }
 
   const int64_t snapshot_id = head + 1;
   const std::string now = TimestampText(std::chrono::duration_cast<std::chrono::microseconds>(
                                             Clock::System().Now().time_since_epoch())
                                             .count());
-  const int64_t first_file_id = next_file_id;
-  WEIR_RETURN_NOT_OK(
-      db_->Execute("INSERT INTO ducklake_snapshot (snapshot_id, snapshot_time, schema_version, "
-                   "next_catalog_id, next_file_id) VALUES ($1, $2, $3, $4, $5)",
-                   {snapshot_id, now, schema_version, next_catalog_id,
-                    next_file_id + static_cast<int64_t>(request.files.size())}));
+  WEIR_RETURN_NOT_OK(db_->Execute(
+      "INSERT INTO ducklake_snapshot (snapshot_id, snapshot_time, schema_version, "
+      "next_catalog_id, next_file_id) VALUES ($1, $2, $3, $4, $5)",
+      {snapshot_id, now, schema_version, next_catalog_id,
+       next_file_id +
+           static_cast<int64_t>(request.files.size() + request.companion_files.size())}));
   WEIR_RETURN_NOT_OK(db_->Execute(
       "INSERT INTO ducklake_snapshot_changes (snapshot_id, changes_made, author, commit_message, "
       "commit_extra_info) VALUES ($1, $2, $3, $4, $5)",
-      {snapshot_id, fmt::format("inserted_into_table:{}", table_id_), std::string("weir"),
-       request.message.empty() ? SqlValue{} : SqlValue{request.message},
+      {snapshot_id,
+       companion != nullptr && !request.companion_files.empty()
+           ? fmt::format("inserted_into_table:{},inserted_into_table:{}", table_id_,
+                         companion->table_id_)
+           : fmt::format("inserted_into_table:{}", table_id_),
+       std::string("weir"), request.message.empty() ? SqlValue{} : SqlValue{request.message},
        LedgerJson(request.offsets)}));
 
-  // 3. Files, their column statistics and partition values; row ids continue the table's.
-  WEIR_ASSIGN_OR_RAISE(auto stats_rows, db_->Query("SELECT next_row_id FROM ducklake_table_stats "
-                                                   "WHERE table_id = $1",
-                                                   {table_id_}));
-  int64_t next_row_id = 0;
-  if (!stats_rows.empty()) {
-    WEIR_ASSIGN_OR_RAISE(next_row_id, ToInt(stats_rows[0][0], "next_row_id"));
+  // 3. Files with their statistics, for the table and its companion.
+  WEIR_RETURN_NOT_OK(InsertFiles(*db_, request.files, snapshot_id, next_file_id));
+  if (companion != nullptr && !request.companion_files.empty()) {
+    WEIR_RETURN_NOT_OK(
+        companion->InsertFiles(*db_, request.companion_files, snapshot_id, next_file_id));
   }
-  std::map<int64_t, ColumnType> types;
-  for (const auto& c : columns_) types[c.id] = c.type;
-  for (const auto& file : request.files) {
-    const int64_t file_id = next_file_id++;
-    WEIR_RETURN_NOT_OK(db_->Execute(
-        "INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, end_snapshot, "
-        "file_order, path, path_is_relative, file_format, record_count, file_size_bytes, "
-        "footer_size, row_id_start, partition_id, encryption_key, mapping_id, partial_max) "
-        "VALUES ($1, $2, $3, NULL, NULL, $4, $10, 'parquet', $5, $6, $7, $8, $9, NULL, NULL, NULL)",
-        {file_id, table_id_, snapshot_id, file.relative_path, file.info.rows, file.info.size_bytes,
-         file.info.footer_bytes, next_row_id, partition_id_ ? SqlValue{*partition_id_} : SqlValue{},
-         true}));
-    next_row_id += file.info.rows;
-    for (const auto& stats : file.info.columns) {
-      const ColumnType type = types[stats.field_id];
-      const bool has_values = stats.value_count > stats.null_count;
-      // A column with values but no min/max (statistics dropped for very long strings) is
-      // recorded with unknown bounds, never with bounds that would prune wrongly.
-      WEIR_RETURN_NOT_OK(db_->Execute(
-          "INSERT INTO ducklake_file_column_stats (data_file_id, table_id, column_id, "
-          "column_size_bytes, value_count, null_count, min_value, max_value, contains_nan, "
-          "extra_stats) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)",
-          {file_id, table_id_, int64_t{stats.field_id}, stats.compressed_bytes,
-           stats.value_count - stats.null_count, stats.null_count,
-           has_values && stats.min ? SqlValue{*StatText(type, stats.min)} : SqlValue{},
-           has_values && stats.max ? SqlValue{*StatText(type, stats.max)} : SqlValue{},
-           type == ColumnType::kDouble ? SqlValue{false} : SqlValue{}}));
-    }
-    for (size_t k = 0; k < file.partition_values.size() && partition_id_; ++k) {
-      const auto& value = file.partition_values[k];
-      WEIR_RETURN_NOT_OK(db_->Execute(
-          "INSERT INTO ducklake_file_partition_value (data_file_id, table_id, "
-          "partition_key_index, partition_value) VALUES ($1, $2, $3, $4)",
-          {file_id, table_id_, static_cast<int64_t>(k), value ? SqlValue{*value} : SqlValue{}}));
-    }
-  }
-  (void)first_file_id;
-  WEIR_RETURN_NOT_OK(UpdateTableStats(request));
 
   // 4. The ledger moves to the end of each range, in the same transaction.
   for (const auto& range : request.offsets) {
@@ -360,7 +336,70 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
   return out;
 }
 
-Status DuckLakeTable::UpdateTableStats(const CommitRequest& request) {
+Status DuckLakeTable::CheckFileColumns(const std::vector<DataFile>& files) const {
+  for (const auto& file : files) {
+    for (const auto& stats : file.info.columns) {
+      const bool known = std::any_of(columns_.begin(), columns_.end(),
+                                     [&](const Column& c) { return c.id == stats.field_id; });
+      if (!known) {
+        return TableChanged("a file of " + qualified_name_ + " refers to column id " +
+                            std::to_string(stats.field_id) + " the table lacks");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// Files, their column statistics and partition values; row ids continue the table's.
+Status DuckLakeTable::InsertFiles(CatalogDb& db, const std::vector<DataFile>& files,
+                                  int64_t snapshot_id, int64_t& next_file_id) {
+  WEIR_ASSIGN_OR_RAISE(auto stats_rows, db.Query("SELECT next_row_id FROM ducklake_table_stats "
+                                                 "WHERE table_id = $1",
+                                                 {table_id_}));
+  int64_t next_row_id = 0;
+  if (!stats_rows.empty()) {
+    WEIR_ASSIGN_OR_RAISE(next_row_id, ToInt(stats_rows[0][0], "next_row_id"));
+  }
+  std::map<int64_t, ColumnType> types;
+  for (const auto& c : columns_) types[c.id] = c.type;
+  for (const auto& file : files) {
+    const int64_t file_id = next_file_id++;
+    WEIR_RETURN_NOT_OK(db.Execute(
+        "INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, end_snapshot, "
+        "file_order, path, path_is_relative, file_format, record_count, file_size_bytes, "
+        "footer_size, row_id_start, partition_id, encryption_key, mapping_id, partial_max) "
+        "VALUES ($1, $2, $3, NULL, NULL, $4, $10, 'parquet', $5, $6, $7, $8, $9, NULL, NULL, NULL)",
+        {file_id, table_id_, snapshot_id, file.relative_path, file.info.rows, file.info.size_bytes,
+         file.info.footer_bytes, next_row_id, partition_id_ ? SqlValue{*partition_id_} : SqlValue{},
+         true}));
+    next_row_id += file.info.rows;
+    for (const auto& stats : file.info.columns) {
+      const ColumnType type = types[stats.field_id];
+      const bool has_values = stats.value_count > stats.null_count;
+      // A column with values but no min/max (statistics dropped for very long strings) is
+      // recorded with unknown bounds, never with bounds that would prune wrongly.
+      WEIR_RETURN_NOT_OK(db.Execute(
+          "INSERT INTO ducklake_file_column_stats (data_file_id, table_id, column_id, "
+          "column_size_bytes, value_count, null_count, min_value, max_value, contains_nan, "
+          "extra_stats) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)",
+          {file_id, table_id_, int64_t{stats.field_id}, stats.compressed_bytes,
+           stats.value_count - stats.null_count, stats.null_count,
+           has_values && stats.min ? SqlValue{*StatText(type, stats.min)} : SqlValue{},
+           has_values && stats.max ? SqlValue{*StatText(type, stats.max)} : SqlValue{},
+           type == ColumnType::kDouble ? SqlValue{false} : SqlValue{}}));
+    }
+    for (size_t k = 0; k < file.partition_values.size() && partition_id_; ++k) {
+      const auto& value = file.partition_values[k];
+      WEIR_RETURN_NOT_OK(db.Execute(
+          "INSERT INTO ducklake_file_partition_value (data_file_id, table_id, "
+          "partition_key_index, partition_value) VALUES ($1, $2, $3, $4)",
+          {file_id, table_id_, static_cast<int64_t>(k), value ? SqlValue{*value} : SqlValue{}}));
+    }
+  }
+  return UpdateTableStats(db, files);
+}
+
+Status DuckLakeTable::UpdateTableStats(CatalogDb& db, const std::vector<DataFile>& files) {
   int64_t rows = 0, bytes = 0;
   struct Merged {
     bool contains_null = false;
@@ -371,7 +410,7 @@ Status DuckLakeTable::UpdateTableStats(const CommitRequest& request) {
   std::map<int64_t, ColumnType> types;
   for (const auto& c : columns_) types[c.id] = c.type;
   std::map<int64_t, Merged> merged;
-  for (const auto& file : request.files) {
+  for (const auto& file : files) {
     rows += file.info.rows;
     bytes += file.info.size_bytes;
     for (const auto& stats : file.info.columns) {
@@ -390,26 +429,26 @@ Status DuckLakeTable::UpdateTableStats(const CommitRequest& request) {
     }
   }
   WEIR_ASSIGN_OR_RAISE(auto updated,
-                       db_->Execute("UPDATE ducklake_table_stats SET record_count = record_count "
-                                    "+ $1, next_row_id = next_row_id + $1, file_size_bytes = "
-                                    "file_size_bytes + $2 WHERE table_id = $3",
-                                    {rows, bytes, table_id_}));
+                       db.Execute("UPDATE ducklake_table_stats SET record_count = record_count "
+                                  "+ $1, next_row_id = next_row_id + $1, file_size_bytes = "
+                                  "file_size_bytes + $2 WHERE table_id = $3",
+                                  {rows, bytes, table_id_}));
   if (updated == 0) {
     WEIR_RETURN_NOT_OK(
-        db_->Execute("INSERT INTO ducklake_table_stats (table_id, record_count, "
-                     "next_row_id, file_size_bytes) VALUES ($1, $2, $2, $3)",
-                     {table_id_, rows, bytes}));
+        db.Execute("INSERT INTO ducklake_table_stats (table_id, record_count, "
+                   "next_row_id, file_size_bytes) VALUES ($1, $2, $2, $3)",
+                   {table_id_, rows, bytes}));
   }
   for (auto& [column_id, m] : merged) {
     const ColumnType type = types[column_id];
     WEIR_ASSIGN_OR_RAISE(auto existing,
-                         db_->Query("SELECT contains_null, min_value, max_value FROM "
-                                    "ducklake_table_column_stats WHERE table_id = $1 AND "
-                                    "column_id = $2",
-                                    {table_id_, column_id}));
+                         db.Query("SELECT contains_null, min_value, max_value FROM "
+                                  "ducklake_table_column_stats WHERE table_id = $1 AND "
+                                  "column_id = $2",
+                                  {table_id_, column_id}));
     if (m.bounds_unknown) m.min.reset(), m.max.reset();
     if (existing.empty()) {
-      WEIR_RETURN_NOT_OK(db_->Execute(
+      WEIR_RETURN_NOT_OK(db.Execute(
           "INSERT INTO ducklake_table_column_stats (table_id, column_id, contains_null, "
           "contains_nan, min_value, max_value, extra_stats) VALUES ($1, $2, $3, $4, $5, $6, "
           "NULL)",
@@ -430,7 +469,7 @@ Status DuckLakeTable::UpdateTableStats(const CommitRequest& request) {
         if (!hi || CompareStat(type, *m.max, *hi) > 0) hi = m.max;
       }
     }
-    WEIR_RETURN_NOT_OK(db_->Execute(
+    WEIR_RETURN_NOT_OK(db.Execute(
         "UPDATE ducklake_table_column_stats SET contains_null = $1, min_value = $2, max_value = "
         "$3 WHERE table_id = $4 AND column_id = $5",
         {contains_null, lo ? SqlValue{*lo} : SqlValue{}, hi ? SqlValue{*hi} : SqlValue{}, table_id_,

@@ -47,7 +47,12 @@ class DuckLakeTable final : public Table {
   Result<bool> Reload();
   // One commit attempt inside a transaction; a unique conflict makes the caller retry.
   Result<CommitResult> TryCommit(const CommitRequest& request);
-  Status UpdateTableStats(const CommitRequest& request);
+  // Inserts `files` of this table in snapshot `snapshot_id` through `db` (the committing
+  // table's connection), numbering them from `next_file_id`, and updates the table statistics.
+  Status InsertFiles(CatalogDb& db, const std::vector<DataFile>& files, int64_t snapshot_id,
+                     int64_t& next_file_id);
+  Status UpdateTableStats(CatalogDb& db, const std::vector<DataFile>& files);
+  Status CheckFileColumns(const std::vector<DataFile>& files) const;
 
   DuckLakeCatalog* catalog_;
   std::unique_ptr<CatalogDb> db_;

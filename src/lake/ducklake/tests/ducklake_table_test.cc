@@ -30,6 +30,15 @@ std::string FreshPostgresDatabase(const std::string& dsn, const std::string& nam
   return dsn + " dbname=" + name;
 }
 
+CommitRequest Request(std::vector<DataFile> files, std::vector<OffsetRange> offsets,
+                      std::string writer) {
+  CommitRequest request;
+  request.files = std::move(files);
+  request.offsets = std::move(offsets);
+  request.writer = std::move(writer);
+  return request;
+}
+
 class DuckLakeTableTest : public ::testing::TestWithParam<SqlDialect> {
  protected:
   void SetUp() override {
@@ -141,14 +150,13 @@ TEST_P(DuckLakeTableTest, CommitsAreReadByDuckDbWithExactValuesAndLedger) {
   EXPECT_EQ(table->partitioning().size(), 2u);
 
   // Two files in one commit, then one more commit continuing the ledger.
-  CommitRequest first{{WriteFile(*table, 0, 600), WriteFile(*table, 600, 400)},
-                      {{"topic-a", 0, 0, 600}, {"topic-a", 1, 0, 400}},
-                      "test-writer",
-                      ""};
+  CommitRequest first = Request({WriteFile(*table, 0, 600), WriteFile(*table, 600, 400)},
+                                {{"topic-a", 0, 0, 600}, {"topic-a", 1, 0, 400}}, "writer-1");
   auto r1 = table->Commit(first);
   ASSERT_TRUE(r1.ok()) << r1.status().ToString();
   ASSERT_FALSE(r1->fenced);
-  CommitRequest second{{WriteFile(*table, 1000, 500)}, {{"topic-a", 0, 600, 1100}}, "w", ""};
+  CommitRequest second =
+      Request({WriteFile(*table, 1000, 500)}, {{"topic-a", 0, 600, 1100}}, "writer-2");
   auto r2 = table->Commit(second);
   ASSERT_TRUE(r2.ok()) << r2.status().ToString();
   EXPECT_EQ(r2->snapshot_id, r1->snapshot_id + 1);
@@ -181,15 +189,15 @@ TEST_P(DuckLakeTableTest, CommitsAreReadByDuckDbWithExactValuesAndLedger) {
 TEST_P(DuckLakeTableTest, FencedCommitWritesNothing) {
   auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
   auto table = OpenEvents(*catalog);
-  ASSERT_TRUE(table->Commit({{WriteFile(*table, 0, 10)}, {{"t", 3, 0, 10}}, "owner", ""}).ok());
+  ASSERT_TRUE(table->Commit(Request({WriteFile(*table, 0, 10)}, {{"t", 3, 0, 10}}, "owner")).ok());
   // A zombie that started from offset 0 again (its partition was reassigned) must be refused.
-  auto zombie = table->Commit({{WriteFile(*table, 0, 10)}, {{"t", 3, 0, 10}}, "zombie", ""});
+  auto zombie = table->Commit(Request({WriteFile(*table, 0, 10)}, {{"t", 3, 0, 10}}, "zombie"));
   ASSERT_TRUE(zombie.ok()) << zombie.status().ToString();
   EXPECT_TRUE(zombie->fenced);
   ASSERT_EQ(zombie->fenced_ranges.size(), 1u);
   EXPECT_EQ(zombie->fenced_ranges[0].partition, 3);
   // The owner continues from its end.
-  auto next = table->Commit({{WriteFile(*table, 10, 5)}, {{"t", 3, 10, 15}}, "owner", ""});
+  auto next = table->Commit(Request({WriteFile(*table, 10, 5)}, {{"t", 3, 10, 15}}, "owner"));
   ASSERT_TRUE(next.ok()) << next.status().ToString();
   EXPECT_FALSE(next->fenced);
   auto duck = Reader();
@@ -198,10 +206,59 @@ TEST_P(DuckLakeTableTest, FencedCommitWritesNothing) {
   EXPECT_EQ(table->ReadLedger("t").ValueOrDie(), (std::map<int32_t, int64_t>{{3, 15}}));
 }
 
+TEST_P(DuckLakeTableTest, RetryAfterUnknownOutcomeRecognisesItsOwnCommit) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto table = OpenEvents(*catalog);
+  const auto request = Request({WriteFile(*table, 0, 10)}, {{"t", 0, 0, 10}}, "host/1/commit-7");
+  auto first = table->Commit(request);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  // The same commit again, as after a connection lost at COMMIT: it reports the earlier
+  // snapshot instead of committing twice or calling itself fenced.
+  auto again = table->Commit(request);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->already_committed);
+  EXPECT_FALSE(again->fenced);
+  EXPECT_EQ(again->snapshot_id, first->snapshot_id);
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events"), "10");
+}
+
+TEST_P(DuckLakeTableTest, CompanionTableCommitsInTheSameSnapshot) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto table = OpenEvents(*catalog);
+  auto rejects = catalog->OpenTable("main", "events_rejects", {{"id", ColumnType::kBigint}}, {});
+  ASSERT_TRUE(rejects.ok()) << rejects.status().ToString();
+  auto schema = files::WithFieldIds(*arrow::schema({arrow::field("id", arrow::int64())}),
+                                    {static_cast<int>((*rejects)->columns()[0].id)})
+                    .ValueOrDie();
+  arrow::Int64Builder ids;
+  ASSERT_TRUE(ids.AppendValues({7, 8, 9}).ok());
+  DataFile reject_file;
+  reject_file.relative_path = (*rejects)->NewFilePath({});
+  auto writer = files::ParquetFileWriter::Create(
+                    (*rejects)->filesystem(),
+                    (*rejects)->DataDirectory() + reject_file.relative_path, schema, {})
+                    .ValueOrDie();
+  ASSERT_TRUE(
+      writer->Append(*arrow::RecordBatch::Make(schema, 3, {ids.Finish().ValueOrDie()})).ok());
+  reject_file.info = writer->Finish().ValueOrDie();
+  auto request = Request({WriteFile(*table, 0, 10)}, {{"t", 0, 0, 13}}, "w");
+  request.companion = rejects->get();
+  request.companion_files = {reject_file};
+  auto result = table->Commit(request);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events"), "10");
+  EXPECT_EQ(Scalar(*duck, "SELECT sum(id) FROM lake.events_rejects"), "24");
+  EXPECT_EQ(Scalar(*duck, "SELECT changes::VARCHAR FROM lake.snapshots() WHERE snapshot_id = " +
+                              std::to_string(result->snapshot_id)),
+            "{tables_inserted_into=[1, 2]}");
+}
+
 TEST_P(DuckLakeTableTest, AddedColumnsAreNullInOlderFiles) {
   auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
   auto table = OpenEvents(*catalog);
-  ASSERT_TRUE(table->Commit({{WriteFile(*table, 0, 10)}, {}, "w", ""}).ok());
+  ASSERT_TRUE(table->Commit(Request({WriteFile(*table, 0, 10)}, {}, "w")).ok());
   ASSERT_TRUE(table->AddColumns({{"extra", ColumnType::kVarchar}}).ok());
   ASSERT_EQ(table->columns().size(), 6u);
   EXPECT_EQ(table->columns()[5].name, "extra");
@@ -225,7 +282,7 @@ TEST_P(DuckLakeTableTest, ConcurrentWritersAndDuckDbKeepDenseSnapshots) {
       for (int c = 0; c < kCommits; ++c) {
         const int64_t first = (w * kCommits + c) * 100;
         auto result = table->Commit(
-            {{WriteFile(*table, first, 100)}, {{"t", w, c * 100, (c + 1) * 100}}, "w", ""});
+            Request({WriteFile(*table, first, 100)}, {{"t", w, c * 100, (c + 1) * 100}}, "w"));
         if (!result.ok() || result->fenced) ++failures;
       }
     });
