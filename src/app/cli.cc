@@ -9,7 +9,9 @@
 #include <librdkafka/rdkafka.h>
 #include <CLI/CLI.hpp>
 
+#include "app/ingest_command.h"
 #include "app/version.h"
+#include "config/load.h"
 
 namespace weir::app {
 namespace {
@@ -47,11 +49,35 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   bool show_version = false;
   cli.add_flag("--version", show_version, "Print the version of weir and its libraries");
   std::vector<CLI::App*> commands;
+  IngestArgs ingest_args;
+  std::string config_path;
+  std::vector<std::string> sets;
+  std::map<std::string, std::string> shortcuts;
   for (const Subcommand& sub : kSubcommands) {
-    commands.push_back(cli.add_subcommand(sub.name, sub.description));
-    // Options arrive with each subcommand's implementation; keep extra arguments so that an
-    // unimplemented subcommand still answers with its own message rather than a parse error.
-    commands.back()->allow_extras();
+    CLI::App* command = cli.add_subcommand(sub.name, sub.description);
+    commands.push_back(command);
+    if (std::string_view(sub.name) == "ingest" || std::string_view(sub.name) == "check") {
+      command->add_option("-c,--config", config_path, "YAML configuration file");
+      command->add_option("--set", sets,
+                          "Override one setting: name=value (see docs/CONFIGURATION.md)");
+      // Shortcuts for the settings most runs give on the command line.
+      for (const auto& [flag, setting] : std::vector<std::pair<std::string, std::string>>{
+               {"--bootstrap-servers", "kafka.bootstrap_servers"},
+               {"--topic", "topic"},
+               {"--table", "table"},
+               {"--data-path", "storage.data_path"},
+               {"--catalog-sqlite", "catalog.sqlite_path"},
+               {"--http-port", "http.port"},
+               {"--flush-interval", "flush.interval"}}) {
+        command->add_option_function<std::string>(
+            flag, [&shortcuts, setting](const std::string& v) { shortcuts[setting] = v; },
+            "Same as --set " + setting + "=...");
+      }
+    } else {
+      // Options arrive with each subcommand's implementation; keep extra arguments so that an
+      // unimplemented subcommand still answers with its own message rather than a parse error.
+      command->allow_extras();
+    }
   }
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses a reversed list
@@ -79,7 +105,19 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     out << cli.help();
     return kExitUsage;
   }
-  err << "weir " << (*chosen)->get_name() << ": not implemented yet in weir " << kVersion << "\n";
+  const std::string name = (*chosen)->get_name();
+  if (name == "ingest" || name == "check") {
+    if (!config_path.empty()) ingest_args.config_path = config_path;
+    ingest_args.overrides = shortcuts;
+    for (const auto& set : sets) {
+      if (auto added = config::AddOverride(set, &ingest_args.overrides); !added.ok()) {
+        err << "weir " << name << ": --set " << set << ": " << added.message() << "\n";
+        return kExitUsage;
+      }
+    }
+    return name == "ingest" ? RunIngest(ingest_args, out, err) : RunCheck(ingest_args, out, err);
+  }
+  err << "weir " << name << ": not implemented yet in weir " << kVersion << "\n";
   return kExitNotImplemented;
 }
 

@@ -86,6 +86,12 @@ std::shared_ptr<parquet::WriterProperties> MakeWriterProperties(const FileConfig
     case Codec::kSnappy:
       builder.compression(parquet::Compression::SNAPPY);
       break;
+    case Codec::kLz4:
+      builder.compression(parquet::Compression::LZ4);
+      break;
+    case Codec::kGzip:
+      builder.compression(parquet::Compression::GZIP)->compression_level(config.compression_level);
+      break;
     case Codec::kNone:
       builder.compression(parquet::Compression::UNCOMPRESSED);
       break;

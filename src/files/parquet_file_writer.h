@@ -18,7 +18,7 @@
 
 namespace weir::files {
 
-enum class Codec { kZstd, kSnappy, kNone };
+enum class Codec { kZstd, kSnappy, kLz4, kGzip, kNone };
 
 struct FileConfig {
   Codec codec = Codec::kZstd;

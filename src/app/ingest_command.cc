@@ -1,0 +1,227 @@
+#include "app/ingest_command.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "app/cli.h"
+#include "base/clock.h"
+#include "base/logging.h"
+#include "base/uuid.h"
+#include "config/describe.h"
+#include "config/load.h"
+#include "ingest/pipeline.h"
+#include "kafka/admin.h"
+#include "lake/duckdb_engine.h"
+#include "lake/ducklake/ducklake_catalog.h"
+#include "observe/http_server.h"
+
+namespace weir::app {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void OnStopSignal(int) { g_stop.store(true); }
+
+void InstallStopHandlers() {
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+files::Codec CodecOf(const std::string& name) {
+  if (name == "snappy") return files::Codec::kSnappy;
+  if (name == "lz4") return files::Codec::kLz4;
+  if (name == "gzip") return files::Codec::kGzip;
+  if (name == "none") return files::Codec::kNone;
+  return files::Codec::kZstd;
+}
+
+lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s) {
+  lake::ducklake::CatalogConfig c;
+  c.kind = s.catalog.kind == config::CatalogKind::kSqlite ? lake::ducklake::SqlDialect::kSqlite
+                                                          : lake::ducklake::SqlDialect::kPostgres;
+  c.sqlite_path = s.catalog.sqlite_path;
+  c.postgres_conninfo = s.catalog.postgres_dsn;
+  c.data_path = s.storage.data_path;
+  c.s3.access_key_id = s.storage.s3_access_key_id;
+  c.s3.secret_access_key = s.storage.s3_secret_access_key;
+  c.s3.region = s.storage.s3_region;
+  c.s3.endpoint = s.storage.s3_endpoint;
+  c.s3.use_ssl = s.storage.s3_use_ssl;
+  c.s3.path_style = s.storage.s3_url_style == "path";
+  c.extension_directory = lake::DefaultExtensionDirectory();
+  c.max_attempts = s.commit_max_attempts;
+  return c;
+}
+
+Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings& s) {
+  ingest::PipelineOptions options;
+  auto& k = options.consumer;
+  k.bootstrap_servers = s.kafka.bootstrap_servers;
+  k.group_id = s.kafka.group_id;
+  k.assignment = s.kafka.assignment == config::Assignment::kGroup
+                     ? kafka::ConsumerConfig::Assignment::kGroup
+                     : kafka::ConsumerConfig::Assignment::kStatic;
+  k.replica_count = s.kafka.replica_count;
+  k.ordinal = s.kafka.ordinal;
+  k.auto_offset_reset = s.kafka.auto_offset_reset;
+  k.isolation_level = s.kafka.isolation_level;
+  k.fetch_min_bytes = s.kafka.fetch_min_bytes;
+  k.fetch_max_wait_ms = s.kafka.fetch_max_wait_ms;
+  k.properties = s.kafka.properties;
+  options.memory_budget_bytes = s.memory_budget_bytes;
+  options.consume_batch_size = s.kafka.consume_batch_size;
+  options.drain_timeout = s.drain_timeout;
+  for (const auto& d : s.datasets) {
+    ingest::DatasetOptions o;
+    o.config.name = d.name;
+    o.config.topic = d.topic;
+    o.config.schema = d.schema;
+    o.config.table = d.table;
+    for (const auto& text : d.partition_by) {
+      WEIR_ASSIGN_OR_RAISE(auto key, lake::ParsePartitionKey(text));
+      o.config.partitioning.push_back(key);
+    }
+    o.config.rejects_enabled = d.rejects_enabled;
+    o.config.rejects_payload_limit = d.rejects_payload_limit;
+    o.config.file.codec = CodecOf(d.compression);
+    o.config.file.compression_level = d.compression_level;
+    o.config.file.row_group_rows = d.row_group_rows;
+    o.config.commit_max_attempts = s.commit_max_attempts;
+    o.flush_max_bytes = d.flush.max_bytes;
+    o.flush_interval = d.flush.interval;
+    o.decode.max_record_bytes = static_cast<size_t>(d.max_record_bytes);
+    options.datasets.push_back(std::move(o));
+  }
+  return options;
+}
+
+// Loads settings and sets up logging; prints the problem and returns nullopt on failure.
+std::optional<config::IngestSettings> Load(const IngestArgs& args, std::ostream& err) {
+  config::LoadInput input;
+  input.yaml_path = args.config_path;
+  input.environment = config::EnvironmentMap();
+  input.overrides = args.overrides;
+  auto loaded = config::LoadIngestSettings(input);
+  if (!loaded.ok()) {
+    err << "weir: invalid configuration:\n" << loaded.status().message() << "\n";
+    return std::nullopt;
+  }
+  const auto& s = loaded->settings;
+  auto logging =
+      ConfigureLogging(s.log_level, s.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
+  if (!logging.ok()) {
+    err << "weir: " << logging.message() << "\n";
+    return std::nullopt;
+  }
+  for (const auto& warning : loaded->warnings) spdlog::warn("{}", warning);
+  return s;
+}
+
+// The startup checks shared by ingest and check: catalog reachable, storage writable (a marker
+// object), every topic present.
+Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::IngestSettings& s) {
+  auto catalog = lake::ducklake::DuckLakeCatalog::Open(MakeCatalogConfig(s));
+  if (!catalog.ok()) return WithContext(catalog.status(), "catalog");
+  spdlog::info(
+      "catalog ok: {} (data path {})",
+      s.catalog.kind == config::CatalogKind::kSqlite ? s.catalog.sqlite_path : "PostgreSQL",
+      (*catalog)->store().uri());
+  UuidV7Generator ids(Clock::System(), std::random_device{}());
+  const std::string marker = ".weir-probe-" + ids.Next().ToString();
+  auto probed = (*catalog)->store().Probe(marker);
+  if (!probed.ok()) {
+    return WithContext(probed, "storage " + (*catalog)->store().uri() + " (writing a marker)");
+  }
+  spdlog::info("storage ok: wrote, read and deleted {}{}", (*catalog)->store().uri(), marker);
+  for (const auto& d : s.datasets) {
+    auto partitions = kafka::PartitionCount(s.kafka.bootstrap_servers, d.topic);
+    if (!partitions.ok()) {
+      return WithContext(partitions.status(),
+                         "dataset " + d.name + ", broker " + s.kafka.bootstrap_servers);
+    }
+    spdlog::info("topic ok: {} has {} partition(s) (dataset {} → {}.{})", d.topic, *partitions,
+                 d.name, d.schema, d.table);
+  }
+  return catalog;
+}
+
+}  // namespace
+
+int RunCheck(const IngestArgs& args, std::ostream& out, std::ostream& err) {
+  auto settings = Load(args, err);
+  if (!settings) return kExitFailure;
+  out << config::Describe(*settings);
+  auto probed = Probe(*settings);
+  if (!probed.ok()) {
+    err << "weir check: " << probed.status().message() << "\n";
+    return kExitFailure;
+  }
+  out << "weir check: configuration valid; broker, catalog and storage reachable\n";
+  return kExitOk;
+}
+
+int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) {
+  auto settings = Load(args, err);
+  if (!settings) return kExitFailure;
+  InstallStopHandlers();
+  spdlog::info("weir ingest starting\n{}", config::Describe(*settings));
+  auto catalog = Probe(*settings);
+  if (!catalog.ok()) {
+    spdlog::error("startup check failed: {}", catalog.status().message());
+    return kExitFailure;
+  }
+  auto options = MakePipelineOptions(*settings);
+  if (!options.ok()) {
+    spdlog::error("{}", options.status().message());
+    return kExitFailure;
+  }
+  observe::MetricsRegistry registry;
+  auto pipeline = ingest::Pipeline::Make(std::move(*options), catalog->get(), &registry);
+  if (!pipeline.ok()) {
+    spdlog::error("{}", pipeline.status().message());
+    return kExitFailure;
+  }
+  std::unique_ptr<observe::HttpServer> http;
+  if (settings->http_port != 0) {
+    ingest::Pipeline* p = pipeline->get();
+    observe::HttpServerOptions http_options;
+    http_options.port = settings->http_port;
+    http_options.registry = &registry;
+    http_options.health = [p] {
+      const auto age = std::chrono::steady_clock::now() - p->last_loop();
+      const bool ok = age < std::chrono::seconds(60);
+      return observe::ProbeResult{
+          ok, ok ? "" : "the poll loop has not run for over 60 s (stuck in a rebalance?)"};
+    };
+    http_options.readiness = [p] {
+      return observe::ProbeResult{p->ready(), p->ready() ? "" : "not assigned, or draining"};
+    };
+    auto server = observe::HttpServer::Make(http_options);
+    if (!server.ok() || !(*server)->Start().ok()) {
+      spdlog::error("HTTP server on port {}: {}", settings->http_port,
+                    server.ok() ? "cannot start" : server.status().message());
+      return kExitFailure;
+    }
+    http = std::move(*server);
+    spdlog::info("HTTP on port {}: /metrics /healthz /readyz", http->port());
+  }
+  const Status ran = (*pipeline)->Run(g_stop);
+  if (http) http->Stop();
+  if (!ran.ok()) {
+    spdlog::error("weir ingest stopped: {}", ran.ToString());
+    return kExitFailure;
+  }
+  spdlog::info("weir ingest stopped cleanly: everything consumed is committed");
+  return kExitOk;
+}
+
+}  // namespace weir::app

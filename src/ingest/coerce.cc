@@ -1,0 +1,154 @@
+#include "ingest/coerce.h"
+
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include <arrow/array/util.h>
+#include <arrow/builder.h>
+
+#include "base/number_text.h"
+
+namespace weir::ingest {
+namespace {
+
+std::optional<int64_t> ParseInt64(std::string_view text) {
+  int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> ParseDouble(std::string_view text) {
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// The value at `i` as text, as it would be written into a VARCHAR column.
+std::string TextOf(const arrow::Array& array, int64_t i) {
+  switch (array.type_id()) {
+    case arrow::Type::INT64:
+      return std::to_string(static_cast<const arrow::Int64Array&>(array).Value(i));
+    case arrow::Type::DOUBLE:
+      return ShortestText(static_cast<const arrow::DoubleArray&>(array).Value(i));
+    case arrow::Type::BOOL:
+      return static_cast<const arrow::BooleanArray&>(array).Value(i) ? "true" : "false";
+    case arrow::Type::STRING:
+      return std::string(static_cast<const arrow::StringArray&>(array).GetView(i));
+    default:
+      return array.GetScalar(i).ValueOrDie()->ToString();
+  }
+}
+
+template <typename Builder, typename Fn>
+Result<Coerced> Convert(const arrow::Array& array, std::shared_ptr<arrow::DataType> type,
+                        Fn&& convert) {
+  Builder builder(type, arrow::default_memory_pool());
+  WEIR_RETURN_NOT_OK(builder.Reserve(array.length()));
+  Coerced out;
+  for (int64_t i = 0; i < array.length(); ++i) {
+    if (array.IsNull(i)) {
+      WEIR_RETURN_NOT_OK(builder.AppendNull());
+      continue;
+    }
+    auto value = convert(i);
+    if (value) {
+      WEIR_RETURN_NOT_OK(builder.Append(*value));
+    } else {
+      ++out.nulled;
+      WEIR_RETURN_NOT_OK(builder.AppendNull());
+    }
+  }
+  WEIR_ASSIGN_OR_RAISE(out.array, builder.Finish());
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<arrow::DataType> ArrowTypeOf(lake::ColumnType type) {
+  switch (type) {
+    case lake::ColumnType::kBoolean:
+      return arrow::boolean();
+    case lake::ColumnType::kBigint:
+      return arrow::int64();
+    case lake::ColumnType::kDouble:
+      return arrow::float64();
+    case lake::ColumnType::kTimestampTz:
+      return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
+    default:
+      return arrow::utf8();
+  }
+}
+
+lake::ColumnType ColumnTypeOf(const arrow::DataType& type) {
+  switch (type.id()) {
+    case arrow::Type::BOOL:
+      return lake::ColumnType::kBoolean;
+    case arrow::Type::INT64:
+      return lake::ColumnType::kBigint;
+    case arrow::Type::DOUBLE:
+      return lake::ColumnType::kDouble;
+    case arrow::Type::TIMESTAMP:
+      return lake::ColumnType::kTimestampTz;
+    default:
+      return lake::ColumnType::kVarchar;
+  }
+}
+
+Result<Coerced> CoerceTo(const arrow::Array& array, lake::ColumnType type) {
+  const auto target = ArrowTypeOf(type);
+  if (array.type()->Equals(*target)) return Coerced{arrow::MakeArray(array.data()), 0};
+  const auto id = array.type_id();
+  switch (type) {
+    case lake::ColumnType::kVarchar:
+      return Convert<arrow::StringBuilder>(
+          array, target, [&](int64_t i) { return std::optional<std::string>(TextOf(array, i)); });
+    case lake::ColumnType::kDouble:
+      return Convert<arrow::DoubleBuilder>(array, target, [&](int64_t i) -> std::optional<double> {
+        if (id == arrow::Type::INT64) {
+          return static_cast<double>(static_cast<const arrow::Int64Array&>(array).Value(i));
+        }
+        if (id == arrow::Type::STRING) {
+          return ParseDouble(static_cast<const arrow::StringArray&>(array).GetView(i));
+        }
+        return std::nullopt;
+      });
+    case lake::ColumnType::kBigint:
+      return Convert<arrow::Int64Builder>(array, target, [&](int64_t i) -> std::optional<int64_t> {
+        if (id == arrow::Type::DOUBLE) {
+          const double v = static_cast<const arrow::DoubleArray&>(array).Value(i);
+          // Integral and inside int64's range (2^63 is not representable).
+          if (std::trunc(v) == v && v >= -9223372036854775808.0 && v < 9223372036854775808.0) {
+            return static_cast<int64_t>(v);
+          }
+          return std::nullopt;
+        }
+        if (id == arrow::Type::STRING) {
+          return ParseInt64(static_cast<const arrow::StringArray&>(array).GetView(i));
+        }
+        return std::nullopt;
+      });
+    case lake::ColumnType::kBoolean:
+      return Convert<arrow::BooleanBuilder>(array, target, [&](int64_t i) -> std::optional<bool> {
+        if (id == arrow::Type::STRING) {
+          const auto text = static_cast<const arrow::StringArray&>(array).GetView(i);
+          if (text == "true") return true;
+          if (text == "false") return false;
+        }
+        return std::nullopt;
+      });
+    default: {
+      // Timestamps (JSON carries none) and types weir does not write: not representable.
+      Coerced out;
+      out.nulled = array.length() - array.null_count();
+      WEIR_ASSIGN_OR_RAISE(out.array, arrow::MakeArrayOfNull(target, array.length()));
+      return out;
+    }
+  }
+}
+
+}  // namespace weir::ingest

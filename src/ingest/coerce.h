@@ -1,0 +1,28 @@
+// Values of a flush cast to the live column type of the table (the live type wins).
+#pragma once
+
+#include <memory>
+
+#include <arrow/array.h>
+
+#include "base/status.h"
+#include "lake/table.h"
+
+namespace weir::ingest {
+
+struct Coerced {
+  std::shared_ptr<arrow::Array> array;
+  int64_t nulled = 0;  // values that could not be represented in the live type
+};
+
+// The Arrow type weir writes for a column type.
+std::shared_ptr<arrow::DataType> ArrowTypeOf(lake::ColumnType type);
+// The column type of an inferred Arrow type (int64, double, boolean, utf8).
+lake::ColumnType ColumnTypeOf(const arrow::DataType& type);
+
+// Casts `array` to `type`. Lossless conversions keep the value (int64 → double, any scalar →
+// varchar, integral doubles and numeric text → bigint, numeric text → double, "true"/"false"
+// → boolean); a value that cannot be converted becomes null and is counted.
+Result<Coerced> CoerceTo(const arrow::Array& array, lake::ColumnType type);
+
+}  // namespace weir::ingest

@@ -1,0 +1,240 @@
+#include "ingest/dataset_writer.h"
+
+#include <unistd.h>
+
+#include <random>
+#include <thread>
+
+#include <arrow/array/util.h>
+#include <arrow/scalar.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "base/backoff.h"
+#include "base/clock.h"
+#include "ingest/coerce.h"
+#include "lake/ducklake/stats_text.h"
+
+namespace weir::ingest {
+namespace {
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown-host";
+  return name;
+}
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             Clock::System().Now().time_since_epoch())
+      .count();
+}
+
+bool IsTableChanged(const Status& status) {
+  const ErrorDetail* detail = GetErrorDetail(status);
+  return detail != nullptr && detail->source() == "ducklake" && detail->code() == "table_changed";
+}
+
+}  // namespace
+
+DatasetWriter::DatasetWriter(DatasetConfig config, lake::ducklake::DuckLakeCatalog* catalog)
+    : config_(std::move(config)),
+      catalog_(catalog),
+      commit_ids_(Clock::System(), std::random_device{}()),
+      writer_prefix_(fmt::format("{}/{}", HostName(), ::getpid())) {}
+
+Status DatasetWriter::EnsureTables(const arrow::Schema& schema, bool need_rejects) {
+  if (!table_) {
+    std::vector<std::pair<std::string, lake::ColumnType>> columns;
+    for (const auto& field : schema.fields()) {
+      columns.emplace_back(field->name(), ColumnTypeOf(*field->type()));
+    }
+    columns.emplace_back(kInsertedAt, lake::ColumnType::kTimestampTz);
+    WEIR_ASSIGN_OR_RAISE(
+        table_, catalog_->OpenTable(config_.schema, config_.table, columns, config_.partitioning));
+  }
+  // Columns the table lacks are added before the data commit, in one schema change.
+  std::vector<std::pair<std::string, lake::ColumnType>> missing;
+  for (const auto& field : schema.fields()) {
+    const auto& live = table_->columns();
+    const bool present = std::any_of(
+        live.begin(), live.end(), [&](const lake::Column& c) { return c.name == field->name(); });
+    if (!present) missing.emplace_back(field->name(), ColumnTypeOf(*field->type()));
+  }
+  if (!missing.empty()) {
+    WEIR_RETURN_NOT_OK(table_->AddColumns(missing));
+    spdlog::info("dataset {}: added {} column(s) to {}", config_.name, missing.size(),
+                 table_->name());
+  }
+  if (need_rejects && !rejects_table_) {
+    WEIR_ASSIGN_OR_RAISE(
+        rejects_table_,
+        catalog_->OpenTable(config_.schema, config_.table + "_rejects", RejectsColumns(), {}));
+  }
+  return Status::OK();
+}
+
+Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush& flush,
+                                                              int64_t inserted_at_us,
+                                                              FlushOutcome& outcome) {
+  WrittenFiles written;
+  const auto& batch = *flush.batch;
+  if (batch.num_rows() > 0) {
+    std::vector<std::shared_ptr<arrow::Field>> fields;
+    std::vector<std::shared_ptr<arrow::Array>> arrays;
+    std::vector<int> ids;
+    for (const auto& column : table_->columns()) {
+      std::shared_ptr<arrow::Array> array;
+      if (column.name == kInsertedAt) {
+        WEIR_ASSIGN_OR_RAISE(
+            array, arrow::MakeArrayFromScalar(
+                       arrow::TimestampScalar(inserted_at_us,
+                                              arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")),
+                       batch.num_rows()));
+      } else {
+        auto source = batch.GetColumnByName(column.name);
+        if (!source) continue;  // the flush has no value for it: null when read
+        if (column.type == lake::ColumnType::kOther) {
+          outcome.values_nulled += source->length() - source->null_count();
+          continue;
+        }
+        WEIR_ASSIGN_OR_RAISE(auto coerced, CoerceTo(*source, column.type));
+        outcome.values_nulled += coerced.nulled;
+        array = coerced.array;
+      }
+      fields.push_back(arrow::field(column.name, array->type()));
+      arrays.push_back(array);
+      ids.push_back(static_cast<int>(column.id));
+    }
+    WEIR_ASSIGN_OR_RAISE(auto schema, files::WithFieldIds(*arrow::schema(fields), ids));
+    std::vector<std::optional<std::string>> values;
+    for (const auto& key : table_->partitioning()) {
+      values.push_back(key.transform == "identity" ? lake::ducklake::TimestampText(inserted_at_us)
+                                                   : lake::ducklake::TimestampPartitionValue(
+                                                         key.transform, inserted_at_us));
+    }
+    lake::DataFile file;
+    file.relative_path = table_->NewFilePath(values);
+    file.partition_values = values;
+    WEIR_ASSIGN_OR_RAISE(
+        auto writer, files::ParquetFileWriter::Create(table_->filesystem(),
+                                                      table_->DataDirectory() + file.relative_path,
+                                                      schema, config_.file));
+    WEIR_RETURN_NOT_OK(writer->Append(*arrow::RecordBatch::Make(schema, batch.num_rows(), arrays)));
+    WEIR_ASSIGN_OR_RAISE(file.info, writer->Finish());
+    outcome.bytes_written += file.info.size_bytes;
+    written.data.push_back(std::move(file));
+  }
+  if (!flush.rejects.empty() && rejects_table_) {
+    WEIR_ASSIGN_OR_RAISE(auto rejects, RejectsBatch(flush.rejects, rejects_table_->columns()));
+    lake::DataFile file;
+    file.relative_path = rejects_table_->NewFilePath({});
+    WEIR_ASSIGN_OR_RAISE(auto writer, files::ParquetFileWriter::Create(
+                                          rejects_table_->filesystem(),
+                                          rejects_table_->DataDirectory() + file.relative_path,
+                                          rejects->schema(), config_.file));
+    WEIR_RETURN_NOT_OK(writer->Append(*rejects));
+    WEIR_ASSIGN_OR_RAISE(file.info, writer->Finish());
+    outcome.bytes_written += file.info.size_bytes;
+    written.rejects.push_back(std::move(file));
+  }
+  return written;
+}
+
+void DatasetWriter::DeleteFiles(const WrittenFiles& files) {
+  for (const auto& file : files.data) {
+    auto deleted = table_->filesystem()->DeleteFile(file.info.path);
+    if (!deleted.ok())
+      spdlog::warn("cannot delete orphan {}: {}", file.info.path, deleted.message());
+  }
+  for (const auto& file : files.rejects) {
+    auto deleted = rejects_table_->filesystem()->DeleteFile(file.info.path);
+    if (!deleted.ok())
+      spdlog::warn("cannot delete orphan {}: {}", file.info.path, deleted.message());
+  }
+}
+
+Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
+  Backoff backoff(BackoffPolicy{.max_attempts = config_.commit_max_attempts},
+                  std::random_device{}());
+  const bool with_rejects = config_.rejects_enabled && !flush.rejects.empty();
+  while (true) {
+    FlushOutcome outcome;
+    const auto started = std::chrono::steady_clock::now();
+    // The writer id is fixed per attempt at writing files: a commit retried with the same files
+    // recognises its own landing after an unknown outcome.
+    const std::string writer = writer_prefix_ + "/" + commit_ids_.Next().ToString();
+    Status status = EnsureTables(*flush.batch->schema(), with_rejects);
+    Result<WrittenFiles> written =
+        status.ok() ? WriteFiles(flush, NowMicros(), outcome) : Result<WrittenFiles>(status);
+    const auto wrote = std::chrono::steady_clock::now();
+    outcome.write_time = std::chrono::duration_cast<std::chrono::milliseconds>(wrote - started);
+    if (written.ok()) {
+      lake::CommitRequest request;
+      request.files = written->data;
+      request.offsets = flush.offsets;
+      request.writer = writer;
+      request.message = fmt::format("weir dataset {}", config_.name);
+      if (!written->rejects.empty()) {
+        request.companion = rejects_table_.get();
+        request.companion_files = written->rejects;
+      }
+      // Commit attempts with these files; a changed table means writing them again.
+      while (true) {
+        ++outcome.commit_attempts;
+        auto committed = table_->Commit(request);
+        if (committed.ok()) {
+          outcome.commit_time = std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::steady_clock::now() - wrote);
+          outcome.conflicts = committed->conflicts;
+          outcome.files = static_cast<int64_t>(written->data.size() + written->rejects.size());
+          if (committed->fenced) {
+            DeleteFiles(*written);
+            outcome.fenced = true;
+            outcome.orphaned_files = outcome.files;
+            outcome.files = 0;
+            return outcome;
+          }
+          outcome.snapshot_id = committed->snapshot_id;
+          outcome.rows = flush.batch->num_rows();
+          outcome.rejects = with_rejects ? static_cast<int64_t>(flush.rejects.size()) : 0;
+          return outcome;
+        }
+        status = committed.status();
+        if (IsTableChanged(status) || ClassOf(status) != ErrorClass::kRetriable) break;
+        const auto delay = backoff.Next();
+        if (!delay) break;
+        spdlog::warn("dataset {}: commit failed ({}); retrying in {} ms", config_.name,
+                     status.message(), delay->count());
+        std::this_thread::sleep_for(*delay);
+      }
+      if (IsTableChanged(status)) {
+        // Refused before anything was written: the files are surely unreferenced.
+        DeleteFiles(*written);
+      } else {
+        // The outcome may be unknown (the link dropped at COMMIT): the files stay, and the
+        // maintenance's orphan sweep removes them if no snapshot references them.
+        spdlog::warn("dataset {}: {} file(s) of an uncommitted flush left for orphan cleanup",
+                     config_.name, written->data.size() + written->rejects.size());
+      }
+    } else {
+      status = written.status();
+    }
+    if (IsTableChanged(status)) {
+      // Another writer changed the table under us: reload it and write the flush again.
+      spdlog::warn("dataset {}: {}; reloading the table", config_.name, status.message());
+      table_.reset();
+      rejects_table_.reset();
+    } else if (ClassOf(status) != ErrorClass::kRetriable) {
+      return WithContext(status, "dataset " + config_.name);
+    }
+    const auto delay = backoff.Next();
+    if (!delay) {
+      return WithContext(status, fmt::format("dataset {}: retry budget of {} attempts spent",
+                                             config_.name, config_.commit_max_attempts));
+    }
+    std::this_thread::sleep_for(*delay);
+  }
+}
+
+}  // namespace weir::ingest

@@ -1,0 +1,106 @@
+// The ingest pipeline: Kafka → decode → buffer → Parquet → one lake commit per flush, exactly
+// once through the offset ledger.
+//
+// Threads:
+//  - the poll thread (the caller of Run): polls Kafka, decodes records into each dataset's
+//    buffer, seals buffers on size or age, pauses partitions when the memory budget is spent,
+//    commits Kafka offsets after lake commits. It never waits on storage or the catalog, except
+//    inside a rebalance (revoked partitions are flushed and committed before they are released).
+//  - one flush thread per dataset: writes files and commits them, in order.
+// Lifecycle: Make → Run (until the stop flag or a fatal error; drains before returning).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "decode/json_batch_builder.h"
+#include "ingest/dataset_writer.h"
+#include "kafka/consumer.h"
+#include "kafka/consumer_config.h"
+#include "lake/ducklake/ducklake_catalog.h"
+#include "observe/metrics_registry.h"
+
+namespace weir::ingest {
+
+struct DatasetOptions {
+  DatasetConfig config;
+  int64_t flush_max_bytes = 100 << 20;
+  std::chrono::milliseconds flush_interval{60000};
+  decode::DecodeOptions decode;
+};
+
+struct PipelineOptions {
+  kafka::ConsumerConfig consumer;  // topics are taken from the datasets
+  std::vector<DatasetOptions> datasets;
+  int64_t memory_budget_bytes = 1LL << 30;
+  int consume_batch_size = 1000;
+  std::chrono::milliseconds drain_timeout{96000};
+};
+
+class Pipeline final : public kafka::AssignmentListener {
+ public:
+  static Result<std::unique_ptr<Pipeline>> Make(PipelineOptions options,
+                                                lake::ducklake::DuckLakeCatalog* catalog,
+                                                observe::MetricsRegistry* metrics);
+  ~Pipeline() override;
+
+  // Consumes until `stop` is set (then flushes, commits and leaves the group) or a fatal error.
+  Status Run(const std::atomic<bool>& stop);
+
+  // For /readyz: partitions assigned (or waiting for an assignment) and not draining.
+  bool ready() const { return ready_.load(); }
+  // For /healthz: the poll loop went round recently.
+  std::chrono::steady_clock::time_point last_loop() const { return last_loop_.load(); }
+
+  Result<std::map<kafka::TopicPartition, int64_t>> OnAssigned(
+      const std::vector<kafka::TopicPartition>& partitions) override;
+  void OnRevoked(const std::vector<kafka::TopicPartition>& partitions) override;
+  void OnLost(const std::vector<kafka::TopicPartition>& partitions) override;
+
+ private:
+  struct Dataset;
+  Pipeline(PipelineOptions options, lake::ducklake::DuckLakeCatalog* catalog,
+           observe::MetricsRegistry* metrics);
+
+  void Accept(const kafka::Message& message);
+  void Seal(Dataset& dataset);
+  void SealDue(std::chrono::steady_clock::time_point now);
+  void SealAll();
+  void Abandon();
+  // Waits until every flush thread is idle; false when `deadline` passed first.
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline);
+  void FlushLoop(Dataset& dataset);
+  void ApplyBackpressure();
+  void CommitKafkaOffsets();
+  void PublishDecodeStats(Dataset& dataset);
+  int64_t BufferedBytes() const;
+  Status ConnectConsumer();
+  void SetFatal(Status status);
+  Status fatal() const;
+
+  PipelineOptions options_;
+  lake::ducklake::DuckLakeCatalog* catalog_;
+  observe::MetricsRegistry* metrics_;
+  std::vector<std::unique_ptr<Dataset>> datasets_;
+  std::map<std::string, Dataset*, std::less<>> by_topic_;
+  std::unique_ptr<kafka::Consumer> consumer_;
+
+  // Poll thread only.
+  std::map<kafka::TopicPartition, int64_t> next_start_;  // the ledger value of the next range
+  bool paused_ = false;
+  bool abandoning_ = false;
+
+  std::atomic<int64_t> inflight_bytes_{0};
+  std::atomic<bool> restart_{false};  // a commit was fenced or partitions were lost
+  std::atomic<bool> ready_{false};
+  std::atomic<std::chrono::steady_clock::time_point> last_loop_{};
+  mutable std::mutex mutex_;
+  std::map<kafka::TopicPartition, int64_t> committed_;  // GUARDED_BY(mutex_), for Kafka
+  Status fatal_;                                        // GUARDED_BY(mutex_)
+};
+
+}  // namespace weir::ingest

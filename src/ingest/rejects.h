@@ -1,0 +1,43 @@
+// The rejects table: records that could not be decoded, kept with their coordinates and the
+// reason, so nothing consumed is lost. `<table>_rejects` commits in the same snapshot as its
+// dataset's rows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <arrow/record_batch.h>
+
+#include "base/status.h"
+#include "lake/table.h"
+
+namespace weir::ingest {
+
+struct RejectRecord {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  std::optional<std::string> key;  // as text (see SafeText)
+  std::string payload;             // as text, truncated to the payload limit
+  int64_t payload_bytes = 0;       // the original size
+  std::string reason;              // invalid_json, invalid_utf8, not_an_object, record_too_large
+  std::string error;               // the decoder's message
+  int64_t received_at_us = 0;
+};
+
+// The rejects table's columns, in order.
+std::vector<std::pair<std::string, lake::ColumnType>> RejectsColumns();
+
+// `bytes` as valid UTF-8 text of at most `limit` bytes: valid sequences are kept, any other
+// byte is written as \xNN, and a cut never splits a character or an escape.
+std::string SafeText(std::string_view bytes, size_t limit);
+
+// The rejects as a record batch matching `table`'s columns (field ids set).
+Result<std::shared_ptr<arrow::RecordBatch>> RejectsBatch(const std::vector<RejectRecord>& rejects,
+                                                         const std::vector<lake::Column>& table);
+
+}  // namespace weir::ingest
