@@ -77,7 +77,15 @@ class Component:
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
-        self.prepare()
+        self._launch(fresh=True)
+
+    def restart(self) -> None:
+        """Starts a stopped component again on the same port, keeping its data (outage tests)."""
+        self._launch(fresh=False)
+
+    def _launch(self, fresh: bool) -> None:
+        if fresh:
+            self.prepare()
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
             self.command(),
@@ -98,7 +106,8 @@ class Component:
                 )
             try:
                 if self.ready():
-                    self.after_ready()
+                    if fresh:
+                        self.after_ready()
                     return
             except Exception:  # not answering yet: keep probing until the deadline
                 pass
