@@ -128,7 +128,13 @@ Result<Coerced> CoerceTo(const arrow::Array& array, lake::ColumnType type) {
           return std::nullopt;
         }
         if (id == arrow::Type::STRING) {
-          return ParseInt64(static_cast<const arrow::StringArray&>(array).GetView(i));
+          const auto text = static_cast<const arrow::StringArray&>(array).GetView(i);
+          if (auto exact = ParseInt64(text)) return exact;
+          // "3.0" (a JSON double that became text when its column was promoted) is integral.
+          const auto v = ParseDouble(text);
+          if (v && std::trunc(*v) == *v && std::fabs(*v) < 9007199254740992.0) {
+            return static_cast<int64_t>(*v);
+          }
         }
         return std::nullopt;
       });

@@ -49,9 +49,14 @@ def wait_for(predicate: Callable[[], bool], timeout_s: float, what: str, poll_s:
 # --- Kafka -------------------------------------------------------------------------------------
 
 
+# Records up to this size can be produced (the poison test sends a 2 MB one).
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
+    new = NewTopic(topic, partitions, 1, config={"max.message.bytes": str(MAX_MESSAGE_BYTES)})
+    for future in admin.create_topics([new]).values():
         future.result(timeout=60)
     wait_for(
         lambda: topic in admin.list_topics(timeout=10).topics
@@ -65,7 +70,12 @@ def produce(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, by
             partition_of: Callable[[int], int] | None = None) -> int:
     """Produces (key, value) records with idempotence; returns how many were acknowledged."""
     producer = Producer(
-        {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20}
+        {
+            "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
+            "linger.ms": 20,
+            "message.max.bytes": MAX_MESSAGE_BYTES,
+        }
     )
     failures: list[str] = []
 
