@@ -307,10 +307,17 @@ class WeirIngest:
 
     def metrics(self) -> dict[str, float]:
         """The /metrics samples, keyed by the series as written (name{labels})."""
+        import urllib.error
         import urllib.request
 
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/metrics", timeout=5) as r:
-            text = r.read().decode()
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/metrics",
+                                        timeout=5) as r:
+                text = r.read().decode()
+        except urllib.error.URLError:
+            if self.alive():
+                return {}  # still starting: no series yet
+            raise
         samples = {}
         for line in text.splitlines():
             if line and not line.startswith("#"):

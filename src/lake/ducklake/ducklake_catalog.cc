@@ -129,8 +129,18 @@ Result<std::unique_ptr<DuckLakeCatalog>> DuckLakeCatalog::Open(const CatalogConf
   WEIR_ASSIGN_OR_RAISE(auto store, files::ObjectStore::Open(data_path, config.s3));
   std::unique_ptr<DuckLakeCatalog> catalog(new DuckLakeCatalog(config, std::move(store)));
   if (!exists) {
+    // Several processes may start on an empty database at once: one creates the catalog, the
+    // others fail on its lock and find the catalog there when they look again.
     std::lock_guard lock(catalog->ddl_mutex_);
-    WEIR_RETURN_NOT_OK(catalog->AttachEngine(/*create=*/true));
+    std::mt19937_64 random(std::random_device{}());
+    for (int attempt = 1;; ++attempt) {
+      auto created = catalog->AttachEngine(/*create=*/true);
+      if (created.ok()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200 + random() % 800));
+      WEIR_ASSIGN_OR_RAISE(const bool appeared, HasCatalog(*db));
+      if (appeared) break;
+      if (attempt >= config.max_attempts) return created;
+    }
   }
   WEIR_RETURN_NOT_OK(db->Execute(LedgerDdl()));
   return catalog;
