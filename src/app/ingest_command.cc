@@ -130,7 +130,12 @@ std::optional<config::IngestSettings> Load(const IngestArgs& args, std::ostream&
 // object), every topic present.
 Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::IngestSettings& s) {
   auto catalog = lake::ducklake::DuckLakeCatalog::Open(MakeCatalogConfig(s));
-  if (!catalog.ok()) return WithContext(catalog.status(), "catalog");
+  if (!catalog.ok()) {
+    return WithContext(catalog.status(),
+                       s.catalog.kind == config::CatalogKind::kSqlite
+                           ? "catalog.sqlite_path " + s.catalog.sqlite_path
+                           : std::string("catalog.postgres_dsn (or catalog.postgres_*)"));
+  }
   spdlog::info(
       "catalog ok: {} (data path {})",
       s.catalog.kind == config::CatalogKind::kSqlite ? s.catalog.sqlite_path : "PostgreSQL",
@@ -139,7 +144,8 @@ Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::Ing
   const std::string marker = ".weir-probe-" + ids.Next().ToString();
   auto probed = (*catalog)->store().Probe(marker);
   if (!probed.ok()) {
-    return WithContext(probed, "storage " + (*catalog)->store().uri() + " (writing a marker)");
+    return WithContext(probed, "storage.data_path " + (*catalog)->store().uri() +
+                                   " (writing a marker object)");
   }
   spdlog::info("storage ok: wrote, read and deleted {}{}", (*catalog)->store().uri(), marker);
   for (const auto& d : s.datasets) {
