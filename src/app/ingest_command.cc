@@ -144,8 +144,8 @@ Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::Ing
   const std::string marker = ".weir-probe-" + ids.Next().ToString();
   auto probed = (*catalog)->store().Probe(marker);
   if (!probed.ok()) {
-    return WithContext(probed, "storage.data_path " + (*catalog)->store().uri() +
-                                   " (writing a marker object)");
+    return WithContext(
+        probed, "storage.data_path " + (*catalog)->store().uri() + " (writing a marker object)");
   }
   spdlog::info("storage ok: wrote, read and deleted {}{}", (*catalog)->store().uri(), marker);
   for (const auto& d : s.datasets) {

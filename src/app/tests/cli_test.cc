@@ -39,11 +39,25 @@ TEST(CliTest, VersionNamesWeirAndItsLibraries) {
 }
 
 TEST(CliTest, UnimplementedSubcommandsExitNonZeroNamingThemselves) {
-  for (const char* sub : {"ingest", "serve", "maintain", "wal", "check"}) {
+  for (const char* sub : {"serve", "maintain", "wal"}) {
     const Outcome run = Invoke({sub, "--config", "x.yaml"});
     EXPECT_EQ(run.code, kExitNotImplemented) << sub;
     EXPECT_EQ(run.err, std::string("weir ") + sub + ": not implemented yet in weir 0.1.0\n");
   }
+}
+
+TEST(CliTest, IngestAndCheckRefuseAMissingConfigFileNamingIt) {
+  for (const char* sub : {"ingest", "check"}) {
+    const Outcome run = Invoke({sub, "--config", "/nonexistent/weir.yaml"});
+    EXPECT_EQ(run.code, kExitFailure) << sub;
+    EXPECT_NE(run.err.find("/nonexistent/weir.yaml"), std::string::npos) << run.err;
+  }
+}
+
+TEST(CliTest, SetNeedsNameEqualsValue) {
+  const Outcome run = Invoke({"check", "--set", "flush.interval"});
+  EXPECT_EQ(run.code, kExitUsage);
+  EXPECT_NE(run.err.find("--set flush.interval"), std::string::npos) << run.err;
 }
 
 TEST(CliTest, UnknownSubcommandIsAUsageError) {

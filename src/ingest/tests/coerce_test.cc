@@ -1,0 +1,69 @@
+#include "ingest/coerce.h"
+
+#include <arrow/api.h>
+#include <gtest/gtest.h>
+
+namespace weir::ingest {
+namespace {
+
+std::shared_ptr<arrow::Array> Strings(const std::vector<std::optional<std::string>>& values) {
+  arrow::StringBuilder builder;
+  for (const auto& v : values) {
+    EXPECT_TRUE((v ? builder.Append(*v) : builder.AppendNull()).ok());
+  }
+  return builder.Finish().ValueOrDie();
+}
+
+TEST(CoerceTest, TextBecomesBigintWhenIntegralElseNullAndCounted) {
+  auto coerced =
+      CoerceTo(*Strings({"42", "3.0", "-7", "x", std::nullopt, "1.5"}), lake::ColumnType::kBigint)
+          .ValueOrDie();
+  EXPECT_EQ(coerced.nulled, 2);  // "x" and "1.5"; an original null is not counted
+  const auto& ints = static_cast<const arrow::Int64Array&>(*coerced.array);
+  EXPECT_EQ(ints.Value(0), 42);
+  EXPECT_EQ(ints.Value(1), 3);
+  EXPECT_EQ(ints.Value(2), -7);
+  EXPECT_TRUE(ints.IsNull(3));
+  EXPECT_TRUE(ints.IsNull(4));
+  EXPECT_TRUE(ints.IsNull(5));
+}
+
+TEST(CoerceTest, NumbersAndBooleansBecomeTheirText) {
+  arrow::Int64Builder ints;
+  ASSERT_TRUE(ints.AppendValues({1, -2}).ok());
+  auto text = CoerceTo(*ints.Finish().ValueOrDie(), lake::ColumnType::kVarchar).ValueOrDie();
+  EXPECT_EQ(text.nulled, 0);
+  EXPECT_EQ(static_cast<const arrow::StringArray&>(*text.array).GetString(1), "-2");
+  arrow::BooleanBuilder bools;
+  ASSERT_TRUE(bools.Append(true).ok());
+  auto btext = CoerceTo(*bools.Finish().ValueOrDie(), lake::ColumnType::kVarchar).ValueOrDie();
+  EXPECT_EQ(static_cast<const arrow::StringArray&>(*btext.array).GetString(0), "true");
+}
+
+TEST(CoerceTest, DoublesBecomeBigintOnlyWhenIntegralAndInRange) {
+  arrow::DoubleBuilder doubles;
+  ASSERT_TRUE(doubles.AppendValues({2.0, 2.5, 1e19, -9223372036854775808.0}).ok());
+  auto coerced = CoerceTo(*doubles.Finish().ValueOrDie(), lake::ColumnType::kBigint).ValueOrDie();
+  EXPECT_EQ(coerced.nulled, 2);
+  const auto& ints = static_cast<const arrow::Int64Array&>(*coerced.array);
+  EXPECT_EQ(ints.Value(0), 2);
+  EXPECT_EQ(ints.Value(3), INT64_MIN);
+}
+
+TEST(CoerceTest, TimestampsFromJsonAreNotGuessed) {
+  auto coerced =
+      CoerceTo(*Strings({"2026-01-01", std::nullopt}), lake::ColumnType::kTimestampTz).ValueOrDie();
+  EXPECT_EQ(coerced.nulled, 1);
+  EXPECT_EQ(coerced.array->type()->id(), arrow::Type::TIMESTAMP);
+  EXPECT_EQ(coerced.array->null_count(), 2);
+}
+
+TEST(CoerceTest, SameTypeIsPassedThrough) {
+  auto input = Strings({"a"});
+  auto coerced = CoerceTo(*input, lake::ColumnType::kVarchar).ValueOrDie();
+  EXPECT_EQ(coerced.nulled, 0);
+  EXPECT_TRUE(coerced.array->Equals(*input));
+}
+
+}  // namespace
+}  // namespace weir::ingest
