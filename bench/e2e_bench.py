@@ -1,0 +1,299 @@
+"""End-to-end throughput of `weir ingest` against the librdkafka consume-only ceiling.
+
+Run under the harness (Kafka + PostgreSQL), from the repository root:
+
+    .deps/venv/bin/python -m tests.harness run --only kafka,postgres -- \
+        .deps/venv/bin/python bench/e2e_bench.py --build build/h-bench --events 2000000 --runs 3
+
+1. bench_fill_topic fills a new topic with N reference events;
+2. bench_consume_ceiling reads it all once (the ceiling, events/s);
+3. per run: a fresh PostgreSQL database as the DuckLake catalog, a fresh consumer group and data
+   directory; `weir ingest` is started and its /metrics polled every 0.2 s (and its VmHWM) until
+   weir_records_written_total{dataset="events"} == N; then SIGTERM (exit 0 expected) and DuckDB
+   counts the table's rows (exactly N expected).
+Prints per run and the median: end-to-end events/s, ceiling events/s, ratio, peak RSS; and the
+target checks (ratio >= 60 %, peak RSS <= flush.max_bytes + 64 MiB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXTENSIONS = ROOT / ".deps" / "duckdb" / "extensions"
+UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "kb": 1000, "mb": 10**6,
+         "gb": 10**9}
+
+
+def parse_bytes(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in UNITS:
+        raise SystemExit(f"not a byte size: {text}")
+    return int(m.group(1)) * UNITS[m.group(2).lower()]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+
+def require_env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise SystemExit(f"{name} is not set: run under `python -m tests.harness run --only "
+                         "kafka,postgres -- ...`")
+    return value
+
+
+def metric_sum(text: str, name: str, labels: str | None = None) -> int:
+    """The sum of the samples of `name` (those whose label set contains `labels`, if given)."""
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name) or line.startswith("#"):
+            continue
+        head, _, value = line.rpartition(" ")
+        metric = head.split("{", 1)[0]
+        if metric != name or (labels and labels not in head):
+            continue
+        total += float(value)
+    return int(total)
+
+
+def vm_hwm_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def log_tail(path: Path, lines: int = 60) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as e:
+        return f"(no log: {e})"
+
+
+def fill_topic(build: Path, bootstrap: str, topic: str, partitions: int, events: int,
+               seed: int, compression: str) -> None:
+    cmd = [str(build / "bench" / "bench_fill_topic"), "--bootstrap", bootstrap, "--topic", topic,
+           "--partitions", str(partitions), "--events", str(events), "--seed", str(seed),
+           "--compression", compression]
+    print("$", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True)
+
+
+def consume_ceiling(build: Path, bootstrap: str, topic: str, events: int) -> float:
+    cmd = [str(build / "bench" / "bench_consume_ceiling"), "--bootstrap", bootstrap, "--topic",
+           topic, "--events", str(events)]
+    print("$", " ".join(cmd), flush=True)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    print(out, end="", flush=True)
+    m = re.search(r"CEILING_EVENTS_PER_S (\d+)", out)
+    if not m:
+        raise SystemExit("bench_consume_ceiling printed no CEILING_EVENTS_PER_S")
+    return float(m.group(1))
+
+
+def fresh_database(pg_url: str, pg_dsn: str) -> str:
+    import psycopg
+
+    name = unique("bench_lake")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return f"{pg_dsn} dbname={name}"
+
+
+def count_rows(dsn: str, table: str) -> int:
+    import duckdb
+
+    con = duckdb.connect(config={"extension_directory": str(EXTENSIONS),
+                                 "autoinstall_known_extensions": False,
+                                 "autoload_known_extensions": False})
+    try:
+        con.execute("LOAD ducklake")
+        con.execute("LOAD postgres_scanner")
+        con.execute(f"ATTACH 'ducklake:postgres:{dsn}' AS lake (READ_ONLY)")
+        return con.execute(f"SELECT count(*) FROM lake.{table}").fetchone()[0]
+    finally:
+        con.close()
+
+
+def run_weir(args, bootstrap: str, topic: str, pg_url: str, pg_dsn: str, run: int) -> dict:
+    work = Path(tempfile.mkdtemp(prefix=f"weir-e2e-bench-{run}-"))
+    dsn = fresh_database(pg_url, pg_dsn)
+    port = free_port()
+    log_path = work / "weir.log"
+    env = dict(os.environ)
+    env.update({
+        "WEIR_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+        "WEIR_TOPIC": topic,
+        "WEIR_TABLE": "events",
+        "WEIR_KAFKA_GROUP_ID": unique("bench_group"),
+        "WEIR_CATALOG_KIND": "postgres",
+        "WEIR_CATALOG_POSTGRES_DSN": dsn,
+        "WEIR_STORAGE_DATA_PATH": str(work / "data") + "/",
+        "WEIR_FLUSH_MAX_BYTES": args.flush_max_bytes,
+        "WEIR_FLUSH_INTERVAL": args.flush_interval,
+        "WEIR_HTTP_PORT": str(port),
+        "WEIR_LOG_LEVEL": "info",
+    })
+    binary = args.build / "weir"
+    print(f"run {run}: {binary} ingest, log {log_path}, catalog {dsn}", flush=True)
+    with open(log_path, "ab") as log:
+        start = time.monotonic()
+        proc = subprocess.Popen([str(binary), "ingest"], env=env, cwd=work, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/metrics"
+    written = consumed = 0
+    first_consumed = None
+    peak_kib = 0
+    deadline = start + args.timeout
+    try:
+        while True:
+            peak_kib = max(peak_kib, vm_hwm_kib(proc.pid))
+            if proc.poll() is not None:
+                raise RuntimeError(f"weir ingest exited with {proc.returncode} after "
+                                   f"{time.monotonic() - start:.1f}s, {written} written")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"timed out after {args.timeout}s: {written} of "
+                                   f"{args.events} written, {consumed} consumed")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    text = response.read().decode()
+            except OSError:
+                time.sleep(0.2)
+                continue
+            now = time.monotonic()
+            written = metric_sum(text, "weir_records_written_total", 'dataset="events"')
+            consumed = metric_sum(text, "weir_records_consumed_total")
+            if first_consumed is None and consumed > 0:
+                first_consumed = now
+            if written >= args.events:
+                done = now
+                break
+            time.sleep(0.2)
+        peak_kib = max(peak_kib, vm_hwm_kib(proc.pid))
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise RuntimeError("weir ingest ignored SIGTERM for 120 s")
+        peak_kib = max(peak_kib, 0)
+        if code != 0:
+            raise RuntimeError(f"weir ingest exited with {code} after SIGTERM")
+        rows = count_rows(dsn, "events")
+    except Exception as e:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        print(f"run {run} FAILED: {e}\n--- weir log tail ({log_path}) ---\n{log_tail(log_path)}\n"
+              "---", flush=True)
+        raise SystemExit(1)
+    total_s = done - start
+    from_first_s = done - (first_consumed or start)
+    result = {
+        "run": run,
+        "written": written,
+        "rows": rows,
+        "total_s": total_s,
+        "from_first_s": from_first_s,
+        "eps": args.events / total_s,
+        "eps_from_first": args.events / from_first_s,
+        "peak_mib": peak_kib / 1024,
+        "exit": code,
+    }
+    print(f"run {run}: {written} written in {total_s:.2f}s from start ({result['eps']:.0f} "
+          f"events/s), {from_first_s:.2f}s from first consumed ({result['eps_from_first']:.0f} "
+          f"events/s), peak RSS {result['peak_mib']:.1f} MiB, exit {code}, table rows {rows}",
+          flush=True)
+    if rows != args.events:
+        print(f"run {run} FAILED: the table has {rows} rows, expected {args.events}\n"
+              f"--- weir log tail ({log_path}) ---\n{log_tail(log_path)}\n---", flush=True)
+        raise SystemExit(1)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", type=Path, default=ROOT / "build" / "release")
+    parser.add_argument("--events", type=int, default=2_000_000)
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--compression", default="lz4")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--flush-max-bytes", default="128MiB")
+    parser.add_argument("--flush-interval", default="10s")
+    parser.add_argument("--timeout", type=float, default=1800, help="per weir run, seconds")
+    parser.add_argument("--topic", help="reuse this already filled topic (skips the fill)")
+    parser.add_argument("--keep", action="store_true", help="keep data directories and logs")
+    args = parser.parse_args()
+    args.build = args.build if args.build.is_absolute() else ROOT / args.build
+
+    bootstrap = require_env("WEIR_TEST_KAFKA_BOOTSTRAP")
+    pg_dsn = require_env("WEIR_TEST_PG_DSN")
+    pg_url = require_env("WEIR_TEST_PG_URL")
+    flush_bytes = parse_bytes(args.flush_max_bytes)
+
+    topic = args.topic or unique("bench_e2e")
+    if not args.topic:
+        fill_topic(args.build, bootstrap, topic, args.partitions, args.events, args.seed,
+                   args.compression)
+    ceiling = consume_ceiling(args.build, bootstrap, topic, args.events)
+
+    results = [run_weir(args, bootstrap, topic, pg_url, pg_dsn, run)
+               for run in range(1, args.runs + 1)]
+
+    print()
+    print(f"events {args.events}, topic {topic} ({args.partitions} partitions, "
+          f"{args.compression}), flush.max_bytes {args.flush_max_bytes} ({flush_bytes} B), "
+          f"flush.interval {args.flush_interval}, build {args.build}")
+    header = (f"{'run':>4} {'total_s':>8} {'e2e_ev/s':>10} {'first_s':>8} {'first_ev/s':>10} "
+              f"{'ceiling':>10} {'ratio':>7} {'peakMiB':>8} {'rows':>9}")
+    print(header)
+    for r in results:
+        print(f"{r['run']:>4} {r['total_s']:>8.2f} {r['eps']:>10.0f} {r['from_first_s']:>8.2f} "
+              f"{r['eps_from_first']:>10.0f} {ceiling:>10.0f} {r['eps'] / ceiling:>7.1%} "
+              f"{r['peak_mib']:>8.1f} {r['rows']:>9}")
+    eps = statistics.median(r["eps"] for r in results)
+    eps_first = statistics.median(r["eps_from_first"] for r in results)
+    peak = statistics.median(r["peak_mib"] for r in results)
+    peak_max = max(r["peak_mib"] for r in results)
+    ratio = eps / ceiling
+    budget_mib = flush_bytes / (1 << 20) + 64
+    print(f"median: {eps:.0f} events/s end to end ({eps_first:.0f} from first consumed), "
+          f"ceiling {ceiling:.0f} events/s, ratio {ratio:.1%}, peak RSS {peak:.1f} MiB "
+          f"(max {peak_max:.1f})")
+    print(f"target ratio >= 60%: {'PASS' if ratio >= 0.6 else 'FAIL'} ({ratio:.1%})")
+    print(f"target peak RSS <= flush.max_bytes + 64 MiB = {budget_mib:.0f} MiB: "
+          f"{'PASS' if peak_max <= budget_mib else 'FAIL'} (max {peak_max:.1f} MiB)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
