@@ -4,7 +4,10 @@
 add_library(weir_warnings INTERFACE)
 target_compile_options(weir_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
-  -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough -Werror)
+  -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough -Werror
+  # GCC 12 reports maybe-uninitialized inside std::variant's destructor at -O2 (a known false
+  # positive); it stays a warning rather than failing optimised builds.
+  -Wno-error=maybe-uninitialized)
 
 # weir_library(NAME SRCS <files> DEPS <targets>): a static library `weir_<NAME>` whose public
 # include root is src/ (so headers are included as "base/status.h").
