@@ -77,6 +77,7 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
   k.fetch_min_bytes = s.kafka.fetch_min_bytes;
   k.fetch_max_wait_ms = s.kafka.fetch_max_wait_ms;
   k.properties = s.kafka.properties;
+  k.statistics_interval = std::chrono::seconds(15);  // librdkafka's numbers on /metrics
   options.memory_budget_bytes = s.memory_budget_bytes;
   options.consume_batch_size = s.kafka.consume_batch_size;
   options.drain_timeout = s.drain_timeout;

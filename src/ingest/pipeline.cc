@@ -67,7 +67,10 @@ struct Pipeline::Dataset {
 
 Pipeline::Pipeline(PipelineOptions options, lake::ducklake::DuckLakeCatalog* catalog,
                    observe::MetricsRegistry* metrics)
-    : options_(std::move(options)), catalog_(catalog), metrics_(metrics) {
+    : options_(std::move(options)),
+      catalog_(catalog),
+      metrics_(metrics),
+      kafka_statistics_(metrics) {
   last_loop_.store(SteadyClock::now());
 }
 
@@ -435,10 +438,25 @@ void Pipeline::CommitKafkaOffsets() {
   }
 }
 
+void Pipeline::PublishLag() {
+  const auto now = SteadyClock::now();
+  if (!consumer_ || now - lag_published_ < std::chrono::seconds(5)) return;
+  lag_published_ = now;
+  for (const auto& lag : consumer_->Lag()) {
+    if (lag.lag < 0) continue;
+    metrics_
+        ->Gauge(m::kConsumerLag,
+                {{std::string(m::kLabelTopic), lag.partition.topic},
+                 {std::string(m::kLabelPartition), std::to_string(lag.partition.partition)}})
+        .Set(static_cast<double>(lag.lag));
+  }
+}
+
 Status Pipeline::ConnectConsumer() {
   abandoning_ = false;
   paused_ = false;
   WEIR_ASSIGN_OR_RAISE(consumer_, kafka::Consumer::Make(options_.consumer, this));
+  consumer_->SetStatisticsSink([this](std::string_view json) { kafka_statistics_.Update(json); });
   return Status::OK();
 }
 
@@ -494,6 +512,7 @@ Status Pipeline::Run(const std::atomic<bool>& stop) {
     SealDue(SteadyClock::now());
     ApplyBackpressure();
     CommitKafkaOffsets();
+    PublishLag();
   }
 
   // Drain: stop fetching, flush and commit everything buffered, leave the group.

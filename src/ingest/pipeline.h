@@ -19,6 +19,7 @@
 #include "base/status.h"
 #include "decode/json_batch_builder.h"
 #include "ingest/dataset_writer.h"
+#include "ingest/kafka_statistics.h"
 #include "kafka/consumer.h"
 #include "kafka/consumer_config.h"
 #include "lake/ducklake/ducklake_catalog.h"
@@ -77,6 +78,7 @@ class Pipeline final : public kafka::AssignmentListener {
   void ApplyBackpressure();
   void CommitKafkaOffsets();
   void PublishDecodeStats(Dataset& dataset);
+  void PublishLag();
   int64_t BufferedBytes() const;
   Status ConnectConsumer();
   void SetFatal(Status status);
@@ -88,6 +90,8 @@ class Pipeline final : public kafka::AssignmentListener {
   std::vector<std::unique_ptr<Dataset>> datasets_;
   std::map<std::string, Dataset*, std::less<>> by_topic_;
   std::unique_ptr<kafka::Consumer> consumer_;
+  KafkaStatistics kafka_statistics_;
+  std::chrono::steady_clock::time_point lag_published_{};
 
   // Poll thread only.
   std::map<kafka::TopicPartition, int64_t> next_start_;  // the ledger value of the next range

@@ -126,3 +126,42 @@ def test_bad_configuration_stops_before_consuming(setting, value, message, kafka
     assert message in output, output
     assert "assigned" not in output  # never joined the group
     assert not (tmp_path / "weir-lake" / "data" / "main").exists()
+
+
+def test_check_probes_broker_catalog_and_storage(kafka, s3, build_dir, tmp_path):
+    from tests.e2e.weir_run import fresh_bucket
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("check")
+    create_topic(bootstrap, topic, 3)
+    lake = Lake(tmp_path / "lake", storage="s3")
+    lake.s3 = fresh_bucket(s3)
+    env = clean_environment()
+    env.update(lake.env())
+    env.update({"WEIR_KAFKA_BOOTSTRAP_SERVERS": bootstrap, "WEIR_TOPIC": topic,
+                "WEIR_TABLE": "events"})
+    ok = subprocess.run([str(build_dir / "weir"), "check"], env=env, cwd=tmp_path,
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "configuration valid; broker, catalog and storage reachable" in ok.stdout
+    assert f"topic ok: {topic} has 3 partition(s)" in ok.stdout + ok.stderr
+    assert "storage ok: wrote, read and deleted s3://" in ok.stdout + ok.stderr
+    assert "****" in ok.stdout  # the S3 secret is masked, never printed
+    assert lake.s3["secret_key"] not in ok.stdout + ok.stderr
+
+    env["WEIR_TOPIC"] = unique("missing")
+    missing = subprocess.run([str(build_dir / "weir"), "check"], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 1
+    assert f"topic {env['WEIR_TOPIC']} does not exist" in missing.stderr
+
+    # Storage that cannot be written (a bucket that does not exist; the emulator accepts any
+    # credentials, so this is how a refusal is provoked here).
+    env["WEIR_TOPIC"] = topic
+    env["WEIR_STORAGE_DATA_PATH"] = f"s3://{unique('nobucket').replace('_', '-')}/lake/"
+    env["WEIR_CATALOG_SQLITE_PATH"] = str(tmp_path / "other.sqlite")
+    env["WEIR_COMMIT_MAX_ATTEMPTS"] = "2"
+    denied = subprocess.run([str(build_dir / "weir"), "check"], env=env, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=180)
+    assert denied.returncode == 1, denied.stdout
+    assert "storage.data_path s3://" in denied.stderr, denied.stderr

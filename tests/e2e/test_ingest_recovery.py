@@ -147,3 +147,28 @@ def test_sigterm_under_load_commits_everything_consumed(kafka, build_dir, tmp_pa
     finally:
         assert weir.stop() == 0, weir.log()
     assert_exactly(lake, "events", total)
+
+
+def test_memory_budget_pauses_consumption_and_loses_nothing(kafka, build_dir, tmp_path):
+    """A budget far below one flush's size: consumption pauses at the budget (the buffer is
+    flushed early), resumes below it, and every event lands once."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("budget")
+    total = 150_000
+    create_topic(bootstrap, topic, 4)
+    produce(bootstrap, topic, event_records(0, total))
+    lake = Lake(tmp_path / "lake")
+    settings = {"WEIR_MEMORY_BUDGET": "16MiB", "WEIR_FLUSH_MAX_BYTES": "1GiB",
+                "WEIR_FLUSH_INTERVAL": "10m"}
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
+                      settings).start()
+    try:
+        wait_for(lambda: lake.count("events") >= total or not weir.alive(), 180,
+                 "every event committed under the budget")
+        assert weir.alive(), weir.log()
+    finally:
+        assert weir.stop() == 0, weir.log()
+    log = weir.log_path.read_text()
+    assert "memory budget of 16777216 bytes reached" in log
+    assert "partitions resumed" in log
+    assert_exactly(lake, "events", total)

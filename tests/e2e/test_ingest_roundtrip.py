@@ -68,6 +68,9 @@ def test_every_event_lands_once_with_its_values(
         assert weir.alive(), weir.log()
         assert weir.metric("weir_records_consumed_total") == EVENTS
         assert weir.metric("weir_records_written_total") == EVENTS
+        assert weir.metric("weir_commits_total") >= 1
+        assert weir.http("/healthz") == (200, "ok\n")
+        assert weir.http("/readyz") == (200, "ok\n")
     finally:
         code = weir.stop()
     assert code == 0, weir.log()

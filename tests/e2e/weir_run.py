@@ -305,6 +305,18 @@ class WeirIngest:
         text = self.log_path.read_text(errors="replace").splitlines()
         return f"--- {self.log_path} ---\n" + "\n".join(text[-lines:])
 
+    def http(self, path: str) -> tuple[int, str]:
+        """(status, body) of a GET on weir's HTTP port."""
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}{path}",
+                                        timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
     def metrics(self) -> dict[str, float]:
         """The /metrics samples, keyed by the series as written (name{labels})."""
         import urllib.error
