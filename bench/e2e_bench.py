@@ -88,6 +88,44 @@ def vm_hwm_kib(pid: int) -> int:
     return 0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a live process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+COMMIT_LINE = re.compile(r"committed snapshot \d+: (\d+) rows, .*?(\d+) file\(s\), (\d+) bytes, "
+                         r"write (\d+) ms, commit (\d+) ms")
+
+
+def flush_summary(path: Path) -> dict:
+    """Flushes in weir's log: count, rows, Parquet bytes, write and commit milliseconds."""
+    rows, size, write, commit = [], [], [], []
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        text = ""
+    for m in COMMIT_LINE.finditer(text):
+        rows.append(int(m.group(1)))
+        size.append(int(m.group(3)))
+        write.append(int(m.group(4)))
+        commit.append(int(m.group(5)))
+    n = len(rows)
+    return {
+        "flushes": n,
+        "rows_per_flush": sum(rows) / n if n else 0,
+        "file_mib": sum(size) / n / (1 << 20) if n else 0,
+        "write_ms": statistics.median(write) if n else 0,
+        "commit_ms": statistics.median(commit) if n else 0,
+        "write_s": sum(write) / 1000,
+        "commit_s": sum(commit) / 1000,
+    }
+
+
 def log_tail(path: Path, lines: int = 60) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -192,6 +230,7 @@ def run_weir(args, bootstrap: str, topic: str, pg_url: str, pg_dsn: str, run: in
                 first_consumed = now
             if written >= args.events:
                 done = now
+                cpu_s = cpu_seconds(proc.pid)
                 break
             time.sleep(0.2)
         peak_kib = max(peak_kib, vm_hwm_kib(proc.pid))
@@ -214,6 +253,7 @@ def run_weir(args, bootstrap: str, topic: str, pg_url: str, pg_dsn: str, run: in
               "---", flush=True)
         raise SystemExit(1)
     total_s = done - start
+    flushes = flush_summary(log_path)
     from_first_s = done - (first_consumed or start)
     result = {
         "run": run,
@@ -225,11 +265,18 @@ def run_weir(args, bootstrap: str, topic: str, pg_url: str, pg_dsn: str, run: in
         "eps_from_first": args.events / from_first_s,
         "peak_mib": peak_kib / 1024,
         "exit": code,
+        "cpu_s": cpu_s,
+        **flushes,
     }
     print(f"run {run}: {written} written in {total_s:.2f}s from start ({result['eps']:.0f} "
           f"events/s), {from_first_s:.2f}s from first consumed ({result['eps_from_first']:.0f} "
           f"events/s), peak RSS {result['peak_mib']:.1f} MiB, exit {code}, table rows {rows}",
           flush=True)
+    print(f"run {run}: weir CPU {cpu_s:.1f} s over {total_s:.1f} s wall "
+          f"({cpu_s / total_s:.0%} of one core); {flushes['flushes']} flushes of "
+          f"{flushes['rows_per_flush']:.0f} rows ({flushes['file_mib']:.1f} MiB Parquet), median "
+          f"write {flushes['write_ms']:.0f} ms, commit {flushes['commit_ms']:.0f} ms; total write "
+          f"{flushes['write_s']:.1f} s, commit {flushes['commit_s']:.1f} s", flush=True)
     if rows != args.events:
         print(f"run {run} FAILED: the table has {rows} rows, expected {args.events}\n"
               f"--- weir log tail ({log_path}) ---\n{log_tail(log_path)}\n---", flush=True)
@@ -275,12 +322,14 @@ def main() -> None:
           f"{args.compression}), flush.max_bytes {args.flush_max_bytes} ({flush_bytes} B), "
           f"flush.interval {args.flush_interval}, build {args.build}")
     header = (f"{'run':>4} {'total_s':>8} {'e2e_ev/s':>10} {'first_s':>8} {'first_ev/s':>10} "
-              f"{'ceiling':>10} {'ratio':>7} {'peakMiB':>8} {'rows':>9}")
+              f"{'ceiling':>10} {'ratio':>7} {'peakMiB':>8} {'rows':>9} {'cpu%':>5} {'flushes':>7} "
+              f"{'write_ms':>8} {'commit_ms':>9}")
     print(header)
     for r in results:
         print(f"{r['run']:>4} {r['total_s']:>8.2f} {r['eps']:>10.0f} {r['from_first_s']:>8.2f} "
               f"{r['eps_from_first']:>10.0f} {ceiling:>10.0f} {r['eps'] / ceiling:>7.1%} "
-              f"{r['peak_mib']:>8.1f} {r['rows']:>9}")
+              f"{r['peak_mib']:>8.1f} {r['rows']:>9} {r['cpu_s'] / r['total_s']:>5.0%} "
+              f"{r['flushes']:>7} {r['write_ms']:>8.0f} {r['commit_ms']:>9.0f}")
     eps = statistics.median(r["eps"] for r in results)
     eps_first = statistics.median(r["eps_from_first"] for r in results)
     peak = statistics.median(r["peak_mib"] for r in results)
