@@ -53,7 +53,7 @@ def main() -> int:
     bootstrap = os.environ["WEIR_TEST_KAFKA_BOOTSTRAP"]
     topic = f"quickstart-{int(time.time())}"
     create_topic(bootstrap, topic, 8)
-    produced = produce(bootstrap, topic, sample_events(args.events, seed=7))
+    produced = produce(bootstrap, topic, sample_events(args.events, seed=time.time_ns()))
     print(f"[quickstart] produced {produced} events to topic {topic} on {bootstrap}")
 
     lake_dir = Path(args.lake)
