@@ -1,7 +1,7 @@
 # Finds Arrow C++ and Parquet C++ inside the pinned pyarrow wheel of the project virtualenv.
 # The wheel ships the headers (pyarrow.get_include()) and the shared libraries
 # (pyarrow.get_library_dirs()); its manylinux_2_28 build uses the C++11 ABI like Debian's g++.
-# Defines: weir::arrow, weir::parquet, weir::arrow_s3 (and PyArrowCpp_LIBRARY_DIR for rpaths).
+# Defines: weir::arrow, weir::parquet, weir::arrow_s3, weir::arrow_compute (and PyArrowCpp_LIBRARY_DIR for rpaths).
 set(_python "${WEIR_DEPS_DIR}/venv/bin/python")
 if(NOT EXISTS "${_python}")
   message(FATAL_ERROR "No project virtualenv at ${WEIR_DEPS_DIR}/venv: run scripts/setup")
@@ -37,6 +37,8 @@ endfunction()
 _weir_pyarrow_lib(weir::arrow arrow)
 _weir_pyarrow_lib(weir::parquet parquet)
 _weir_pyarrow_lib(weir::arrow_s3 arrow_s3)  # Arrow's S3 filesystem is its own library
+_weir_pyarrow_lib(weir::arrow_compute arrow_compute)  # kernels beyond the core (Take, ...)
+set_property(TARGET weir::arrow_compute PROPERTY INTERFACE_LINK_LIBRARIES weir::arrow)
 set_property(TARGET weir::parquet PROPERTY INTERFACE_LINK_LIBRARIES weir::arrow)
 set_property(TARGET weir::arrow_s3 PROPERTY INTERFACE_LINK_LIBRARIES weir::arrow)
 

@@ -6,12 +6,18 @@
 #include <thread>
 
 #include <arrow/array/util.h>
+#include <arrow/builder.h>
+#include <arrow/compute/api_vector.h>
+#include <arrow/compute/initialize.h>
+#include <arrow/datum.h>
 #include <arrow/scalar.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "base/backoff.h"
+#include "base/check.h"
 #include "base/clock.h"
+#include "base/number_text.h"
 #include "ingest/coerce.h"
 #include "lake/ducklake/stats_text.h"
 
@@ -30,6 +36,24 @@ int64_t NowMicros() {
       .count();
 }
 
+// The text of a value as a DuckLake identity partition value; nullopt for null.
+std::optional<std::string> PartitionText(const arrow::Array& array, int64_t i) {
+  if (array.IsNull(i)) return std::nullopt;
+  switch (array.type_id()) {
+    case arrow::Type::INT64:
+      return std::to_string(static_cast<const arrow::Int64Array&>(array).Value(i));
+    case arrow::Type::DOUBLE:
+      return ShortestText(static_cast<const arrow::DoubleArray&>(array).Value(i));
+    case arrow::Type::BOOL:
+      return std::string(static_cast<const arrow::BooleanArray&>(array).Value(i) ? "true"
+                                                                                 : "false");
+    case arrow::Type::STRING:
+      return std::string(static_cast<const arrow::StringArray&>(array).GetView(i));
+    default:
+      return array.GetScalar(i).ValueOrDie()->ToString();
+  }
+}
+
 bool IsTableChanged(const Status& status) {
   const ErrorDetail* detail = GetErrorDetail(status);
   return detail != nullptr && detail->source() == "ducklake" && detail->code() == "table_changed";
@@ -41,7 +65,13 @@ DatasetWriter::DatasetWriter(DatasetConfig config, lake::ducklake::DuckLakeCatal
     : config_(std::move(config)),
       catalog_(catalog),
       commit_ids_(Clock::System(), std::random_device{}()),
-      writer_prefix_(fmt::format("{}/{}", HostName(), ::getpid())) {}
+      writer_prefix_(fmt::format("{}/{}", HostName(), ::getpid())) {
+  static std::once_flag compute_ready;
+  std::call_once(compute_ready, [] {
+    // Registers the kernels of libarrow_compute (Take); fails only on a broken installation.
+    WEIR_CHECK(arrow::compute::Initialize().ok());
+  });
+}
 
 Status DatasetWriter::EnsureTables(const arrow::Schema& schema, bool need_rejects) {
   if (!table_) {
@@ -107,23 +137,51 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush&
       ids.push_back(static_cast<int>(column.id));
     }
     WEIR_ASSIGN_OR_RAISE(auto schema, files::WithFieldIds(*arrow::schema(fields), ids));
-    std::vector<std::optional<std::string>> values;
+    auto rows = arrow::RecordBatch::Make(schema, batch.num_rows(), arrays);
+    // One file per partition tuple: transforms of _inserted_at are the same for every row of
+    // a flush; identity keys on data columns split the rows by value.
+    std::map<std::vector<std::optional<std::string>>, std::vector<int64_t>> groups;
+    std::vector<std::shared_ptr<arrow::Array>> key_arrays;
     for (const auto& key : table_->partitioning()) {
-      values.push_back(key.transform == "identity" ? lake::ducklake::TimestampText(inserted_at_us)
-                                                   : lake::ducklake::TimestampPartitionValue(
-                                                         key.transform, inserted_at_us));
+      key_arrays.push_back(key.column == kInsertedAt ? nullptr : rows->GetColumnByName(key.column));
     }
-    lake::DataFile file;
-    file.relative_path = table_->NewFilePath(values);
-    file.partition_values = values;
-    WEIR_ASSIGN_OR_RAISE(
-        auto writer, files::ParquetFileWriter::Create(table_->filesystem(),
-                                                      table_->DataDirectory() + file.relative_path,
-                                                      schema, config_.file));
-    WEIR_RETURN_NOT_OK(writer->Append(*arrow::RecordBatch::Make(schema, batch.num_rows(), arrays)));
-    WEIR_ASSIGN_OR_RAISE(file.info, writer->Finish());
-    outcome.bytes_written += file.info.size_bytes;
-    written.data.push_back(std::move(file));
+    for (int64_t row = 0; row < rows->num_rows(); ++row) {
+      std::vector<std::optional<std::string>> values;
+      for (size_t k = 0; k < table_->partitioning().size(); ++k) {
+        const auto& key = table_->partitioning()[k];
+        if (key.column == kInsertedAt) {
+          values.push_back(
+              key.transform == "identity"
+                  ? lake::ducklake::TimestampText(inserted_at_us)
+                  : lake::ducklake::TimestampPartitionValue(key.transform, inserted_at_us));
+        } else {
+          values.push_back(key_arrays[k] ? PartitionText(*key_arrays[k], row) : std::nullopt);
+        }
+      }
+      groups[std::move(values)].push_back(row);
+    }
+    for (const auto& [values, row_ids] : groups) {
+      std::shared_ptr<arrow::RecordBatch> part = rows;
+      if (groups.size() > 1) {
+        arrow::Int64Builder indices;
+        WEIR_RETURN_NOT_OK(indices.AppendValues(row_ids));
+        WEIR_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
+        WEIR_ASSIGN_OR_RAISE(auto taken,
+                             arrow::compute::Take(arrow::Datum(rows), arrow::Datum(index_array)));
+        part = taken.record_batch();
+      }
+      lake::DataFile file;
+      file.relative_path = table_->NewFilePath(values);
+      file.partition_values = values;
+      WEIR_ASSIGN_OR_RAISE(auto writer,
+                           files::ParquetFileWriter::Create(
+                               table_->filesystem(), table_->DataDirectory() + file.relative_path,
+                               schema, config_.file));
+      WEIR_RETURN_NOT_OK(writer->Append(*part));
+      WEIR_ASSIGN_OR_RAISE(file.info, writer->Finish());
+      outcome.bytes_written += file.info.size_bytes;
+      written.data.push_back(std::move(file));
+    }
   }
   if (!flush.rejects.empty() && rejects_table_) {
     WEIR_ASSIGN_OR_RAISE(auto rejects, RejectsBatch(flush.rejects, rejects_table_->columns()));

@@ -93,10 +93,13 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options,
   consumer.topics.clear();
   for (auto& options_of : pipeline->options_.datasets) {
     for (const auto& key : options_of.config.partitioning) {
-      if (key.column != kInsertedAt) {
+      if (key.column != kInsertedAt && key.transform != "identity") {
         return Status::Invalid("dataset ", options_of.config.name, ": partitioning by ",
                                lake::ToString(key),
-                               " is not supported yet; partition by transforms of _inserted_at");
+                               ": year/month/day/hour need a timestamp "
+                               "column, and JSON values are never timestamps; use a transform "
+                               "of _inserted_at or identity(",
+                               key.column, ")");
       }
     }
     auto dataset = std::make_unique<Dataset>();

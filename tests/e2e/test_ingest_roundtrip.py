@@ -161,3 +161,34 @@ def test_duckdb_maintenance_time_travel_and_writes_work_on_weir_tables(
     finally:
         assert weir.stop() == 0, weir.log()
     assert lake.scalar("SELECT count(DISTINCT id) FROM lake.events") == 3501
+
+
+def test_partitioned_table_gets_one_file_per_partition_tuple(kafka, build_dir, tmp_path):
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("parts")
+    create_topic(bootstrap, topic, 2)
+    teams = [1, 2, 7, None]
+    records = ((None, json.dumps({"id": i, "team_id": teams[i % 4]}).encode())
+               for i in range(4000))
+    produce(bootstrap, topic, records)
+    lake = Lake(tmp_path / "lake")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
+                      {"WEIR_PARTITION_BY": "team_id,year(_inserted_at)",
+                       "WEIR_FLUSH_INTERVAL": "3s"}).start()
+    try:
+        wait_for(lambda: lake.count("events") == 4000, 60, "all rows")
+    finally:
+        assert weir.stop() == 0, weir.log()
+    con = lake.connect()
+    assert con.execute("SELECT team_id, count(*) FROM lake.events GROUP BY ALL ORDER BY 1").fetchall() == [
+        (1, 1000), (2, 1000), (7, 1000), (None, 1000)]
+    year = con.execute("SELECT year(max(_inserted_at)) FROM lake.events").fetchone()[0]
+    files = con.execute("SELECT data_file FROM ducklake_list_files('lake', 'events')").fetchall()
+    dirs = sorted({f[0].rsplit("/", 1)[0].split("/events/", 1)[1] for f in files})
+    assert dirs == [f"team_id={t}/year={year}" for t in ("1", "2", "7", "__HIVE_DEFAULT_PARTITION__")]
+    # DuckDB prunes by the partition values weir recorded.
+    assert con.execute("SELECT count(*) FROM lake.events WHERE team_id = 7").fetchone() == (1000,)
+    plan = "".join(r[1] for r in con.execute(
+        "EXPLAIN ANALYZE SELECT count(*) FROM lake.events WHERE team_id = 7").fetchall())
+    assert "Total Files Read: 1" in plan or "Scanning Files: 1/" in plan, plan
+    con.close()
