@@ -28,22 +28,6 @@ std::optional<double> ParseDouble(std::string_view text) {
   return value;
 }
 
-// The value at `i` as text, as it would be written into a VARCHAR column.
-std::string TextOf(const arrow::Array& array, int64_t i) {
-  switch (array.type_id()) {
-    case arrow::Type::INT64:
-      return std::to_string(static_cast<const arrow::Int64Array&>(array).Value(i));
-    case arrow::Type::DOUBLE:
-      return ShortestText(static_cast<const arrow::DoubleArray&>(array).Value(i));
-    case arrow::Type::BOOL:
-      return static_cast<const arrow::BooleanArray&>(array).Value(i) ? "true" : "false";
-    case arrow::Type::STRING:
-      return std::string(static_cast<const arrow::StringArray&>(array).GetView(i));
-    default:
-      return array.GetScalar(i).ValueOrDie()->ToString();
-  }
-}
-
 template <typename Builder, typename Fn>
 Result<Coerced> Convert(const arrow::Array& array, std::shared_ptr<arrow::DataType> type,
                         Fn&& convert) {
@@ -68,6 +52,23 @@ Result<Coerced> Convert(const arrow::Array& array, std::shared_ptr<arrow::DataTy
 }
 
 }  // namespace
+
+std::optional<std::string> ValueText(const arrow::Array& array, int64_t i) {
+  if (array.IsNull(i)) return std::nullopt;
+  switch (array.type_id()) {
+    case arrow::Type::INT64:
+      return std::to_string(static_cast<const arrow::Int64Array&>(array).Value(i));
+    case arrow::Type::DOUBLE:
+      return ShortestText(static_cast<const arrow::DoubleArray&>(array).Value(i));
+    case arrow::Type::BOOL:
+      return std::string(static_cast<const arrow::BooleanArray&>(array).Value(i) ? "true"
+                                                                                 : "false");
+    case arrow::Type::STRING:
+      return std::string(static_cast<const arrow::StringArray&>(array).GetView(i));
+    default:
+      return array.GetScalar(i).ValueOrDie()->ToString();
+  }
+}
 
 std::shared_ptr<arrow::DataType> ArrowTypeOf(lake::ColumnType type) {
   switch (type) {
@@ -105,8 +106,8 @@ Result<Coerced> CoerceTo(const arrow::Array& array, lake::ColumnType type) {
   const auto id = array.type_id();
   switch (type) {
     case lake::ColumnType::kVarchar:
-      return Convert<arrow::StringBuilder>(
-          array, target, [&](int64_t i) { return std::optional<std::string>(TextOf(array, i)); });
+      return Convert<arrow::StringBuilder>(array, target,
+                                           [&](int64_t i) { return ValueText(array, i); });
     case lake::ColumnType::kDouble:
       return Convert<arrow::DoubleBuilder>(array, target, [&](int64_t i) -> std::optional<double> {
         if (id == arrow::Type::INT64) {

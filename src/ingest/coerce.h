@@ -2,6 +2,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 
 #include <arrow/array.h>
 
@@ -19,6 +21,10 @@ struct Coerced {
 std::shared_ptr<arrow::DataType> ArrowTypeOf(lake::ColumnType type);
 // The column type of an inferred Arrow type (int64, double, boolean, utf8).
 lake::ColumnType ColumnTypeOf(const arrow::DataType& type);
+
+// The value at `i` as text, the way a VARCHAR column or a partition value holds it (numbers in
+// their shortest round-tripping form, booleans as true/false); nullopt for null.
+std::optional<std::string> ValueText(const arrow::Array& array, int64_t i);
 
 // Casts `array` to `type`. Lossless conversions keep the value (int64 → double, any scalar →
 // varchar, integral doubles and numeric text → bigint, numeric text → double, "true"/"false"

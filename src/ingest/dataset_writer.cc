@@ -17,7 +17,6 @@
 #include "base/backoff.h"
 #include "base/check.h"
 #include "base/clock.h"
-#include "base/number_text.h"
 #include "ingest/coerce.h"
 #include "lake/ducklake/stats_text.h"
 
@@ -28,30 +27,6 @@ std::string HostName() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return "unknown-host";
   return name;
-}
-
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             Clock::System().Now().time_since_epoch())
-      .count();
-}
-
-// The text of a value as a DuckLake identity partition value; nullopt for null.
-std::optional<std::string> PartitionText(const arrow::Array& array, int64_t i) {
-  if (array.IsNull(i)) return std::nullopt;
-  switch (array.type_id()) {
-    case arrow::Type::INT64:
-      return std::to_string(static_cast<const arrow::Int64Array&>(array).Value(i));
-    case arrow::Type::DOUBLE:
-      return ShortestText(static_cast<const arrow::DoubleArray&>(array).Value(i));
-    case arrow::Type::BOOL:
-      return std::string(static_cast<const arrow::BooleanArray&>(array).Value(i) ? "true"
-                                                                                 : "false");
-    case arrow::Type::STRING:
-      return std::string(static_cast<const arrow::StringArray&>(array).GetView(i));
-    default:
-      return array.GetScalar(i).ValueOrDie()->ToString();
-  }
 }
 
 bool IsTableChanged(const Status& status) {
@@ -155,7 +130,7 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush&
                   ? lake::ducklake::TimestampText(inserted_at_us)
                   : lake::ducklake::TimestampPartitionValue(key.transform, inserted_at_us));
         } else {
-          values.push_back(key_arrays[k] ? PartitionText(*key_arrays[k], row) : std::nullopt);
+          values.push_back(key_arrays[k] ? ValueText(*key_arrays[k], row) : std::nullopt);
         }
       }
       groups[std::move(values)].push_back(row);
@@ -224,7 +199,7 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
     const std::string writer = writer_prefix_ + "/" + commit_ids_.Next().ToString();
     Status status = EnsureTables(*flush.batch->schema(), with_rejects);
     Result<WrittenFiles> written =
-        status.ok() ? WriteFiles(flush, NowMicros(), outcome) : Result<WrittenFiles>(status);
+        status.ok() ? WriteFiles(flush, UnixMicros(Clock::System().Now()), outcome) : Result<WrittenFiles>(status);
     const auto wrote = std::chrono::steady_clock::now();
     outcome.write_time = std::chrono::duration_cast<std::chrono::milliseconds>(wrote - started);
     if (written.ok()) {

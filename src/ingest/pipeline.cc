@@ -19,12 +19,6 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 namespace m = observe;
 
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             Clock::System().Now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 struct Pipeline::Dataset {
@@ -259,7 +253,7 @@ void Pipeline::Accept(const kafka::Message& message) {
   reject.payload_bytes = static_cast<int64_t>(message.payload.size());
   reject.reason = detail->code();
   reject.error = appended.message();
-  reject.received_at_us = NowMicros();
+  reject.received_at_us = UnixMicros(Clock::System().Now());
   d.reject_bytes += static_cast<int64_t>(reject.payload.size() + 128);
   d.rejects.push_back(std::move(reject));
 }
@@ -455,6 +449,18 @@ void Pipeline::PublishLag() {
   }
 }
 
+void Pipeline::DropConsumer() {
+  // Whatever is buffered is dropped (it is re-read from the ledger); queued flushes finish
+  // first (a stale one is fenced); the final revoke abandons instead of flushing.
+  ready_.store(false);
+  Abandon();
+  WaitIdle(SteadyClock::now() + options_.drain_timeout);
+  abandoning_ = true;
+  (void)consumer_->Close();
+  consumer_.reset();
+  next_start_.clear();
+}
+
 Status Pipeline::ConnectConsumer() {
   abandoning_ = false;
   paused_ = false;
@@ -474,15 +480,8 @@ Status Pipeline::Run(const std::atomic<bool>& stop) {
       break;
     }
     if (restart_.exchange(false)) {
-      // A fence or a lost assignment: drop what is buffered, let queued flushes finish (they
-      // are fenced too if stale), and start again from the ledger.
-      ready_.store(false);
-      Abandon();
-      WaitIdle(SteadyClock::now() + options_.drain_timeout);
-      abandoning_ = true;
-      (void)consumer_->Close();
-      consumer_.reset();
-      next_start_.clear();
+      // A fence or a lost assignment: start again from the ledger.
+      DropConsumer();
       WEIR_RETURN_NOT_OK(ConnectConsumer());
       continue;
     }
@@ -500,13 +499,7 @@ Status Pipeline::Run(const std::atomic<bool>& stop) {
       }
       spdlog::warn("Kafka consumer failed ({}); reconnecting in {} ms", polled.status().message(),
                    delay->count());
-      ready_.store(false);
-      Abandon();
-      WaitIdle(SteadyClock::now() + options_.drain_timeout);
-      abandoning_ = true;
-      (void)consumer_->Close();
-      consumer_.reset();
-      next_start_.clear();
+      DropConsumer();
       std::this_thread::sleep_for(*delay);
       WEIR_RETURN_NOT_OK(ConnectConsumer());
       continue;

@@ -81,6 +81,7 @@ class Pipeline final : public kafka::AssignmentListener {
   void PublishLag();
   int64_t BufferedBytes() const;
   Status ConnectConsumer();
+  void DropConsumer();
   void SetFatal(Status status);
   Status fatal() const;
 

@@ -229,9 +229,10 @@ Result<std::unique_ptr<Table>> DuckLakeCatalog::OpenTable(
       WEIR_RETURN_NOT_OK(WithContext(created, fmt::format("creating {}.{}", schema, table)));
       return Status::UnknownError("table ", schema, ".", table, " missing after creation");
     }
-    if (!created.ok()) spdlog::info("{}.{} was created concurrently", schema, table);
     if (created.ok()) {
       spdlog::info("created table {}.{} with {} columns", schema, table, columns.size());
+    } else {
+      spdlog::info("{}.{} was created by another writer meanwhile", schema, table);
     }
   }
   WEIR_RETURN_NOT_OK(opened->CheckPartitioning(partitioning));

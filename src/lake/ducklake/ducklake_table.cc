@@ -284,9 +284,7 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
   }
 
   const int64_t snapshot_id = head + 1;
-  const std::string now = TimestampText(std::chrono::duration_cast<std::chrono::microseconds>(
-                                            Clock::System().Now().time_since_epoch())
-                                            .count());
+  const std::string now = TimestampText(UnixMicros(Clock::System().Now()));
   WEIR_RETURN_NOT_OK(db_->Execute(
       "INSERT INTO ducklake_snapshot (snapshot_id, snapshot_time, schema_version, "
       "next_catalog_id, next_file_id) VALUES ($1, $2, $3, $4, $5)",
