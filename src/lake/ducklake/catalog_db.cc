@@ -252,6 +252,36 @@ Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgres(const std::string& co
   return std::unique_ptr<CatalogDb>(new PostgresCatalogDb(conn.release()));
 }
 
+BatchInsert::BatchInsert(CatalogDb& db, std::string target, size_t columns)
+    : db_(db), target_(std::move(target)), columns_(columns) {}
+
+Status BatchInsert::Add(std::vector<SqlValue> row) {
+  if (row.size() != columns_) {
+    return Status::Invalid("BatchInsert into ", target_, ": ", row.size(), " values for ", columns_,
+                           " columns");
+  }
+  if (params_.size() + columns_ > kMaxParameters) WEIR_RETURN_NOT_OK(Finish());
+  sql_ += params_.empty() ? "INSERT INTO " + target_ + " VALUES (" : ", (";
+  // SQLite resolves numbered placeholders (?NNN) in time quadratic in their count; anonymous
+  // ones bind in order, which is this statement's order.
+  const bool anonymous = db_.dialect() == SqlDialect::kSqlite;
+  for (size_t i = 0; i < columns_; ++i) {
+    sql_ += i ? ", " : "";
+    sql_ += anonymous ? std::string("?") : fmt::format("${}", params_.size() + 1);
+    params_.push_back(std::move(row[i]));
+  }
+  sql_ += ")";
+  return Status::OK();
+}
+
+Status BatchInsert::Finish() {
+  if (params_.empty()) return Status::OK();
+  auto inserted = db_.Execute(sql_, params_);
+  sql_.clear();
+  params_.clear();
+  return inserted.status();
+}
+
 Result<int64_t> ToInt(const std::optional<std::string>& text, std::string_view what) {
   int64_t value = 0;
   if (text) {

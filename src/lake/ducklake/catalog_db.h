@@ -53,6 +53,27 @@ class CatalogDb {
   Status Execute(std::string_view sql) { return Execute(sql, {}).status(); }
 };
 
+// One INSERT of many rows (`INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4), ...`): a commit's
+// files and statistics cost a few round trips instead of one per row. Rows are sent in chunks
+// that stay under both databases' limits on parameters per statement.
+class BatchInsert {
+ public:
+  // `target` is "table (column, ...)"; every row has `columns` values.
+  BatchInsert(CatalogDb& db, std::string target, size_t columns);
+  Status Add(std::vector<SqlValue> row);
+  // Sends what is left; must be called (a pending chunk is otherwise lost).
+  Status Finish();
+
+ private:
+  static constexpr size_t kMaxParameters = 30000;  // SQLite's limit is 32766, PostgreSQL's 65535
+
+  CatalogDb& db_;
+  std::string target_;
+  size_t columns_;
+  std::string sql_;
+  std::vector<SqlValue> params_;
+};
+
 // Parses an integer column of a result row; a NULL or non-integer is a fatal catalog error.
 Result<int64_t> ToInt(const std::optional<std::string>& text, std::string_view what);
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -212,7 +213,9 @@ Result<CommitResult> DuckLakeTable::Commit(const CommitRequest& request) {
       result->conflicts = conflicts;
       return result;
     }
-    if (!IsUniqueConflict(result.status())) return result.status();
+    const ErrorDetail* detail = GetErrorDetail(result.status());
+    const bool moved = detail != nullptr && detail->code() == "ledger_moved";
+    if (!IsUniqueConflict(result.status()) && !moved) return result.status();
     // Another writer took the snapshot id (or created the same ledger row) first: re-read
     // the head and renumber.
     ++conflicts;
@@ -232,17 +235,28 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
   // whose outcome was unknown (the connection dropped at COMMIT) did land: report it.
   int64_t landed_snapshot = -1;
   size_t landed = 0;
-  for (const auto& range : request.offsets) {
+  // The ledger rows of every topic the commit covers, one query per topic.
+  std::map<std::pair<std::string, int64_t>, SqlRow> ledger;
+  std::set<std::string> topics;
+  for (const auto& range : request.offsets) topics.insert(range.topic);
+  for (const auto& topic : topics) {
     WEIR_ASSIGN_OR_RAISE(
-        auto rows,
-        db_->Query(fmt::format("SELECT next_offset, snapshot_id, writer FROM {} WHERE table_uuid "
-                               "= $1 AND topic = $2 AND \"partition\" = $3",
-                               kLedgerTable),
-                   {table_uuid_, range.topic, int64_t{range.partition}}));
-    if (rows.empty()) continue;
-    WEIR_ASSIGN_OR_RAISE(auto next, ToInt(rows[0][0], "ledger next_offset"));
-    if (next == range.end && rows[0][2] == request.writer && !request.writer.empty()) {
-      WEIR_ASSIGN_OR_RAISE(landed_snapshot, ToInt(rows[0][1], "ledger snapshot_id"));
+        auto rows, db_->Query(fmt::format("SELECT \"partition\", next_offset, snapshot_id, writer "
+                                          "FROM {} WHERE table_uuid = $1 AND topic = $2",
+                                          kLedgerTable),
+                              {table_uuid_, topic}));
+    for (auto& row : rows) {
+      WEIR_ASSIGN_OR_RAISE(auto partition, ToInt(row[0], "ledger partition"));
+      ledger[{topic, partition}] = std::move(row);
+    }
+  }
+  for (const auto& range : request.offsets) {
+    const auto found = ledger.find({range.topic, range.partition});
+    if (found == ledger.end()) continue;
+    const SqlRow& row = found->second;
+    WEIR_ASSIGN_OR_RAISE(auto next, ToInt(row[1], "ledger next_offset"));
+    if (next == range.end && row[3] == request.writer && !request.writer.empty()) {
+      WEIR_ASSIGN_OR_RAISE(landed_snapshot, ToInt(row[2], "ledger snapshot_id"));
       ++landed;
     } else if (next != range.start) {
       out.fenced_ranges.push_back(range);
@@ -309,27 +323,52 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
         companion->InsertFiles(*db_, request.companion_files, snapshot_id, next_file_id));
   }
 
-  // 4. The ledger moves to the end of each range, in the same transaction.
+  // 4. The ledger moves to the end of each range, in the same transaction: one guarded UPDATE
+  // for the partitions that have a row (each matches only if its row still holds the range's
+  // start), one INSERT for the others (a concurrent first commit fails it on the primary key,
+  // and the retry sees the fence).
+  std::string values;
+  std::vector<SqlValue> params = {snapshot_id, request.writer, table_uuid_};
+  int64_t expected_updates = 0;
+  BatchInsert new_rows(*db_,
+                       fmt::format("{} (table_uuid, topic, \"partition\", next_offset, "
+                                   "snapshot_id, writer)",
+                                   kLedgerTable),
+                       6);
   for (const auto& range : request.offsets) {
+    if (!ledger.count({range.topic, range.partition})) {
+      WEIR_RETURN_NOT_OK(new_rows.Add({table_uuid_, range.topic, int64_t{range.partition},
+                                       range.end, snapshot_id, request.writer}));
+      continue;
+    }
+    const size_t n = params.size();
+    values += fmt::format(
+        "{}(CAST(${} AS VARCHAR), CAST(${} AS BIGINT), CAST(${} AS BIGINT), "
+        "CAST(${} AS BIGINT))",
+        values.empty() ? "" : ", ", n + 1, n + 2, n + 3, n + 4);
+    params.push_back(range.topic);
+    params.push_back(int64_t{range.partition});
+    params.push_back(range.start);
+    params.push_back(range.end);
+    ++expected_updates;
+  }
+  if (expected_updates > 0) {
     WEIR_ASSIGN_OR_RAISE(
         auto updated,
-        db_->Execute(fmt::format("UPDATE {} SET next_offset = $1, snapshot_id = $2, writer = $3 "
-                                 "WHERE table_uuid = $4 AND topic = $5 AND \"partition\" = $6 "
-                                 "AND next_offset = $7",
-                                 kLedgerTable),
-                     {range.end, snapshot_id, request.writer, table_uuid_, range.topic,
-                      int64_t{range.partition}, range.start}));
-    if (updated == 0) {
-      // No row yet (first commit of the partition), or a writer moved it since step 1; the
-      // insert fails on the primary key in the second case and the retry sees the fence.
-      WEIR_RETURN_NOT_OK(
-          db_->Execute(fmt::format("INSERT INTO {} (table_uuid, topic, \"partition\", next_offset, "
-                                   "snapshot_id, writer) VALUES ($1, $2, $3, $4, $5, $6)",
-                                   kLedgerTable),
-                       {table_uuid_, range.topic, int64_t{range.partition}, range.end, snapshot_id,
-                        request.writer}));
+        db_->Execute(fmt::format("UPDATE {0} SET next_offset = v.column4, snapshot_id = $1, "
+                                 "writer = $2 FROM (VALUES {1}) AS v WHERE {0}.table_uuid = $3 "
+                                 "AND {0}.topic = v.column1 AND {0}.\"partition\" = v.column2 "
+                                 "AND {0}.next_offset = v.column3",
+                                 kLedgerTable, values),
+                     params));
+    if (updated != expected_updates) {
+      // A writer moved a row between the check above and this update (PostgreSQL's read
+      // committed allows that): the caller rolls back; its retry sees the fence.
+      return ClassifiedError(ErrorClass::kRetriable, "ducklake", "ledger_moved",
+                             "the offset ledger moved during the commit");
     }
   }
+  WEIR_RETURN_NOT_OK(new_rows.Finish());
   out.snapshot_id = snapshot_id;
   return out;
 }
@@ -360,40 +399,50 @@ Status DuckLakeTable::InsertFiles(CatalogDb& db, const std::vector<DataFile>& fi
   }
   std::map<int64_t, ColumnType> types;
   for (const auto& c : columns_) types[c.id] = c.type;
+  BatchInsert data_files(db,
+                         "ducklake_data_file (data_file_id, table_id, begin_snapshot, "
+                         "end_snapshot, file_order, path, path_is_relative, file_format, "
+                         "record_count, file_size_bytes, footer_size, row_id_start, partition_id, "
+                         "encryption_key, mapping_id, partial_max)",
+                         16);
+  BatchInsert column_stats(db,
+                           "ducklake_file_column_stats (data_file_id, table_id, column_id, "
+                           "column_size_bytes, value_count, null_count, min_value, max_value, "
+                           "contains_nan, extra_stats)",
+                           10);
+  BatchInsert partition_values(db,
+                               "ducklake_file_partition_value (data_file_id, table_id, "
+                               "partition_key_index, partition_value)",
+                               4);
+  const SqlValue null;
   for (const auto& file : files) {
     const int64_t file_id = next_file_id++;
-    WEIR_RETURN_NOT_OK(db.Execute(
-        "INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, end_snapshot, "
-        "file_order, path, path_is_relative, file_format, record_count, file_size_bytes, "
-        "footer_size, row_id_start, partition_id, encryption_key, mapping_id, partial_max) "
-        "VALUES ($1, $2, $3, NULL, NULL, $4, $10, 'parquet', $5, $6, $7, $8, $9, NULL, NULL, NULL)",
-        {file_id, table_id_, snapshot_id, file.relative_path, file.info.rows, file.info.size_bytes,
-         file.info.footer_bytes, next_row_id, partition_id_ ? SqlValue{*partition_id_} : SqlValue{},
-         true}));
+    WEIR_RETURN_NOT_OK(data_files.Add(
+        {file_id, table_id_, snapshot_id, null, null, file.relative_path, true,
+         std::string("parquet"), file.info.rows, file.info.size_bytes, file.info.footer_bytes,
+         next_row_id, partition_id_ ? SqlValue{*partition_id_} : null, null, null, null}));
     next_row_id += file.info.rows;
     for (const auto& stats : file.info.columns) {
       const ColumnType type = types[stats.field_id];
       const bool has_values = stats.value_count > stats.null_count;
       // A column with values but no min/max (statistics dropped for very long strings) is
       // recorded with unknown bounds, never with bounds that would prune wrongly.
-      WEIR_RETURN_NOT_OK(db.Execute(
-          "INSERT INTO ducklake_file_column_stats (data_file_id, table_id, column_id, "
-          "column_size_bytes, value_count, null_count, min_value, max_value, contains_nan, "
-          "extra_stats) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)",
-          {file_id, table_id_, int64_t{stats.field_id}, stats.compressed_bytes,
-           stats.value_count - stats.null_count, stats.null_count,
-           has_values && stats.min ? SqlValue{*StatText(type, stats.min)} : SqlValue{},
-           has_values && stats.max ? SqlValue{*StatText(type, stats.max)} : SqlValue{},
-           type == ColumnType::kDouble ? SqlValue{false} : SqlValue{}}));
+      WEIR_RETURN_NOT_OK(
+          column_stats.Add({file_id, table_id_, int64_t{stats.field_id}, stats.compressed_bytes,
+                            stats.value_count - stats.null_count, stats.null_count,
+                            has_values && stats.min ? SqlValue{*StatText(type, stats.min)} : null,
+                            has_values && stats.max ? SqlValue{*StatText(type, stats.max)} : null,
+                            type == ColumnType::kDouble ? SqlValue{false} : null, null}));
     }
     for (size_t k = 0; k < file.partition_values.size() && partition_id_; ++k) {
       const auto& value = file.partition_values[k];
-      WEIR_RETURN_NOT_OK(db.Execute(
-          "INSERT INTO ducklake_file_partition_value (data_file_id, table_id, "
-          "partition_key_index, partition_value) VALUES ($1, $2, $3, $4)",
-          {file_id, table_id_, static_cast<int64_t>(k), value ? SqlValue{*value} : SqlValue{}}));
+      WEIR_RETURN_NOT_OK(partition_values.Add(
+          {file_id, table_id_, static_cast<int64_t>(k), value ? SqlValue{*value} : null}));
     }
   }
+  WEIR_RETURN_NOT_OK(data_files.Finish());
+  WEIR_RETURN_NOT_OK(column_stats.Finish());
+  WEIR_RETURN_NOT_OK(partition_values.Finish());
   return UpdateTableStats(db, files);
 }
 
@@ -437,27 +486,37 @@ Status DuckLakeTable::UpdateTableStats(CatalogDb& db, const std::vector<DataFile
                    "next_row_id, file_size_bytes) VALUES ($1, $2, $2, $3)",
                    {table_id_, rows, bytes}));
   }
+  // The table's column statistics, read once; new columns are inserted together, changed
+  // ones updated.
+  WEIR_ASSIGN_OR_RAISE(auto rows_before,
+                       db.Query("SELECT column_id, contains_null, min_value, max_value FROM "
+                                "ducklake_table_column_stats WHERE table_id = $1",
+                                {table_id_}));
+  std::map<int64_t, const SqlRow*> existing;
+  for (const auto& row : rows_before) {
+    WEIR_ASSIGN_OR_RAISE(auto column_id, ToInt(row[0], "column_id"));
+    existing[column_id] = &row;
+  }
+  BatchInsert inserts(db,
+                      "ducklake_table_column_stats (table_id, column_id, contains_null, "
+                      "contains_nan, min_value, max_value, extra_stats)",
+                      7);
+  std::string updates;  // one UPDATE ... FROM (VALUES ...) for the changed columns
+  std::vector<SqlValue> update_params = {table_id_};
   for (auto& [column_id, m] : merged) {
     const ColumnType type = types[column_id];
-    WEIR_ASSIGN_OR_RAISE(auto existing,
-                         db.Query("SELECT contains_null, min_value, max_value FROM "
-                                  "ducklake_table_column_stats WHERE table_id = $1 AND "
-                                  "column_id = $2",
-                                  {table_id_, column_id}));
     if (m.bounds_unknown) m.min.reset(), m.max.reset();
-    if (existing.empty()) {
-      WEIR_RETURN_NOT_OK(db.Execute(
-          "INSERT INTO ducklake_table_column_stats (table_id, column_id, contains_null, "
-          "contains_nan, min_value, max_value, extra_stats) VALUES ($1, $2, $3, $4, $5, $6, "
-          "NULL)",
-          {table_id_, column_id, m.contains_null,
-           type == ColumnType::kDouble ? SqlValue{false} : SqlValue{},
-           m.min ? SqlValue{*m.min} : SqlValue{}, m.max ? SqlValue{*m.max} : SqlValue{}}));
+    const auto found = existing.find(column_id);
+    if (found == existing.end()) {
+      WEIR_RETURN_NOT_OK(inserts.Add({table_id_, column_id, m.contains_null,
+                                      type == ColumnType::kDouble ? SqlValue{false} : SqlValue{},
+                                      m.min ? SqlValue{*m.min} : SqlValue{},
+                                      m.max ? SqlValue{*m.max} : SqlValue{}, SqlValue{}}));
       continue;
     }
-    const auto& row = existing[0];
-    const bool contains_null = m.contains_null || ToBool(row[0]);
-    std::optional<std::string> lo = row[1], hi = row[2];
+    const SqlRow& row = *found->second;
+    const bool contains_null = m.contains_null || ToBool(row[1]);
+    std::optional<std::string> lo = row[2], hi = row[3];
     if (m.has_values) {
       // Unknown bounds on either side make the table's bounds unknown.
       if (m.bounds_unknown) {
@@ -467,12 +526,28 @@ Status DuckLakeTable::UpdateTableStats(CatalogDb& db, const std::vector<DataFile
         if (!hi || CompareStat(type, *m.max, *hi) > 0) hi = m.max;
       }
     }
-    WEIR_RETURN_NOT_OK(db.Execute(
-        "UPDATE ducklake_table_column_stats SET contains_null = $1, min_value = $2, max_value = "
-        "$3 WHERE table_id = $4 AND column_id = $5",
-        {contains_null, lo ? SqlValue{*lo} : SqlValue{}, hi ? SqlValue{*hi} : SqlValue{}, table_id_,
-         column_id}));
+    if (contains_null == ToBool(row[1]) && lo == row[2] && hi == row[3]) continue;
+    const size_t n = update_params.size();
+    updates += fmt::format(
+        "{}(CAST(${} AS BIGINT), CAST(${} AS BOOLEAN), CAST(${} AS VARCHAR), "
+        "CAST(${} AS VARCHAR))",
+        updates.empty() ? "" : ", ", n + 1, n + 2, n + 3, n + 4);
+    update_params.push_back(column_id);
+    update_params.push_back(contains_null);
+    update_params.push_back(lo ? SqlValue{*lo} : SqlValue{});
+    update_params.push_back(hi ? SqlValue{*hi} : SqlValue{});
   }
+  if (!updates.empty()) {
+    WEIR_RETURN_NOT_OK(
+        db.Execute("UPDATE ducklake_table_column_stats SET contains_null = v.column2, min_value = "
+                   "v.column3, max_value = v.column4 FROM (VALUES " +
+                       updates +
+                       ") AS v WHERE ducklake_table_column_stats.table_id = $1 AND "
+                       "ducklake_table_column_stats.column_id = v.column1",
+                   update_params)
+            .status());
+  }
+  WEIR_RETURN_NOT_OK(inserts.Finish());
   return Status::OK();
 }
 

@@ -177,6 +177,17 @@ TEST_P(DuckLakeTableTest, CommitsAreReadByDuckDbWithExactValuesAndLedger) {
   // Statistics-driven filters and row ids behave.
   EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events WHERE id BETWEEN 599 AND 600"), "2");
   EXPECT_EQ(Scalar(*duck, "SELECT count(DISTINCT rowid) FROM lake.events"), "1500");
+  // Table statistics merged over both commits, as DuckDB's planner reads them.
+  EXPECT_EQ(Scalar(*duck,
+                   "SELECT s.min_value || '..' || s.max_value || ' ' || s.contains_null::INT "
+                   "FROM __ducklake_metadata_lake.ducklake_table_column_stats s JOIN "
+                   "__ducklake_metadata_lake.ducklake_column c USING (table_id, column_id) "
+                   "WHERE c.column_name = 'id'"),
+            "0..1499 0");
+  EXPECT_EQ(Scalar(*duck,
+                   "SELECT record_count || ' ' || next_row_id FROM "
+                   "__ducklake_metadata_lake.ducklake_table_stats"),
+            "1500 1500");
   // Time travel to the first commit.
   EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events AT (VERSION => " +
                               std::to_string(r1->snapshot_id) + ")"),
