@@ -199,7 +199,8 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
     const std::string writer = writer_prefix_ + "/" + commit_ids_.Next().ToString();
     Status status = EnsureTables(*flush.batch->schema(), with_rejects);
     Result<WrittenFiles> written =
-        status.ok() ? WriteFiles(flush, UnixMicros(Clock::System().Now()), outcome) : Result<WrittenFiles>(status);
+        status.ok() ? WriteFiles(flush, UnixMicros(Clock::System().Now()), outcome)
+                    : Result<WrittenFiles>(status);
     const auto wrote = std::chrono::steady_clock::now();
     outcome.write_time = std::chrono::duration_cast<std::chrono::milliseconds>(wrote - started);
     if (written.ok()) {
