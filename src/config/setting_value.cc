@@ -8,25 +8,10 @@
 
 #include "config/units.h"
 
+#include "base/text.h"
+
 namespace weir::config {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 // Splits on commas outside parentheses, trimming items and dropping empty ones.
 std::vector<std::string> SplitList(std::string_view text) {
@@ -35,7 +20,7 @@ std::vector<std::string> SplitList(std::string_view text) {
   size_t start = 0;
   for (size_t i = 0; i <= text.size(); ++i) {
     if (i == text.size() || (text[i] == ',' && depth == 0)) {
-      const std::string_view item = Trim(text.substr(start, i - start));
+      const std::string_view item = TrimSpace(text.substr(start, i - start));
       if (!item.empty()) items.emplace_back(item);
       start = i + 1;
     } else if (text[i] == '(') {
@@ -68,7 +53,7 @@ std::optional<std::string> CheckBounds(const Setting& setting, std::string_view 
 }  // namespace
 
 std::variant<Value, std::string> ParseValue(const Setting& setting, std::string_view text) {
-  const std::string_view trimmed = Trim(text);
+  const std::string_view trimmed = TrimSpace(text);
   switch (setting.type) {
     case SettingType::kString:
       return Value(std::string(trimmed));
@@ -101,7 +86,7 @@ std::variant<Value, std::string> ParseValue(const Setting& setting, std::string_
       return Value(*flag);
     }
     case SettingType::kEnum: {
-      std::string lowered = Lower(trimmed);
+      std::string lowered = ToLower(trimmed);
       for (const auto& [alias, canonical] : setting.aliases) {
         if (lowered == alias) lowered = std::string(canonical);
       }
@@ -119,7 +104,8 @@ std::variant<Value, std::string> ParseValue(const Setting& setting, std::string_
         if (eq == std::string::npos || eq == 0) {
           return fmt::format("value \"{}\" is not a list of key=value", text);
         }
-        entries[std::string(Trim(item.substr(0, eq)))] = std::string(Trim(item.substr(eq + 1)));
+        entries[std::string(TrimSpace(item.substr(0, eq)))] =
+            std::string(TrimSpace(item.substr(eq + 1)));
       }
       return Value(std::move(entries));
     }
@@ -151,7 +137,7 @@ std::string FormatValue(const Setting& setting, const Value& value) {
 }
 
 bool IsSecretProperty(std::string_view key) {
-  const std::string lowered = Lower(key);
+  const std::string lowered = ToLower(key);
   for (const std::string_view word : {"password", "secret", "jaas", "token", "key.pem"}) {
     if (lowered.find(word) != std::string::npos) return true;
   }

@@ -6,25 +6,10 @@
 #include <limits>
 #include <utility>
 
+#include "base/text.h"
+
 namespace weir::config {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 // Reads leading digits into `value`; returns how many were read (0 on overflow or none).
 size_t ReadDigits(std::string_view text, int64_t* value) {
@@ -46,11 +31,11 @@ bool MultiplyChecked(int64_t a, int64_t b, int64_t* out) {
 }  // namespace
 
 std::optional<int64_t> ParseByteSize(std::string_view text) {
-  text = Trim(text);
+  text = TrimSpace(text);
   int64_t amount = 0;
   const size_t digits = ReadDigits(text, &amount);
   if (digits == 0) return std::nullopt;
-  const std::string unit = Lower(Trim(text.substr(digits)));
+  const std::string unit = ToLower(TrimSpace(text.substr(digits)));
   static constexpr std::array<std::pair<std::string_view, int64_t>, 10> kUnits = {{
       {"", 1},
       {"b", 1},
@@ -74,7 +59,7 @@ std::optional<int64_t> ParseByteSize(std::string_view text) {
 }
 
 std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
-  text = Trim(text);
+  text = TrimSpace(text);
   if (text.empty()) return std::nullopt;
   int64_t total = 0;
   while (!text.empty()) {
@@ -87,7 +72,7 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
            std::isalpha(static_cast<unsigned char>(text[unit_length]))) {
       ++unit_length;
     }
-    const std::string unit = Lower(text.substr(0, unit_length));
+    const std::string unit = ToLower(text.substr(0, unit_length));
     text.remove_prefix(unit_length);
     int64_t factor = 0;
     if (unit == "ms") {
@@ -110,14 +95,14 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
 }
 
 std::optional<bool> ParseBool(std::string_view text) {
-  const std::string value = Lower(Trim(text));
+  const std::string value = ToLower(TrimSpace(text));
   if (value == "true" || value == "yes" || value == "on" || value == "1") return true;
   if (value == "false" || value == "no" || value == "off" || value == "0") return false;
   return std::nullopt;
 }
 
 std::optional<int64_t> ParseInteger(std::string_view text) {
-  text = Trim(text);
+  text = TrimSpace(text);
   bool negative = false;
   if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
     negative = text.front() == '-';

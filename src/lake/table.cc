@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
+
 namespace weir::lake {
 namespace {
 
@@ -15,12 +17,6 @@ bool IsIdentifier(std::string_view name) {
     if (!word(c)) return false;
   }
   return true;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  return text;
 }
 
 }  // namespace
@@ -44,7 +40,7 @@ std::string_view ToString(ColumnType type) {
 }
 
 Result<PartitionKey> ParsePartitionKey(std::string_view text) {
-  text = Trim(text);
+  text = TrimSpace(text);
   PartitionKey key;
   const auto open = text.find('(');
   if (open == std::string_view::npos) {
@@ -54,8 +50,8 @@ Result<PartitionKey> ParsePartitionKey(std::string_view text) {
     if (text.back() != ')') {
       return Status::Invalid("partition key \"", text, "\": expected transform(column)");
     }
-    key.transform = std::string(Trim(text.substr(0, open)));
-    key.column = std::string(Trim(text.substr(open + 1, text.size() - open - 2)));
+    key.transform = std::string(TrimSpace(text.substr(0, open)));
+    key.column = std::string(TrimSpace(text.substr(open + 1, text.size() - open - 2)));
     if (key.transform != "year" && key.transform != "month" && key.transform != "day" &&
         key.transform != "hour" && key.transform != "identity") {
       return Status::Invalid("partition key \"", text, "\": unknown transform \"", key.transform,

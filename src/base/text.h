@@ -1,0 +1,15 @@
+// Small text helpers shared by the stages that parse settings and expressions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace weir {
+
+// `text` without leading and trailing ASCII whitespace.
+std::string_view TrimSpace(std::string_view text);
+
+// `text` with ASCII letters in lower case.
+std::string ToLower(std::string_view text);
+
+}  // namespace weir
