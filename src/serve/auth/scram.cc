@@ -102,7 +102,7 @@ struct Attribute {
   std::string_view value;
 };
 
-// Splits "a=x,b=y" into attributes; nullopt-like failure when a part is not "<letter>=...".
+// Splits "a=x,b=y" into attributes; false when a part is not "<letter>=...".
 bool SplitAttributes(std::string_view text, std::vector<Attribute>* attributes) {
   while (true) {
     const size_t comma = text.find(',');

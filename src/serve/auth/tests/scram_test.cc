@@ -92,6 +92,23 @@ TEST(ScramTest, VerifierRoundTripsThroughPostgresText) {
   EXPECT_NE(again->salt, random->salt);
 }
 
+TEST(ScramTest, MatchesAVerifierWrittenByPostgres) {
+  // PostgreSQL 15: SET password_encryption = 'scram-sha-256'; CREATE ROLE r PASSWORD
+  // 'Zebra pass!9'; SELECT rolpassword FROM pg_authid WHERE rolname = 'r';
+  constexpr char kFromPostgres[] =
+      "SCRAM-SHA-256$4096:GQjEOhuRnnWUTEGZoloAmw==$aXTsKII+JR3AtKHs3puICRH0zEZI6JIXb/9ZqpS8yfg=:"
+      "q9veTUbF2eEYCvaDB0o57+EXlsYj5zt+iNoohq+OQ78=";
+  auto parsed = ParseVerifier(kFromPostgres);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(ToString(*parsed), kFromPostgres);
+  auto ours = MakeVerifierWithSalt("Zebra pass!9", parsed->salt, parsed->iterations);
+  ASSERT_TRUE(ours.ok());
+  EXPECT_EQ(*ours, *parsed);
+  auto other = MakeVerifierWithSalt("Zebra pass!8", parsed->salt, parsed->iterations);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(*other, *parsed);
+}
+
 TEST(ScramTest, ParsedVerifierRunsTheRfcExchange) {
   auto parsed = ParseVerifier(ToString(Rfc7677Verifier()));
   ASSERT_TRUE(parsed.ok());
