@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/ingest_command.h"
+#include "app/serve_command.h"
 #include "app/version.h"
 #include "config/load.h"
 
@@ -50,6 +51,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   cli.add_flag("--version", show_version, "Print the version of weir and its libraries");
   std::vector<CLI::App*> commands;
   IngestArgs ingest_args;
+  ServeArgs serve_args;
   std::string config_path;
   std::vector<std::string> sets;
   std::map<std::string, std::string> shortcuts;
@@ -73,6 +75,15 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
             flag, [&shortcuts, setting](const std::string& v) { shortcuts[setting] = v; },
             "Same as --set " + setting + "=...");
       }
+    } else if (std::string_view(sub.name) == "serve") {
+      command->add_option("--catalog-sqlite", serve_args.catalog_sqlite,
+                          "SQLite DuckLake catalog (default weir-lake/catalog.sqlite)");
+      command->add_option("--catalog-postgres", serve_args.catalog_postgres,
+                          "PostgreSQL DuckLake catalog (a libpq connection string)");
+      command->add_option("--host", serve_args.host, "Address to listen on (default 127.0.0.1)");
+      command->add_option("--port", serve_args.port, "Port to listen on (default 5432; 0: any)");
+      command->add_option("--tls-dir", serve_args.tls_dir,
+                          "Certificate, key and users file (created when missing)");
     } else {
       // Options arrive with each subcommand's implementation; keep extra arguments so that an
       // unimplemented subcommand still answers with its own message rather than a parse error.
@@ -117,6 +128,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
     return name == "ingest" ? RunIngest(ingest_args, out, err) : RunCheck(ingest_args, out, err);
   }
+  if (name == "serve") return RunServe(serve_args, out, err);
   err << "weir " << name << ": not implemented yet in weir " << kVersion << "\n";
   return kExitNotImplemented;
 }

@@ -39,7 +39,7 @@ TEST(CliTest, VersionNamesWeirAndItsLibraries) {
 }
 
 TEST(CliTest, UnimplementedSubcommandsExitNonZeroNamingThemselves) {
-  for (const char* sub : {"serve", "maintain", "wal"}) {
+  for (const char* sub : {"maintain", "wal"}) {
     const Outcome run = Invoke({sub, "--config", "x.yaml"});
     EXPECT_EQ(run.code, kExitNotImplemented) << sub;
     EXPECT_EQ(run.err, std::string("weir ") + sub + ": not implemented yet in weir 0.1.0\n");

@@ -1,0 +1,349 @@
+#include "serve/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "serve/pgwire/protocol.h"
+
+namespace weir::serve {
+namespace {
+
+using pgwire::ErrorFields;
+using pgwire::Frame;
+using pgwire::FrameReader;
+using pgwire::MessageWriter;
+
+ErrorFields Fatal(std::string sqlstate, std::string message) {
+  return ErrorFields{"FATAL", std::move(sqlstate), std::move(message), "", "", 0};
+}
+
+ErrorFields ErrorOf(const Status& status) {
+  const ErrorDetail* detail = GetErrorDetail(status);
+  const std::string code = detail != nullptr && detail->source() == "sqlstate" ? detail->code()
+                           : detail != nullptr && detail->source() == "scram"  ? detail->code()
+                                                                               : "XX000";
+  return ErrorFields{"ERROR", code, status.message(), "", "", 0};
+}
+
+}  // namespace
+
+// One client connection: a socket, optionally wrapped in TLS.
+struct Server::Connection {
+  int fd = -1;
+  SSL* ssl = nullptr;
+  FrameReader reader;
+  explicit Connection(int socket, size_t max_message_bytes)
+      : fd(socket), reader(max_message_bytes) {}
+  ~Connection() {
+    if (ssl != nullptr) {
+      SSL_shutdown(ssl);
+      SSL_free(ssl);
+    }
+    if (fd >= 0) ::close(fd);
+  }
+
+  bool Write(const std::string& bytes) {
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      const int n = ssl != nullptr
+                        ? SSL_write(ssl, bytes.data() + sent, static_cast<int>(bytes.size() - sent))
+                        : static_cast<int>(
+                              ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL));
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  bool Write(MessageWriter& writer) { return Write(writer.Take()); }
+
+  // Reads more bytes into the frame reader; false on EOF, error or timeout.
+  bool Fill() {
+    char buffer[65536];
+    const int n = ssl != nullptr ? SSL_read(ssl, buffer, sizeof buffer)
+                                 : static_cast<int>(::recv(fd, buffer, sizeof buffer, 0));
+    if (n <= 0) return false;
+    reader.Feed(std::string_view(buffer, static_cast<size_t>(n)));
+    return true;
+  }
+
+  // The next message (typed or startup); nullopt when the peer went away.
+  Result<std::optional<Frame>> Read(bool startup) {
+    while (true) {
+      WEIR_ASSIGN_OR_RAISE(auto frame, startup ? reader.NextStartup() : reader.Next());
+      if (frame) return frame;
+      if (!Fill()) return std::optional<Frame>();
+    }
+  }
+
+  void SetReadTimeout(std::chrono::seconds timeout) {
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(timeout.count());
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+};
+
+Server::Server(ServerOptions options, Engine* engine)
+    : options_(std::move(options)), engine_(engine) {}
+
+Server::~Server() {
+  Stop();
+  if (tls_context_ != nullptr) SSL_CTX_free(static_cast<SSL_CTX*>(tls_context_));
+}
+
+Result<std::unique_ptr<Server>> Server::Make(ServerOptions options, Engine* engine) {
+  std::unique_ptr<Server> server(new Server(std::move(options), engine));
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) return Status::IOError("OpenSSL: cannot create a TLS context");
+  server->tls_context_ = ctx;
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  if (SSL_CTX_use_certificate_chain_file(ctx, server->options_.cert_path.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx, server->options_.key_path.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx) != 1) {
+    return ClassifiedError(ErrorClass::kFatal, "openssl", "certificate",
+                           fmt::format("TLS certificate {} / key {} cannot be used",
+                                       server->options_.cert_path, server->options_.key_path));
+  }
+  unsigned char secret[32];
+  RAND_bytes(secret, sizeof secret);
+  server->mock_secret_.assign(reinterpret_cast<char*>(secret), sizeof secret);
+  return server;
+}
+
+Status Server::Start() {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int yes = 1;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(options_.port));
+  inet_pton(AF_INET, options_.host.c_str(), &address.sin_addr);
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(listen_fd_, 128) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    return ClassifiedError(
+        ErrorClass::kFatal, "os", "bind",
+        fmt::format("cannot listen on {}:{}: {}", options_.host, options_.port, why));
+  }
+  socklen_t length = sizeof address;
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
+  port_ = ntohs(address.sin_port);
+  accept_thread_ = std::thread([this] { AcceptLoop(); });
+  return Status::OK();
+}
+
+void Server::Stop() {
+  if (stopping_.exchange(true)) return;
+  if (listen_fd_ >= 0) {
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    ::close(listen_fd_);
+  }
+  if (accept_thread_.joinable()) accept_thread_.join();
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mutex_);
+    threads.swap(threads_);
+  }
+  for (auto& t : threads) t.join();
+}
+
+void Server::AcceptLoop() {
+  while (!stopping_.load()) {
+    const int fd = ::accept(listen_fd_, nullptr, nullptr);
+    if (fd < 0) {
+      if (stopping_.load()) return;
+      continue;
+    }
+    std::lock_guard lock(mutex_);
+    threads_.emplace_back([this, fd] { Serve(fd); });
+  }
+}
+
+void Server::Serve(int fd) {
+  Connection conn(fd, options_.max_message_bytes);
+  conn.SetReadTimeout(options_.startup_timeout);
+  MessageWriter out;
+  // --- startup: SSL/GSSENC negotiation, cancel requests, the startup message ---------------
+  pgwire::StartupMessage startup;
+  while (true) {
+    auto frame = conn.Read(/*startup=*/true);
+    if (!frame.ok() || !*frame) return;
+    auto packet = pgwire::ParseStartupPacket((**frame).body);
+    if (!packet.ok()) {
+      out.ErrorResponse(Fatal(ErrorOf(packet.status()).sqlstate, packet.status().message()));
+      conn.Write(out);
+      return;
+    }
+    if (std::holds_alternative<pgwire::SslRequest>(*packet)) {
+      if (conn.ssl != nullptr || conn.reader.buffered() > 0) return;  // no repeat, no pipelining
+      out.SingleByte('S');
+      if (!conn.Write(out)) return;
+      conn.ssl = SSL_new(static_cast<SSL_CTX*>(tls_context_));
+      SSL_set_fd(conn.ssl, fd);
+      if (SSL_accept(conn.ssl) != 1) return;
+      continue;
+    }
+    if (std::holds_alternative<pgwire::GssEncRequest>(*packet)) {
+      out.SingleByte('N');
+      if (!conn.Write(out)) return;
+      continue;
+    }
+    if (const auto* cancel = std::get_if<pgwire::CancelRequest>(&*packet)) {
+      std::lock_guard lock(mutex_);
+      auto found = live_.find({cancel->process_id, cancel->secret_key});
+      if (found != live_.end()) found->second->Interrupt();
+      return;  // a cancel request gets no answer
+    }
+    startup = std::get<pgwire::StartupMessage>(std::move(*packet));
+    break;
+  }
+  if (options_.require_tls && conn.ssl == nullptr) {
+    out.ErrorResponse(Fatal("28000", "this server requires TLS (sslmode=require or stronger)"));
+    conn.Write(out);
+    return;
+  }
+  const std::string user = startup.parameters["user"];
+  // --- SCRAM-SHA-256 -------------------------------------------------------------------------
+  auto known = options_.users.find(user);
+  auth::ScramServer scram = known != options_.users.end()
+                                ? auth::ScramServer(known->second)
+                                : auth::ScramServer::ForUnknownUser(user, mock_secret_);
+  out.AuthenticationSasl({"SCRAM-SHA-256"});
+  if (!conn.Write(out)) return;
+  const auto fail = [&](const Status& status) {
+    const auto fields = ErrorOf(status);
+    out.ErrorResponse(
+        Fatal(fields.sqlstate == "28P01" ? "28P01" : fields.sqlstate,
+              fields.sqlstate == "28P01"
+                  ? fmt::format("password authentication failed for user \"{}\"", user)
+                  : fields.message));
+    conn.Write(out);
+  };
+  auto first = conn.Read(false);
+  if (!first.ok() || !*first || (**first).type != 'p') return;
+  auto initial = pgwire::ParseSaslInitialResponse((**first).body);
+  if (!initial.ok() || initial->mechanism != "SCRAM-SHA-256" || !initial->data) {
+    fail(initial.ok() ? pgwire::ProtocolViolation("expected SCRAM-SHA-256") : initial.status());
+    return;
+  }
+  auto server_first = scram.HandleClientFirst(*initial->data);
+  if (!server_first.ok()) return fail(server_first.status());
+  out.AuthenticationSaslContinue(*server_first);
+  if (!conn.Write(out)) return;
+  auto final_frame = conn.Read(false);
+  if (!final_frame.ok() || !*final_frame || (**final_frame).type != 'p') return;
+  auto server_final = scram.HandleClientFinal((**final_frame).body);
+  if (!server_final.ok()) return fail(server_final.status());
+  out.AuthenticationSaslFinal(*server_final);
+  out.AuthenticationOk();
+  // --- session -------------------------------------------------------------------------------
+  auto session = engine_->Connect();
+  if (!session.ok()) {
+    out.ErrorResponse(Fatal("53300", session.status().message()));
+    conn.Write(out);
+    return;
+  }
+  const int32_t process_id = next_process_id_++;
+  int32_t secret_key = 0;
+  RAND_bytes(reinterpret_cast<unsigned char*>(&secret_key), sizeof secret_key);
+  {
+    std::lock_guard lock(mutex_);
+    live_[{process_id, secret_key}] = session->get();
+  }
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"server_version", "15.0 (weir)"},
+           {"server_encoding", "UTF8"},
+           {"client_encoding", "UTF8"},
+           {"DateStyle", "ISO, MDY"},
+           {"TimeZone", "UTC"},
+           {"integer_datetimes", "on"},
+           {"standard_conforming_strings", "on"},
+           {"application_name", startup.parameters["application_name"]}}) {
+    out.ParameterStatus(name, value);
+  }
+  out.BackendKeyData(process_id, secret_key);
+  out.ReadyForQuery('I');
+  conn.SetReadTimeout(std::chrono::seconds(0));  // authenticated: no read deadline
+  bool open = conn.Write(out);
+  bool skipping_to_sync = false;  // after an error in the extended protocol
+  while (open && !stopping_.load()) {
+    auto frame = conn.Read(false);
+    if (!frame.ok()) {
+      out.ErrorResponse(Fatal("08P01", frame.status().message()));
+      conn.Write(out);
+      break;
+    }
+    if (!*frame) break;
+    const Frame& message = **frame;
+    if (message.type == 'X') break;
+    if (message.type == 'Q') {
+      skipping_to_sync = false;
+      auto query = pgwire::ParseQuery(message.body);
+      std::vector<QueryResult> results;
+      Status ran = query.ok() ? (*session)->Run(query->sql, &results) : query.status();
+      for (const auto& result : results) {
+        if (!result.columns.empty()) {
+          std::vector<pgwire::FieldDescription> fields;
+          for (const auto& c : result.columns) {
+            fields.push_back({c.name, 0, 0, c.type_oid, c.type_size, -1, 0});
+          }
+          out.RowDescription(fields);
+          for (const auto& row : result.rows) {
+            std::vector<std::optional<std::string_view>> values;
+            for (const auto& v : row) {
+              values.push_back(v ? std::optional<std::string_view>(*v) : std::nullopt);
+            }
+            out.DataRow(values);
+          }
+        }
+        out.CommandComplete(result.command_tag);
+      }
+      if (!ran.ok()) {
+        out.ErrorResponse(ErrorOf(ran));
+      } else if (results.empty()) {
+        out.EmptyQueryResponse();
+      }
+      out.ReadyForQuery((*session)->transaction_status());
+      open = conn.Write(out);
+      continue;
+    }
+    if (message.type == 'S') {  // Sync ends an extended-protocol batch
+      skipping_to_sync = false;
+      out.ReadyForQuery((*session)->transaction_status());
+      open = conn.Write(out);
+      continue;
+    }
+    if (message.type == 'H') continue;  // Flush: everything is written as it is produced
+    if (skipping_to_sync) continue;
+    // The extended query protocol is not served yet: one error, then skip to Sync.
+    const bool extended = std::string_view("PBDEC").find(message.type) != std::string_view::npos;
+    out.ErrorResponse(ErrorFields{
+        "ERROR", extended ? "0A000" : "08P01",
+        extended ? "the extended query protocol is not supported by this weir build yet; use the "
+                   "simple query protocol"
+                 : fmt::format("unknown message type '{}'", message.type),
+        "", "", 0});
+    skipping_to_sync = extended;
+    if (!extended) out.ReadyForQuery((*session)->transaction_status());
+    open = conn.Write(out);
+  }
+  if (stopping_.load()) {
+    out.ErrorResponse(Fatal("57P01", "terminating connection due to administrator command"));
+    conn.Write(out);
+  }
+  std::lock_guard lock(mutex_);
+  live_.erase({process_id, secret_key});
+}
+
+}  // namespace weir::serve

@@ -1,0 +1,62 @@
+// The PostgreSQL wire endpoint: accepts connections, negotiates TLS, authenticates with
+// SCRAM-SHA-256 and runs a session state machine per connection on the Engine.
+//
+// Threading: Start spawns an accept thread; each connection runs on its own thread with its
+// own engine Session. Stop closes the listener and ends every session with FATAL 57P01.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "serve/auth/scram.h"
+#include "serve/engine.h"
+
+namespace weir::serve {
+
+struct ServerOptions {
+  std::string host = "0.0.0.0";
+  int port = 5432;  // 0 picks a free port
+  std::string cert_path, key_path;
+  bool require_tls = true;
+  std::map<std::string, auth::ScramVerifier> users;
+  std::chrono::seconds startup_timeout{10};  // deadline of every read before authentication
+  size_t max_message_bytes = 64 << 20;
+};
+
+class Server {
+ public:
+  static Result<std::unique_ptr<Server>> Make(ServerOptions options, Engine* engine);
+  ~Server();
+
+  Status Start();
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  struct Connection;
+  Server(ServerOptions options, Engine* engine);
+  void AcceptLoop();
+  void Serve(int fd);
+
+  ServerOptions options_;
+  Engine* engine_;
+  void* tls_context_ = nullptr;  // SSL_CTX*, owned
+  std::string mock_secret_;      // salts of unknown users (see ScramServer::ForUnknownUser)
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread accept_thread_;
+  std::mutex mutex_;
+  std::vector<std::thread> threads_;                      // GUARDED_BY(mutex_)
+  std::map<std::pair<int32_t, int32_t>, Session*> live_;  // GUARDED_BY(mutex_): (pid, key)
+  std::atomic<int32_t> next_process_id_{1000};
+};
+
+}  // namespace weir::serve
