@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
+
 namespace weir::serve {
 namespace {
 
@@ -144,10 +146,55 @@ struct Engine::Handles {
 
 struct Session::Handles {
   duckdb_connection conn = nullptr;
+  struct Prepared {
+    duckdb_prepared_statement statement = nullptr;
+    std::string sql;
+    StatementInfo info;
+  };
+  std::map<std::string, Prepared> prepared;
   ~Handles() {
+    for (auto& [name, p] : prepared) duckdb_destroy_prepare(&p.statement);
     if (conn != nullptr) duckdb_disconnect(&conn);
   }
 };
+
+namespace {
+
+// Reads a materialised DuckDB result into PostgreSQL text values.
+void Materialize(duckdb_result& result, QueryResult& out) {
+  const idx_t columns = duckdb_column_count(&result);
+  const idx_t rows = duckdb_row_count(&result);
+  if (duckdb_result_return_type(result) == DUCKDB_RESULT_TYPE_QUERY_RESULT) {
+    for (idx_t c = 0; c < columns; ++c) {
+      ResultColumn column = PgTypeOf(duckdb_column_type(&result, c));
+      column.name = duckdb_column_name(&result, c);
+      out.columns.push_back(std::move(column));
+    }
+    out.rows.resize(rows);
+    for (idx_t r = 0; r < rows; ++r) {
+      out.rows[r].resize(columns);
+      for (idx_t c = 0; c < columns; ++c) {
+        if (duckdb_value_is_null(&result, c, r)) continue;
+        if (out.columns[c].type_oid == 16) {
+          out.rows[r][c] = duckdb_value_boolean(&result, c, r) ? "t" : "f";
+          continue;
+        }
+        char* text = duckdb_value_varchar(&result, c, r);
+        if (text != nullptr) out.rows[r][c] = text;
+        duckdb_free(text);
+      }
+    }
+  }
+  out.command_tag = CommandTag(&result, rows);
+}
+
+Status ResultError(duckdb_result& result) {
+  return ClassifiedError(ErrorClass::kBadData, "sqlstate",
+                         SqlStateOf(duckdb_result_error_type(&result)),
+                         duckdb_result_error(&result));
+}
+
+}  // namespace
 
 Engine::Engine(std::unique_ptr<Handles> handles) : handles_(std::move(handles)) {}
 Engine::~Engine() = default;
@@ -219,53 +266,115 @@ Status Session::Run(const std::string& sql, std::vector<QueryResult>* done) {
     const bool ok = duckdb_execute_prepared(prepared, &result) == DuckDBSuccess;
     duckdb_destroy_prepare(&prepared);
     if (!ok) {
-      status = ClassifiedError(ErrorClass::kBadData, "sqlstate",
-                               SqlStateOf(duckdb_result_error_type(&result)),
-                               duckdb_result_error(&result));
+      status = ResultError(result);
       duckdb_destroy_result(&result);
       if (transaction_status_ == 'T') transaction_status_ = 'E';
       break;
     }
     QueryResult out;
-    const idx_t columns = duckdb_column_count(&result);
-    const idx_t rows = duckdb_row_count(&result);
-    const bool returns_rows = duckdb_result_return_type(result) == DUCKDB_RESULT_TYPE_QUERY_RESULT;
-    if (returns_rows) {
-      for (idx_t c = 0; c < columns; ++c) {
-        ResultColumn column = PgTypeOf(duckdb_column_type(&result, c));
-        column.name = duckdb_column_name(&result, c);
-        out.columns.push_back(std::move(column));
-      }
-      out.rows.resize(rows);
-      for (idx_t r = 0; r < rows; ++r) {
-        out.rows[r].resize(columns);
-        for (idx_t c = 0; c < columns; ++c) {
-          if (duckdb_value_is_null(&result, c, r)) continue;
-          if (out.columns[c].type_oid == 16) {
-            out.rows[r][c] = duckdb_value_boolean(&result, c, r) ? "t" : "f";
-            continue;
-          }
-          char* text = duckdb_value_varchar(&result, c, r);
-          if (text != nullptr) out.rows[r][c] = text;
-          duckdb_free(text);
-        }
-      }
-    }
-    out.command_tag = CommandTag(&result, rows);
-    if (duckdb_result_statement_type(result) == DUCKDB_STATEMENT_TYPE_TRANSACTION) {
-      // BEGIN opens a block; COMMIT/ROLLBACK close it (DuckDB rejects nesting for us).
-      std::string text;
-      for (char ch : sql) text += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-      const bool begins = text.find("BEGIN") != std::string::npos ||
-                          text.find("START TRANSACTION") != std::string::npos;
-      transaction_status_ = begins && transaction_status_ == 'I' ? 'T' : 'I';
-      out.command_tag = transaction_status_ == 'T' ? "BEGIN" : "COMMIT";
-    }
+    Materialize(result, out);
+    TrackTransaction(sql, duckdb_result_statement_type(result) == DUCKDB_STATEMENT_TYPE_TRANSACTION,
+                     out);
     duckdb_destroy_result(&result);
     done->push_back(std::move(out));
   }
   duckdb_destroy_extracted(&statements);
   return status;
+}
+
+void Session::TrackTransaction(const std::string& sql, bool is_transaction_statement,
+                               QueryResult& out) {
+  if (!is_transaction_statement) return;
+  // BEGIN opens a block; COMMIT/ROLLBACK close it (DuckDB rejects nesting for us).
+  const std::string text = ToLower(sql);
+  const bool begins = text.find("begin") != std::string::npos ||
+                      text.find("start transaction") != std::string::npos;
+  transaction_status_ = begins && transaction_status_ == 'I' ? 'T' : 'I';
+  out.command_tag = transaction_status_ == 'T' ? "BEGIN" : "COMMIT";
+}
+
+Result<StatementInfo> Session::Prepare(const std::string& name, const std::string& sql) {
+  duckdb_prepared_statement statement = nullptr;
+  if (duckdb_prepare(handles_->conn, sql.c_str(), &statement) != DuckDBSuccess) {
+    const std::string message = duckdb_prepare_error(statement);
+    duckdb_destroy_prepare(&statement);
+    return ClassifiedError(ErrorClass::kBadData, "sqlstate", SqlStateOf(PrepareErrorType(message)),
+                           message);
+  }
+  ClosePrepared(name);
+  Handles::Prepared prepared;
+  prepared.statement = statement;
+  prepared.sql = sql;
+  for (idx_t i = 1; i <= duckdb_nparams(statement); ++i) {
+    prepared.info.parameter_types.push_back(PgTypeOf(duckdb_param_type(statement, i)).type_oid);
+  }
+  if (duckdb_prepared_statement_type(statement) == DUCKDB_STATEMENT_TYPE_SELECT) {
+    for (idx_t c = 0; c < duckdb_prepared_statement_column_count(statement); ++c) {
+      ResultColumn column = PgTypeOf(duckdb_prepared_statement_column_type(statement, c));
+      column.name = duckdb_prepared_statement_column_name(statement, c);
+      prepared.info.columns.push_back(std::move(column));
+    }
+  }
+  StatementInfo info = prepared.info;
+  handles_->prepared[name] = std::move(prepared);
+  return info;
+}
+
+Result<StatementInfo> Session::Describe(const std::string& name) const {
+  auto found = handles_->prepared.find(name);
+  if (found == handles_->prepared.end()) {
+    return ClassifiedError(ErrorClass::kBadData, "sqlstate", "26000",
+                           "prepared statement \"" + name + "\" does not exist");
+  }
+  return found->second.info;
+}
+
+Result<QueryResult> Session::Execute(const std::string& name,
+                                     const std::vector<std::optional<std::string>>& parameters) {
+  auto found = handles_->prepared.find(name);
+  if (found == handles_->prepared.end()) {
+    return ClassifiedError(ErrorClass::kBadData, "sqlstate", "26000",
+                           "prepared statement \"" + name + "\" does not exist");
+  }
+  duckdb_prepared_statement statement = found->second.statement;
+  if (parameters.size() != duckdb_nparams(statement)) {
+    return ClassifiedError(ErrorClass::kBadData, "sqlstate", "08P01",
+                           "bind message supplies " + std::to_string(parameters.size()) +
+                               " parameters, but the prepared statement requires " +
+                               std::to_string(duckdb_nparams(statement)));
+  }
+  duckdb_clear_bindings(statement);
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const idx_t index = i + 1;
+    const duckdb_state bound =
+        parameters[i] ? duckdb_bind_varchar_length(statement, index, parameters[i]->data(),
+                                                   parameters[i]->size())
+                      : duckdb_bind_null(statement, index);
+    if (bound != DuckDBSuccess) {
+      return ClassifiedError(ErrorClass::kBadData, "sqlstate", "22P02",
+                             "parameter $" + std::to_string(index) + " cannot be bound");
+    }
+  }
+  duckdb_result result;
+  if (duckdb_execute_prepared(statement, &result) != DuckDBSuccess) {
+    Status status = ResultError(result);
+    duckdb_destroy_result(&result);
+    if (transaction_status_ == 'T') transaction_status_ = 'E';
+    return status;
+  }
+  QueryResult out;
+  Materialize(result, out);
+  TrackTransaction(found->second.sql,
+                   duckdb_result_statement_type(result) == DUCKDB_STATEMENT_TYPE_TRANSACTION, out);
+  duckdb_destroy_result(&result);
+  return out;
+}
+
+void Session::ClosePrepared(const std::string& name) {
+  auto found = handles_->prepared.find(name);
+  if (found == handles_->prepared.end()) return;
+  duckdb_destroy_prepare(&found->second.statement);
+  handles_->prepared.erase(found);
 }
 
 }  // namespace weir::serve

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,12 @@ struct QueryResult {
 
 class Session;
 
+// What Describe reports about a prepared statement.
+struct StatementInfo {
+  std::vector<uint32_t> parameter_types;  // PostgreSQL OIDs (25 where DuckDB cannot tell)
+  std::vector<ResultColumn> columns;      // empty when it returns no rows
+};
+
 class Engine {
  public:
   static Result<std::unique_ptr<Engine>> Open(const LakeAttachment& lake);
@@ -53,6 +60,14 @@ class Session {
   // Runs every statement of `sql` in order; stops at the first error (the results so far are
   // kept in `done`). Errors carry the SQLSTATE to report as their code.
   Status Run(const std::string& sql, std::vector<QueryResult>* done);
+  // Extended protocol: a named prepared statement ("" is the unnamed one, replaced by the
+  // next Parse), executed with text parameters (nullopt = NULL).
+  Result<StatementInfo> Prepare(const std::string& name, const std::string& sql);
+  Result<StatementInfo> Describe(const std::string& name) const;
+  Result<QueryResult> Execute(const std::string& name,
+                              const std::vector<std::optional<std::string>>& parameters);
+  void ClosePrepared(const std::string& name);
+
   // Interrupts the statement running on this session (from another thread).
   void Interrupt();
   // 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.
@@ -62,6 +77,7 @@ class Session {
   friend class Engine;
   struct Handles;
   explicit Session(std::unique_ptr<Handles> handles);
+  void TrackTransaction(const std::string& sql, bool is_transaction_statement, QueryResult& out);
   std::unique_ptr<Handles> handles_;
   char transaction_status_ = 'I';
 };

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -35,6 +36,102 @@ ErrorFields ErrorOf(const Status& status) {
   return ErrorFields{"ERROR", code, status.message(), "", "", 0};
 }
 
+uint64_t BigEndian(std::string_view bytes) {
+  uint64_t v = 0;
+  for (unsigned char c : bytes) v = (v << 8) | c;
+  return v;
+}
+
+// A parameter sent in binary as the text DuckDB binds (the types clients send in binary).
+std::optional<std::string> ParameterText(const std::optional<std::string>& value, int16_t format,
+                                         uint32_t type_oid) {
+  if (!value || format == 0) return value;
+  const std::string& b = *value;
+  switch (type_oid) {
+    case 16:
+      return std::string(!b.empty() && b[0] ? "true" : "false");
+    case 21:
+      if (b.size() == 2) return std::to_string(static_cast<int16_t>(BigEndian(b)));
+      break;
+    case 23:
+      if (b.size() == 4) return std::to_string(static_cast<int32_t>(BigEndian(b)));
+      break;
+    case 20:
+      if (b.size() == 8) return std::to_string(static_cast<int64_t>(BigEndian(b)));
+      break;
+    case 701:
+      if (b.size() == 8) {
+        const uint64_t bits = BigEndian(b);
+        double d;
+        std::memcpy(&d, &bits, sizeof d);
+        return fmt::format("{}", d);
+      }
+      break;
+    case 700:
+      if (b.size() == 4) {
+        const auto bits = static_cast<uint32_t>(BigEndian(b));
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        return fmt::format("{}", f);
+      }
+      break;
+    default:
+      break;
+  }
+  return value;  // text-like types: the bytes are the text
+}
+
+// A text value in PostgreSQL's binary format for the types that have a fixed layout; nullopt
+// when the type is sent as text instead.
+std::optional<std::string> BinaryOf(const std::string& text, uint32_t type_oid) {
+  const auto be = [](uint64_t v, int bytes) {
+    std::string out(static_cast<size_t>(bytes), '\0');
+    for (int i = bytes - 1; i >= 0; --i, v >>= 8)
+      out[static_cast<size_t>(i)] = static_cast<char>(v);
+    return out;
+  };
+  switch (type_oid) {
+    case 16:
+      return std::string(1, text == "t" ? '\1' : '\0');
+    case 21:
+      return be(static_cast<uint64_t>(std::stoll(text)), 2);
+    case 23:
+      return be(static_cast<uint64_t>(std::stoll(text)), 4);
+    case 20:
+      return be(static_cast<uint64_t>(std::stoll(text)), 8);
+    case 701: {
+      const double d = std::stod(text);
+      uint64_t bits;
+      std::memcpy(&bits, &d, sizeof bits);
+      return be(bits, 8);
+    }
+    case 25:
+      return text;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::vector<pgwire::FieldDescription> Fields(const std::vector<ResultColumn>& columns,
+                                             const std::vector<int16_t>& formats) {
+  std::vector<pgwire::FieldDescription> fields;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const auto& c = columns[i];
+    const bool binary = pgwire::FormatAt(formats, i) == 1 && BinaryOf("0", c.type_oid);
+    fields.push_back({c.name, 0, 0, c.type_oid, c.type_size, -1, binary ? int16_t{1} : int16_t{0}});
+  }
+  return fields;
+}
+
+// A bound statement awaiting (or part-way through) execution.
+struct Portal {
+  std::string statement;
+  std::vector<std::optional<std::string>> parameters;
+  std::vector<int16_t> result_formats;
+  std::optional<QueryResult> result;  // materialised by the first Execute
+  size_t next_row = 0;
+};
+
 }  // namespace
 
 // One client connection: a socket, optionally wrapped in TLS.
@@ -49,7 +146,7 @@ struct Server::Connection {
       SSL_shutdown(ssl);
       SSL_free(ssl);
     }
-    if (fd >= 0) ::close(fd);
+    // The socket itself is closed by the accept loop's thread, after it is forgotten.
   }
 
   bool Write(const std::string& bytes) {
@@ -91,6 +188,114 @@ struct Server::Connection {
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
 };
+
+// One message of the extended query protocol; an error makes the caller skip to Sync.
+Status HandleExtended(const Frame& message, Session& session,
+                      std::map<std::string, Portal>& portals,
+                      std::map<std::string, std::vector<uint32_t>>& declared_types,
+                      MessageWriter& out) {
+  switch (message.type) {
+    case 'P': {
+      WEIR_ASSIGN_OR_RAISE(auto parse, pgwire::ParseParse(message.body));
+      WEIR_RETURN_NOT_OK(session.Prepare(parse.statement, parse.query).status());
+      declared_types[parse.statement] = parse.parameter_types;
+      out.ParseComplete();
+      return Status::OK();
+    }
+    case 'B': {
+      WEIR_ASSIGN_OR_RAISE(auto bind, pgwire::ParseBind(message.body));
+      WEIR_ASSIGN_OR_RAISE(auto info, session.Describe(bind.statement));
+      Portal portal;
+      portal.statement = bind.statement;
+      portal.result_formats = bind.result_formats;
+      const auto& declared = declared_types[bind.statement];
+      for (size_t i = 0; i < bind.parameters.size(); ++i) {
+        // The type the client declared in Parse wins (it says how binary values are laid out).
+        uint32_t oid = i < info.parameter_types.size() ? info.parameter_types[i] : 25;
+        if (i < declared.size() && declared[i] != 0) oid = declared[i];
+        portal.parameters.push_back(
+            ParameterText(bind.parameters[i], pgwire::FormatAt(bind.parameter_formats, i), oid));
+      }
+      portals[bind.portal] = std::move(portal);
+      out.BindComplete();
+      return Status::OK();
+    }
+    case 'D': {
+      WEIR_ASSIGN_OR_RAISE(auto describe, pgwire::ParseDescribe(message.body));
+      std::vector<int16_t> formats;
+      std::string statement = describe.name;
+      if (describe.kind == 'P') {
+        auto found = portals.find(describe.name);
+        if (found == portals.end()) {
+          return ClassifiedError(ErrorClass::kBadData, "sqlstate", "34000",
+                                 "portal \"" + describe.name + "\" does not exist");
+        }
+        statement = found->second.statement;
+        formats = found->second.result_formats;
+      }
+      WEIR_ASSIGN_OR_RAISE(auto info, session.Describe(statement));
+      if (describe.kind == 'S') out.ParameterDescription(info.parameter_types);
+      if (info.columns.empty()) {
+        out.NoData();
+      } else {
+        out.RowDescription(Fields(info.columns, formats));
+      }
+      return Status::OK();
+    }
+    case 'E': {
+      WEIR_ASSIGN_OR_RAISE(auto execute, pgwire::ParseExecute(message.body));
+      auto found = portals.find(execute.portal);
+      if (found == portals.end()) {
+        return ClassifiedError(ErrorClass::kBadData, "sqlstate", "34000",
+                               "portal \"" + execute.portal + "\" does not exist");
+      }
+      Portal& portal = found->second;
+      if (!portal.result) {
+        WEIR_ASSIGN_OR_RAISE(auto result, session.Execute(portal.statement, portal.parameters));
+        portal.result = std::move(result);
+      }
+      const QueryResult& result = *portal.result;
+      const auto fields = Fields(result.columns, portal.result_formats);
+      const size_t limit = execute.max_rows > 0 ? static_cast<size_t>(execute.max_rows) : SIZE_MAX;
+      size_t sent = 0;
+      std::vector<std::string> binary(result.columns.size());
+      while (portal.next_row < result.rows.size() && sent < limit) {
+        const auto& row = result.rows[portal.next_row++];
+        std::vector<std::optional<std::string_view>> values;
+        for (size_t c = 0; c < row.size(); ++c) {
+          if (!row[c]) {
+            values.emplace_back(std::nullopt);
+          } else if (fields[c].format == 1) {
+            binary[c] = *BinaryOf(*row[c], fields[c].type_oid);
+            values.emplace_back(binary[c]);
+          } else {
+            values.emplace_back(*row[c]);
+          }
+        }
+        out.DataRow(values);
+        ++sent;
+      }
+      if (portal.next_row < result.rows.size()) {
+        out.PortalSuspended();
+      } else {
+        out.CommandComplete(result.command_tag);
+      }
+      return Status::OK();
+    }
+    case 'C': {
+      WEIR_ASSIGN_OR_RAISE(auto close, pgwire::ParseClose(message.body));
+      if (close.kind == 'S') {
+        session.ClosePrepared(close.name);
+      } else {
+        portals.erase(close.name);
+      }
+      out.CloseComplete();
+      return Status::OK();
+    }
+    default:
+      return pgwire::ProtocolViolation(fmt::format("unknown message type '{}'", message.type));
+  }
+}
 
 Server::Server(ServerOptions options, Engine* engine)
     : options_(std::move(options)), engine_(engine) {}
@@ -150,6 +355,11 @@ void Server::Stop() {
     ::close(listen_fd_);
   }
   if (accept_thread_.joinable()) accept_thread_.join();
+  {
+    // Sessions blocked in a read wake up, send FATAL 57P01 and close.
+    std::lock_guard lock(mutex_);
+    for (int fd : client_fds_) ::shutdown(fd, SHUT_RD);
+  }
   std::vector<std::thread> threads;
   {
     std::lock_guard lock(mutex_);
@@ -166,7 +376,15 @@ void Server::AcceptLoop() {
       continue;
     }
     std::lock_guard lock(mutex_);
-    threads_.emplace_back([this, fd] { Serve(fd); });
+    client_fds_.insert(fd);
+    threads_.emplace_back([this, fd] {
+      Serve(fd);
+      {
+        std::lock_guard done(mutex_);
+        client_fds_.erase(fd);
+      }
+      ::close(fd);
+    });
   }
 }
 
@@ -277,6 +495,8 @@ void Server::Serve(int fd) {
   conn.SetReadTimeout(std::chrono::seconds(0));  // authenticated: no read deadline
   bool open = conn.Write(out);
   bool skipping_to_sync = false;  // after an error in the extended protocol
+  std::map<std::string, Portal> portals;
+  std::map<std::string, std::vector<uint32_t>> declared_types;  // Parse's parameter types
   while (open && !stopping_.load()) {
     auto frame = conn.Read(false);
     if (!frame.ok()) {
@@ -320,23 +540,23 @@ void Server::Serve(int fd) {
     }
     if (message.type == 'S') {  // Sync ends an extended-protocol batch
       skipping_to_sync = false;
+      portals.erase("");  // the unnamed portal lives until the end of the transaction; simplify
       out.ReadyForQuery((*session)->transaction_status());
       open = conn.Write(out);
       continue;
     }
-    if (message.type == 'H') continue;  // Flush: everything is written as it is produced
+    if (message.type == 'H') {  // Flush
+      open = conn.Write(out);
+      continue;
+    }
     if (skipping_to_sync) continue;
-    // The extended query protocol is not served yet: one error, then skip to Sync.
-    const bool extended = std::string_view("PBDEC").find(message.type) != std::string_view::npos;
-    out.ErrorResponse(ErrorFields{
-        "ERROR", extended ? "0A000" : "08P01",
-        extended ? "the extended query protocol is not supported by this weir build yet; use the "
-                   "simple query protocol"
-                 : fmt::format("unknown message type '{}'", message.type),
-        "", "", 0});
-    skipping_to_sync = extended;
-    if (!extended) out.ReadyForQuery((*session)->transaction_status());
-    open = conn.Write(out);
+    Status handled = HandleExtended(message, **session, portals, declared_types, out);
+    if (!handled.ok()) {
+      out.ErrorResponse(ErrorOf(handled));
+      skipping_to_sync = std::string_view("PBDEC").find(message.type) != std::string_view::npos;
+      if (!skipping_to_sync) out.ReadyForQuery((*session)->transaction_status());
+      open = conn.Write(out);
+    }
   }
   if (stopping_.load()) {
     out.ErrorResponse(Fatal("57P01", "terminating connection due to administrator command"));

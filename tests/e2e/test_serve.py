@@ -109,3 +109,154 @@ def test_sigterm_stops_the_server_with_exit_0(served_lake):
     assert psql(port, "SELECT 1").returncode == 0
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 0
+
+
+def test_psycopg_parameterized_queries_text_and_binary(served_lake):
+    import psycopg
+
+    port, _, _ = served_lake
+    dsn = f"host=127.0.0.1 port={port} user=weir dbname=lake sslmode=require password='{PASSWORD}'"
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("SELECT %s::BIGINT + 1, %s::DOUBLE * 2, %s::VARCHAR || '!', %s::INT",
+                           [41, 1.25, "hi", None]).fetchone()
+        assert row == (42, 2.5, "hi!", None)
+        text = conn.execute("SELECT id, name, even FROM events WHERE id < %s ORDER BY id",
+                            [5]).fetchall()
+        assert text == [(i, f"name {i}", i % 2 == 0) for i in range(5)]
+        with conn.cursor(binary=True) as cur:
+            cur.execute("SELECT id, name, even FROM events WHERE id < %s ORDER BY id", [5])
+            assert cur.fetchall() == text
+        # The same statement prepared once and reused with new values.
+        for i in range(10):
+            got = conn.execute("SELECT count(*) FROM events WHERE id < %s", [i * 10],
+                               prepare=True).fetchone()
+            assert got == (i * 10,)
+
+
+def tls_socket(port: int):
+    import socket
+    import ssl
+    import struct
+
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    raw.sendall(struct.pack("!ii", 8, 80877103))
+    assert raw.recv(1) == b"S"
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context.wrap_socket(raw)
+
+
+def scram_login(sock) -> None:
+    """Startup and SCRAM-SHA-256 as a client, by hand."""
+    import base64
+    import hashlib
+    import hmac
+    import os as _os
+    import struct
+
+    def send(type_: bytes, body: bytes) -> None:
+        sock.sendall(type_ + struct.pack("!i", len(body) + 4) + body)
+
+    body = struct.pack("!i", 196608) + b"user\0weir\0database\0lake\0\0"
+    sock.sendall(struct.pack("!i", len(body) + 4) + body)
+    reader = MessageReader(sock)
+    assert reader.next()[0] == b"R"
+    nonce = base64.b64encode(_os.urandom(18)).decode()
+    first_bare = f"n=,r={nonce}"
+    first = ("n,," + first_bare).encode()
+    send(b"p", b"SCRAM-SHA-256\0" + struct.pack("!i", len(first)) + first)
+    kind, payload = reader.next()
+    server_first = payload[4:].decode()
+    fields = dict(item.split("=", 1) for item in server_first.split(","))
+    salted = hashlib.pbkdf2_hmac("sha256", PASSWORD.encode(), base64.b64decode(fields["s"]),
+                                 int(fields["i"]))
+    client_key = hmac.new(salted, b"Client Key", hashlib.sha256).digest()
+    stored = hashlib.sha256(client_key).digest()
+    without_proof = f"c=biws,r={fields['r']}"
+    auth = f"{first_bare},{server_first},{without_proof}".encode()
+    signature = hmac.new(stored, auth, hashlib.sha256).digest()
+    proof = bytes(a ^ b for a, b in zip(client_key, signature))
+    send(b"p", f"{without_proof},p={base64.b64encode(proof).decode()}".encode())
+    while True:
+        kind, _ = reader.next()
+        if kind == b"Z":
+            return
+        assert kind != b"E"
+
+
+class MessageReader:
+    def __init__(self, sock):
+        self.sock, self.buffer = sock, b""
+
+    def next(self):
+        import struct
+
+        while True:
+            if len(self.buffer) >= 5:
+                length = struct.unpack("!i", self.buffer[1:5])[0]
+                if len(self.buffer) >= 1 + length:
+                    kind, body = self.buffer[:1], self.buffer[5:1 + length]
+                    self.buffer = self.buffer[1 + length:]
+                    return kind, body
+            chunk = self.sock.recv(65536)
+            assert chunk, "connection closed"
+            self.buffer += chunk
+
+
+def frame(type_: bytes, body: bytes) -> bytes:
+    import struct
+
+    return type_ + struct.pack("!i", len(body) + 4) + body
+
+
+def test_raw_extended_protocol_frames(served_lake):
+    import struct
+
+    port, _, _ = served_lake
+    sock = tls_socket(port)
+    scram_login(sock)
+    reader = MessageReader(sock)
+    # Parse(bad) + Bind + Describe + Execute + Sync: exactly ErrorResponse, ReadyForQuery.
+    sock.sendall(frame(b"P", b"\0SELEC nonsense\0\0\0") + frame(b"B", b"\0\0\0\0\0\0\0\0") +
+                 frame(b"D", b"P\0") + frame(b"E", b"\0\0\0\0\0") + frame(b"S", b""))
+    kinds = [reader.next()[0], reader.next()[0]]
+    assert kinds == [b"E", b"Z"]
+    # Execute with max rows 128 on a 1,000-row portal: 7 PortalSuspended, then SELECT 1000.
+    sock.sendall(frame(b"P", b"\0SELECT id FROM events\0\0\0") +
+                 frame(b"B", b"\0\0\0\0\0\0\0\0") + frame(b"H", b""))
+    assert [reader.next()[0], reader.next()[0]] == [b"1", b"2"]
+    suspended, rows = 0, 0
+    while True:
+        sock.sendall(frame(b"E", b"\0" + struct.pack("!i", 128)))
+        sock.sendall(frame(b"H", b""))
+        while True:
+            kind, body = reader.next()
+            if kind == b"D":
+                rows += 1
+                continue
+            break
+        if kind == b"s":
+            suspended += 1
+            continue
+        assert kind == b"C" and body == b"SELECT 1000\0"
+        break
+    assert (suspended, rows) == (7, 1000)
+    sock.sendall(frame(b"S", b""))
+    assert reader.next()[0] == b"Z"
+    # A Bind whose parameter length runs past the message: 08P01, and the session lives on.
+    sock.sendall(frame(b"P", b"s1\0SELECT $1::INT\0\0\0") +
+                 frame(b"B", b"\0s1\0\0\0\0\x01" + struct.pack("!i", 1000) + b"abc") +
+                 frame(b"S", b""))
+    assert reader.next()[0] == b"1"
+    kind, body = reader.next()
+    assert kind == b"E" and b"C08P01\0" in body, body
+    assert reader.next()[0] == b"Z"
+    # An unknown message type: an error, not a hang.
+    sock.sendall(frame(b"?", b""))
+    kind, body = reader.next()
+    assert kind == b"E" and b"C08P01\0" in body
+    assert reader.next()[0] == b"Z"
+    sock.sendall(frame(b"Q", b"SELECT 1\0"))
+    assert [reader.next()[0] for _ in range(4)] == [b"T", b"D", b"C", b"Z"]
+    sock.close()
