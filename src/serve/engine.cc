@@ -88,6 +88,8 @@ std::string SqlStateOf(duckdb_error_type type) {
       return "0A000";
     case DUCKDB_ERROR_IO:
       return "58030";
+    case DUCKDB_ERROR_INVALID_INPUT:
+      return "22023";  // invalid_parameter_value
     default:
       return "XX000";
   }
@@ -226,6 +228,31 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
                           attach + "; USE lake;";
   auto ran = setup->Run(sql, &ignored);
   if (!ran.ok()) return WithContext(ran, "attaching the lake");
+  // The sandbox: sessions reach the lake's own files and nothing else on the server (no COPY
+  // TO/FROM files, no read_csv('/etc/...'), no ATTACH, INSTALL or LOAD), and cannot undo it.
+  std::vector<QueryResult> data_path;
+  WEIR_RETURN_NOT_OK(
+      setup->Run("SELECT value FROM __ducklake_metadata_lake.ducklake_metadata "
+                 "WHERE key = 'data_path' AND scope IS NULL",
+                 &data_path));
+  std::vector<std::string> allowed;
+  if (!data_path.empty() && !data_path[0].rows.empty() && data_path[0].rows[0][0]) {
+    allowed.push_back(*data_path[0].rows[0][0]);
+  }
+  if (!postgres) {
+    const std::string file = lake.catalog.substr(std::string("sqlite:").size());
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) allowed.push_back(file + suffix);
+  }
+  std::string list;
+  for (const auto& path : allowed) {
+    list += (list.empty() ? "'" : ", '");
+    for (char c : path) list += c == '\'' ? std::string("''") : std::string(1, c);
+    list += "'";
+  }
+  WEIR_RETURN_NOT_OK(setup->Run("SET allowed_directories = [" + list +
+                                    "]; SET enable_external_access = false; "
+                                    "SET lock_configuration = true",
+                                &ignored));
   return engine;
 }
 

@@ -260,3 +260,21 @@ def test_raw_extended_protocol_frames(served_lake):
     sock.sendall(frame(b"Q", b"SELECT 1\0"))
     assert [reader.next()[0] for _ in range(4)] == [b"T", b"D", b"C", b"Z"]
     sock.close()
+
+
+def test_sessions_are_sandboxed(served_lake):
+    port, _, tmp_path = served_lake
+    for sql in [f"COPY events TO '{tmp_path}/x.csv'",
+                "SELECT * FROM read_csv('/etc/passwd')",
+                f"SELECT * FROM read_text('{tmp_path}/tls/server.key')",
+                f"ATTACH '{tmp_path}/other.db' AS other",
+                "LOAD httpfs"]:
+        run = psql(port, sql)
+        assert run.returncode != 0, sql
+        assert "42501" in run.stderr and "Permission Error" in run.stderr, (sql, run.stderr)
+    locked = psql(port, "SET enable_external_access = true")
+    assert locked.returncode != 0 and "22023" in locked.stderr, locked.stderr
+    assert not (tmp_path / "x.csv").exists()
+    # The lake itself still reads and writes.
+    assert psql(port, "INSERT INTO events (id, name, even) VALUES (-1, 'x', false)").returncode == 0
+    assert psql(port, "SELECT count(*) FROM events").stdout.strip() == "1001"
