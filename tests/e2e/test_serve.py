@@ -278,3 +278,38 @@ def test_sessions_are_sandboxed(served_lake):
     # The lake itself still reads and writes.
     assert psql(port, "INSERT INTO events (id, name, even) VALUES (-1, 'x', false)").returncode == 0
     assert psql(port, "SELECT count(*) FROM events").stdout.strip() == "1001"
+
+
+def test_rows_committed_by_ingest_become_visible_to_psql(kafka, build_dir, tmp_path):
+    """Ingest and serve on one lake: what weir ingest commits, psql sees within a flush."""
+    from tests.e2e.weir_run import WeirIngest, create_topic, event_records, produce, unique
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("live")
+    create_topic(bootstrap, topic, 2)
+    lake = Lake(tmp_path / "lake")
+    ingest = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
+    try:
+        produce(bootstrap, topic, event_records(0, 100))
+        wait_for(lambda: lake.count("events") == 100, 60, "the first rows")
+        port = free_port()
+        log = open(tmp_path / "serve.log", "wb")
+        serve = subprocess.Popen(
+            [str(build_dir / "weir"), "serve", "--catalog-sqlite", str(lake.sqlite_path),
+             "--port", str(port), "--tls-dir", str(tmp_path / "tls")],
+            env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD), stdout=log,
+            stderr=subprocess.STDOUT)
+        try:
+            wait_for(lambda: b"listening on" in (tmp_path / "serve.log").read_bytes(), 60,
+                     "weir serve")
+            assert psql(port, "SELECT count(*) FROM events").stdout.strip() == "100"
+            # The open server sees the next commit (flush interval 1 s) without a restart.
+            produce(bootstrap, topic, event_records(100, 50))
+            wait_for(lambda: psql(port, "SELECT count(*) FROM events").stdout.strip() == "150",
+                     30, "the new rows through psql")
+            assert psql(port, "SELECT count(DISTINCT id) FROM events").stdout.strip() == "150"
+        finally:
+            serve.send_signal(signal.SIGTERM)
+            assert serve.wait(timeout=30) == 0
+    finally:
+        assert ingest.stop() == 0, ingest.log()
