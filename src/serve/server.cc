@@ -5,6 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -139,8 +140,10 @@ struct Server::Connection {
   int fd = -1;
   SSL* ssl = nullptr;
   FrameReader reader;
-  explicit Connection(int socket, size_t max_message_bytes)
-      : fd(socket), reader(max_message_bytes) {}
+  std::chrono::seconds read_timeout{0};
+  const std::atomic<bool>* stopping = nullptr;
+  Connection(int socket, size_t max_message_bytes, const std::atomic<bool>* server_stopping)
+      : fd(socket), reader(max_message_bytes), stopping(server_stopping) {}
   ~Connection() {
     if (ssl != nullptr) {
       SSL_shutdown(ssl);
@@ -163,8 +166,22 @@ struct Server::Connection {
   }
   bool Write(MessageWriter& writer) { return Write(writer.Take()); }
 
-  // Reads more bytes into the frame reader; false on EOF, error or timeout.
+  // Reads more bytes into the frame reader; false on EOF, error, the read deadline, or the
+  // server stopping (checked every 200 ms while the client is silent).
   bool Fill() {
+    if (ssl == nullptr || SSL_pending(ssl) == 0) {
+      const auto deadline = std::chrono::steady_clock::now() + read_timeout;
+      while (true) {
+        pollfd waiting{fd, POLLIN, 0};
+        const int ready = ::poll(&waiting, 1, 200);
+        if (ready > 0) break;
+        if (ready < 0 && errno != EINTR) return false;
+        if (stopping != nullptr && stopping->load()) return false;
+        if (read_timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) {
+          return false;
+        }
+      }
+    }
     char buffer[65536];
     const int n = ssl != nullptr ? SSL_read(ssl, buffer, sizeof buffer)
                                  : static_cast<int>(::recv(fd, buffer, sizeof buffer, 0));
@@ -182,11 +199,8 @@ struct Server::Connection {
     }
   }
 
-  void SetReadTimeout(std::chrono::seconds timeout) {
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(timeout.count());
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
+  // 0 = no deadline (after authentication).
+  void SetReadTimeout(std::chrono::seconds timeout) { read_timeout = timeout; }
 };
 
 // One message of the extended query protocol; an error makes the caller skip to Sync.
@@ -355,11 +369,6 @@ void Server::Stop() {
     ::close(listen_fd_);
   }
   if (accept_thread_.joinable()) accept_thread_.join();
-  {
-    // Sessions blocked in a read wake up, send FATAL 57P01 and close.
-    std::lock_guard lock(mutex_);
-    for (int fd : client_fds_) ::shutdown(fd, SHUT_RD);
-  }
   std::vector<std::thread> threads;
   {
     std::lock_guard lock(mutex_);
@@ -376,20 +385,16 @@ void Server::AcceptLoop() {
       continue;
     }
     std::lock_guard lock(mutex_);
-    client_fds_.insert(fd);
+    // Sessions notice Stop within 200 ms when idle, or when their statement ends.
     threads_.emplace_back([this, fd] {
       Serve(fd);
-      {
-        std::lock_guard done(mutex_);
-        client_fds_.erase(fd);
-      }
       ::close(fd);
     });
   }
 }
 
 void Server::Serve(int fd) {
-  Connection conn(fd, options_.max_message_bytes);
+  Connection conn(fd, options_.max_message_bytes, &stopping_);
   conn.SetReadTimeout(options_.startup_timeout);
   MessageWriter out;
   // --- startup: SSL/GSSENC negotiation, cancel requests, the startup message ---------------

@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,7 +55,6 @@ class Server {
   std::thread accept_thread_;
   std::mutex mutex_;
   std::vector<std::thread> threads_;                      // GUARDED_BY(mutex_)
-  std::set<int> client_fds_;                              // GUARDED_BY(mutex_)
   std::map<std::pair<int32_t, int32_t>, Session*> live_;  // GUARDED_BY(mutex_): (pid, key)
   std::atomic<int32_t> next_process_id_{1000};
 };

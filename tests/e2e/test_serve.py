@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 import subprocess
 
 import pytest
@@ -312,3 +313,37 @@ def test_rows_committed_by_ingest_become_visible_to_psql(kafka, build_dir, tmp_p
             assert serve.wait(timeout=30) == 0
     finally:
         assert ingest.stop() == 0, ingest.log()
+
+
+def test_sigterm_lets_a_busy_statement_finish_and_ends_every_session_with_57p01(served_lake):
+    import threading
+
+    import psycopg
+
+    port, process, _ = served_lake
+    dsn = f"host=127.0.0.1 port={port} user=weir dbname=lake sslmode=require password='{PASSWORD}'"
+    idle = psycopg.connect(dsn, autocommit=True)
+    busy = psycopg.connect(dsn, autocommit=True)
+    outcome = {}
+
+    def run_busy():
+        try:
+            outcome["rows"] = busy.execute(
+                "SELECT count(*) FROM range(300000000) t(i) WHERE i % 7 = 3").fetchone()
+        except Exception as error:  # noqa: BLE001 - recorded for the assertion
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run_busy)
+    thread.start()
+    time.sleep(1.0)  # the statement is running
+    process.send_signal(signal.SIGTERM)
+    thread.join(timeout=120)
+    assert outcome.get("rows") == (42857143,), outcome  # the busy statement completed
+    for conn in (idle, busy):
+        try:
+            conn.execute("SELECT 1")
+            raise AssertionError("the session outlived the server")
+        except psycopg.OperationalError as error:
+            # The FATAL 57P01 arrives before the close (libpq reports it as the reason).
+            assert error.sqlstate == "57P01" or "terminating connection" in str(error), error
+    assert process.wait(timeout=60) == 0
