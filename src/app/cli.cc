@@ -84,6 +84,14 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       command->add_option("--port", serve_args.port, "Port to listen on (default 5432; 0: any)");
       command->add_option("--tls-dir", serve_args.tls_dir,
                           "Certificate, key and users file (created when missing)");
+      command->add_option("--max-connections", serve_args.max_connections,
+                          "Connections in total (default 100; more get FATAL 53300)");
+      command->add_option("--max-connections-per-ip", serve_args.max_connections_per_ip,
+                          "Connections per client address (default 20)");
+      command->add_option("--max-failed-logins", serve_args.max_failed_logins,
+                          "Failed logins per address within 60 s before a ban (default 5)");
+      command->add_option("--ban-seconds", serve_args.ban_seconds,
+                          "How long a banned address is refused (default 300)");
     } else {
       // Options arrive with each subcommand's implementation; keep extra arguments so that an
       // unimplemented subcommand still answers with its own message rather than a parse error.

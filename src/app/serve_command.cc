@@ -100,6 +100,10 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   options.cert_path = cert;
   options.key_path = key;
   options.users = *users;
+  options.max_connections = args.max_connections;
+  options.max_connections_per_ip = args.max_connections_per_ip;
+  options.max_failed_logins = args.max_failed_logins;
+  options.ban_duration = std::chrono::seconds(args.ban_seconds);
   auto server = serve::Server::Make(options, engine->get());
   if (!server.ok() || !(*server)->Start().ok()) {
     err << "weir serve: cannot start on " << args.host << ":" << args.port << "\n";

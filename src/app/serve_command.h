@@ -12,6 +12,10 @@ struct ServeArgs {
   std::string host = "127.0.0.1";
   int port = 5432;
   std::string tls_dir = "weir-lake/serve-tls";  // certificate, key and the users file
+  int max_connections = 100;
+  int max_connections_per_ip = 20;
+  int max_failed_logins = 5;
+  int ban_seconds = 300;
 };
 
 // Serves until SIGTERM/SIGINT; returns the process exit code.

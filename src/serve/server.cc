@@ -393,8 +393,65 @@ void Server::AcceptLoop() {
   }
 }
 
+std::optional<std::pair<std::string, std::string>> Server::Admit(const std::string& ip) {
+  std::lock_guard lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (auto ban = banned_until_.find(ip); ban != banned_until_.end()) {
+    if (now < ban->second) {
+      const auto left = std::chrono::duration_cast<std::chrono::seconds>(ban->second - now);
+      return std::make_pair(
+          std::string("28000"),
+          fmt::format("too many failed logins from {}; retry in {} s", ip, left.count() + 1));
+    }
+    banned_until_.erase(ban);
+  }
+  if (connections_ >= options_.max_connections) {
+    return std::make_pair(
+        std::string("53300"),
+        fmt::format("sorry, too many clients already (limit {})", options_.max_connections));
+  }
+  if (connections_per_ip_[ip] >= options_.max_connections_per_ip) {
+    return std::make_pair(std::string("53300"),
+                          fmt::format("too many connections from {} (limit {})", ip,
+                                      options_.max_connections_per_ip));
+  }
+  ++connections_;
+  ++connections_per_ip_[ip];
+  return std::nullopt;
+}
+
+void Server::Release(const std::string& ip) {
+  std::lock_guard lock(mutex_);
+  --connections_;
+  if (--connections_per_ip_[ip] <= 0) connections_per_ip_.erase(ip);
+}
+
+void Server::RecordFailedLogin(const std::string& ip) {
+  std::lock_guard lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  auto& times = failures_[ip];
+  std::erase_if(times, [&](auto t) { return now - t > options_.ban_window; });
+  times.push_back(now);
+  if (static_cast<int>(times.size()) >= options_.max_failed_logins) {
+    banned_until_[ip] = now + options_.ban_duration;
+    times.clear();
+    spdlog::warn("serve: {} banned for {} s after {} failed logins", ip,
+                 options_.ban_duration.count(), options_.max_failed_logins);
+  }
+}
+
 void Server::Serve(int fd) {
   Connection conn(fd, options_.max_message_bytes, &stopping_);
+  std::string ip = "unknown";
+  {
+    sockaddr_in peer{};
+    socklen_t length = sizeof peer;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
+      char text[INET_ADDRSTRLEN] = {};
+      inet_ntop(AF_INET, &peer.sin_addr, text, sizeof text);
+      ip = text;
+    }
+  }
   conn.SetReadTimeout(options_.startup_timeout);
   MessageWriter out;
   // --- startup: SSL/GSSENC negotiation, cancel requests, the startup message ---------------
@@ -436,6 +493,16 @@ void Server::Serve(int fd) {
     conn.Write(out);
     return;
   }
+  if (auto refused = Admit(ip)) {
+    out.ErrorResponse(Fatal(refused->first, refused->second));
+    conn.Write(out);
+    return;
+  }
+  struct Admitted {
+    Server* server;
+    std::string ip;
+    ~Admitted() { server->Release(ip); }
+  } admitted{this, ip};
   const std::string user = startup.parameters["user"];
   // --- SCRAM-SHA-256 -------------------------------------------------------------------------
   auto known = options_.users.find(user);
@@ -446,6 +513,7 @@ void Server::Serve(int fd) {
   if (!conn.Write(out)) return;
   const auto fail = [&](const Status& status) {
     const auto fields = ErrorOf(status);
+    if (fields.sqlstate == "28P01") RecordFailedLogin(ip);
     out.ErrorResponse(
         Fatal(fields.sqlstate == "28P01" ? "28P01" : fields.sqlstate,
               fields.sqlstate == "28P01"

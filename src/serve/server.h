@@ -10,8 +10,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -28,6 +30,11 @@ struct ServerOptions {
   std::map<std::string, auth::ScramVerifier> users;
   std::chrono::seconds startup_timeout{10};  // deadline of every read before authentication
   size_t max_message_bytes = 64 << 20;
+  int max_connections = 100;        // in total; more are answered with FATAL 53300
+  int max_connections_per_ip = 20;  // per client address; likewise
+  int max_failed_logins = 5;        // per address within ban_window; then banned
+  std::chrono::seconds ban_window{60};
+  std::chrono::seconds ban_duration{300};
 };
 
 class Server {
@@ -44,6 +51,11 @@ class Server {
   Server(ServerOptions options, Engine* engine);
   void AcceptLoop();
   void Serve(int fd);
+  // Admission after the startup message: bans and connection caps. Empty when admitted,
+  // else the SQLSTATE and message of the FATAL to answer with.
+  std::optional<std::pair<std::string, std::string>> Admit(const std::string& ip);
+  void RecordFailedLogin(const std::string& ip);
+  void Release(const std::string& ip);
 
   ServerOptions options_;
   Engine* engine_;
@@ -57,6 +69,10 @@ class Server {
   std::vector<std::thread> threads_;                      // GUARDED_BY(mutex_)
   std::map<std::pair<int32_t, int32_t>, Session*> live_;  // GUARDED_BY(mutex_): (pid, key)
   std::atomic<int32_t> next_process_id_{1000};
+  int connections_ = 0;                            // GUARDED_BY(mutex_)
+  std::map<std::string, int> connections_per_ip_;  // GUARDED_BY(mutex_)
+  std::map<std::string, std::vector<std::chrono::steady_clock::time_point>> failures_;  // ditto
+  std::map<std::string, std::chrono::steady_clock::time_point> banned_until_;           // ditto
 };
 
 }  // namespace weir::serve

@@ -347,3 +347,47 @@ def test_sigterm_lets_a_busy_statement_finish_and_ends_every_session_with_57p01(
             # The FATAL 57P01 arrives before the close (libpq reports it as the reason).
             assert error.sqlstate == "57P01" or "terminating connection" in str(error), error
     assert process.wait(timeout=60) == 0
+
+
+def test_failed_logins_ban_the_address_and_connection_caps_answer_53300(build_dir, tmp_path):
+    import duckdb
+    import psycopg
+
+    from tests.e2e.weir_run import EXTENSIONS
+
+    lake = Lake(tmp_path / "lake")
+    lake.root.mkdir(parents=True)
+    con = duckdb.connect(config={"extension_directory": str(EXTENSIONS),
+                                 "autoinstall_known_extensions": False,
+                                 "autoload_known_extensions": False})
+    con.execute("LOAD ducklake; LOAD sqlite_scanner")
+    con.execute(f"ATTACH 'ducklake:sqlite:{lake.sqlite_path}' AS l (DATA_PATH '{lake.data_path}')")
+    con.execute("CREATE TABLE l.t AS SELECT 1 AS x")
+    con.close()
+    port = free_port()
+    log = open(tmp_path / "serve.log", "wb")
+    process = subprocess.Popen(
+        [str(build_dir / "weir"), "serve", "--catalog-sqlite", str(lake.sqlite_path),
+         "--port", str(port), "--tls-dir", str(tmp_path / "tls"), "--max-failed-logins", "3",
+         "--ban-seconds", "3", "--max-connections", "2"],
+        env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: b"listening on" in (tmp_path / "serve.log").read_bytes(), 60, "serve")
+        for _ in range(3):
+            wrong = psql(port, "SELECT 1", password="wrong")
+            assert "password authentication failed" in wrong.stderr, wrong.stderr
+        banned = psql(port, "SELECT 1")  # the right password, but from a banned address
+        assert banned.returncode != 0 and "too many failed logins" in banned.stderr, banned.stderr
+        wait_for(lambda: psql(port, "SELECT 1").returncode == 0, 20, "the ban to expire")
+        dsn = (f"host=127.0.0.1 port={port} user=weir dbname=lake sslmode=require "
+               f"password='{PASSWORD}'")
+        held = [psycopg.connect(dsn), psycopg.connect(dsn)]
+        with pytest.raises(psycopg.OperationalError) as refused:
+            psycopg.connect(dsn)
+        assert "too many clients" in str(refused.value)
+        held[0].close()
+        wait_for(lambda: psql(port, "SELECT 1").returncode == 0, 10, "a free slot")
+        held[1].close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
