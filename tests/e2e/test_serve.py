@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 import subprocess
+import time
 
 import pytest
 
@@ -15,32 +15,44 @@ from tests.e2e.weir_run import Lake, free_port, wait_for
 PASSWORD = "correct horse battery staple"
 
 
-@pytest.fixture
-def served_lake(build_dir, tmp_path):
-    lake = Lake(tmp_path / "lake")
-    lake.root.mkdir(parents=True)
+def duckdb_lake(tmp_path, create_sql: str) -> Lake:
+    """A lake written by DuckDB's own ducklake extension (SQLite catalog, local data)."""
     import duckdb
 
     from tests.e2e.weir_run import EXTENSIONS
 
+    lake = Lake(tmp_path / "lake")
+    lake.root.mkdir(parents=True)
     con = duckdb.connect(config={"extension_directory": str(EXTENSIONS),
                                  "autoinstall_known_extensions": False,
                                  "autoload_known_extensions": False})
     con.execute("LOAD ducklake; LOAD sqlite_scanner")
     con.execute(f"ATTACH 'ducklake:sqlite:{lake.sqlite_path}' AS l (DATA_PATH '{lake.data_path}')")
-    con.execute("CREATE TABLE l.events AS SELECT range AS id, 'name ' || range AS name, "
-                "range % 2 = 0 AS even FROM range(1000)")
+    con.execute("USE l")
+    con.execute(create_sql)
     con.close()
+    return lake
+
+
+def start_serve(build_dir, lake: Lake, tmp_path, *flags: str):
+    """`weir serve` on a free port; returns (port, process) once it listens."""
     port = free_port()
-    env = dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD)
     log = open(tmp_path / "serve.log", "wb")
     process = subprocess.Popen(
         [str(build_dir / "weir"), "serve", "--catalog-sqlite", str(lake.sqlite_path),
-         "--port", str(port), "--tls-dir", str(tmp_path / "tls")],
-        env=env, stdout=log, stderr=subprocess.STDOUT)
+         "--port", str(port), "--tls-dir", str(tmp_path / "tls"), *flags],
+        env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD), stdout=log, stderr=subprocess.STDOUT)
     wait_for(lambda: b"listening on" in (tmp_path / "serve.log").read_bytes()
              or process.poll() is not None, 60, "weir serve to listen")
     assert process.poll() is None, (tmp_path / "serve.log").read_text()
+    return port, process
+
+
+@pytest.fixture
+def served_lake(build_dir, tmp_path):
+    lake = duckdb_lake(tmp_path, "CREATE TABLE events AS SELECT range AS id, 'name ' || range "
+                                 "AS name, range % 2 = 0 AS even FROM range(1000)")
+    port, process = start_serve(build_dir, lake, tmp_path)
     yield port, process, tmp_path
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
@@ -292,16 +304,8 @@ def test_rows_committed_by_ingest_become_visible_to_psql(kafka, build_dir, tmp_p
     try:
         produce(bootstrap, topic, event_records(0, 100))
         wait_for(lambda: lake.count("events") == 100, 60, "the first rows")
-        port = free_port()
-        log = open(tmp_path / "serve.log", "wb")
-        serve = subprocess.Popen(
-            [str(build_dir / "weir"), "serve", "--catalog-sqlite", str(lake.sqlite_path),
-             "--port", str(port), "--tls-dir", str(tmp_path / "tls")],
-            env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD), stdout=log,
-            stderr=subprocess.STDOUT)
+        port, serve = start_serve(build_dir, lake, tmp_path)
         try:
-            wait_for(lambda: b"listening on" in (tmp_path / "serve.log").read_bytes(), 60,
-                     "weir serve")
             assert psql(port, "SELECT count(*) FROM events").stdout.strip() == "100"
             # The open server sees the next commit (flush interval 1 s) without a restart.
             produce(bootstrap, topic, event_records(100, 50))
@@ -350,29 +354,12 @@ def test_sigterm_lets_a_busy_statement_finish_and_ends_every_session_with_57p01(
 
 
 def test_failed_logins_ban_the_address_and_connection_caps_answer_53300(build_dir, tmp_path):
-    import duckdb
     import psycopg
 
-    from tests.e2e.weir_run import EXTENSIONS
-
-    lake = Lake(tmp_path / "lake")
-    lake.root.mkdir(parents=True)
-    con = duckdb.connect(config={"extension_directory": str(EXTENSIONS),
-                                 "autoinstall_known_extensions": False,
-                                 "autoload_known_extensions": False})
-    con.execute("LOAD ducklake; LOAD sqlite_scanner")
-    con.execute(f"ATTACH 'ducklake:sqlite:{lake.sqlite_path}' AS l (DATA_PATH '{lake.data_path}')")
-    con.execute("CREATE TABLE l.t AS SELECT 1 AS x")
-    con.close()
-    port = free_port()
-    log = open(tmp_path / "serve.log", "wb")
-    process = subprocess.Popen(
-        [str(build_dir / "weir"), "serve", "--catalog-sqlite", str(lake.sqlite_path),
-         "--port", str(port), "--tls-dir", str(tmp_path / "tls"), "--max-failed-logins", "3",
-         "--ban-seconds", "3", "--max-connections", "2"],
-        env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD), stdout=log, stderr=subprocess.STDOUT)
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 1 AS x")
+    port, process = start_serve(build_dir, lake, tmp_path, "--max-failed-logins", "3",
+                                "--ban-seconds", "3", "--max-connections", "2")
     try:
-        wait_for(lambda: b"listening on" in (tmp_path / "serve.log").read_bytes(), 60, "serve")
         for _ in range(3):
             wrong = psql(port, "SELECT 1", password="wrong")
             assert "password authentication failed" in wrong.stderr, wrong.stderr
