@@ -15,6 +15,7 @@
 #include "base/uuid.h"
 #include "config/describe.h"
 #include "config/load.h"
+#include "config/validate.h"
 #include "ingest/pipeline.h"
 #include "kafka/admin.h"
 #include "lake/duckdb_engine.h"
@@ -88,8 +89,10 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
     o.config.schema = d.schema;
     o.config.table = d.table;
     for (const auto& text : d.partition_by) {
-      WEIR_ASSIGN_OR_RAISE(auto key, lake::ParsePartitionKey(text));
-      o.config.partitioning.push_back(key);
+      // Validated when the settings were loaded; the config stage owns the grammar.
+      const auto key = config::ParsePartitionKey(text);
+      if (!key) return Status::Invalid("datasets[", d.name, "].partition_by: \"", text, "\"");
+      o.config.partitioning.push_back(lake::PartitionKey{key->column, key->transform});
     }
     o.config.rejects_enabled = d.rejects_enabled;
     o.config.rejects_payload_limit = d.rejects_payload_limit;

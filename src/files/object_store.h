@@ -30,8 +30,6 @@ class ObjectStore {
   const std::shared_ptr<arrow::fs::FileSystem>& filesystem() const { return fs_; }
   // The data path as the catalog records it, ending in '/'.
   const std::string& uri() const { return uri_; }
-  // The file-system path of `uri_relative` (a path under uri()).
-  std::string PathOf(const std::string& uri_relative) const { return root_ + uri_relative; }
   // The file-system path of any URI under the same store (a path the catalog gave).
   Result<std::string> PathOfUri(const std::string& uri) const;
 

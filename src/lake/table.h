@@ -43,8 +43,6 @@ struct PartitionKey {
   bool operator==(const PartitionKey&) const = default;
 };
 
-// Parses "year(_inserted_at)" or "team_id"; the grammar DUCKLAKE_PARTITION_BY uses.
-Result<PartitionKey> ParsePartitionKey(std::string_view text);
 std::string ToString(const PartitionKey& key);
 
 // The half-open offset range [start, end) of one Kafka partition covered by a commit.

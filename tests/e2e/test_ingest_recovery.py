@@ -124,7 +124,6 @@ def test_sigterm_under_load_commits_everything_consumed(kafka, build_dir, tmp_pa
     assert lake.count("events") == 0  # nothing flushed yet
     started = time.monotonic()
     weir.signal(signal.SIGTERM)
-    consumed = None
     code = weir.process.wait(timeout=96)
     elapsed = time.monotonic() - started
     assert code == 0, weir.log()
@@ -137,7 +136,6 @@ def test_sigterm_under_load_commits_everything_consumed(kafka, build_dir, tmp_pa
     ledger = lake.scalar(
         f"SELECT sum(next_offset) FROM sqlite_scan('{lake.sqlite_path}', 'weir_offset_ledger')")
     assert ledger == committed
-    del consumed
     producer.join(timeout=120)
     # A restart picks up exactly where the drain ended.
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
