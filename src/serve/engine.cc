@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/text.h"
+#include "serve/compat/compat.h"
 
 namespace weir::serve {
 namespace {
@@ -228,6 +229,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
                           attach + "; USE lake;";
   auto ran = setup->Run(sql, &ignored);
   if (!ran.ok()) return WithContext(ran, "attaching the lake");
+  WEIR_RETURN_NOT_OK(compat::InstallCatalog(setup->handles_->conn));
   // The sandbox: sessions reach the lake's own files and nothing else on the server (no COPY
   // TO/FROM files, no read_csv('/etc/...'), no ATTACH, INSTALL or LOAD), and cannot undo it.
   std::vector<QueryResult> data_path;
@@ -270,43 +272,32 @@ Result<std::unique_ptr<Session>> Engine::Connect() {
 void Session::Interrupt() { duckdb_interrupt(handles_->conn); }
 
 Status Session::Run(const std::string& sql, std::vector<QueryResult>* done) {
-  duckdb_extracted_statements statements = nullptr;
-  const idx_t count = duckdb_extract_statements(handles_->conn, sql.c_str(), &statements);
-  if (count == 0) {
-    std::string message = statements ? duckdb_extract_statements_error(statements) : "";
-    duckdb_destroy_extracted(&statements);
-    if (message.empty()) return Status::OK();  // an empty query
-    return ClassifiedError(ErrorClass::kBadData, "sqlstate", "42601", message);
-  }
-  Status status;
-  for (idx_t i = 0; i < count && status.ok(); ++i) {
+  for (const std::string& text : compat::SplitStatements(sql)) {
+    const std::string statement = compat::RewriteForDuckDb(text);
     duckdb_prepared_statement prepared = nullptr;
-    if (duckdb_prepare_extracted_statement(handles_->conn, statements, i, &prepared) !=
-        DuckDBSuccess) {
+    if (duckdb_prepare(handles_->conn, statement.c_str(), &prepared) != DuckDBSuccess) {
       const std::string message = duckdb_prepare_error(prepared);
-      status = ClassifiedError(ErrorClass::kBadData, "sqlstate",
-                               SqlStateOf(PrepareErrorType(message)), message);
       duckdb_destroy_prepare(&prepared);
-      break;
+      return ClassifiedError(ErrorClass::kBadData, "sqlstate",
+                             SqlStateOf(PrepareErrorType(message)), message);
     }
     duckdb_result result;
     const bool ok = duckdb_execute_prepared(prepared, &result) == DuckDBSuccess;
     duckdb_destroy_prepare(&prepared);
     if (!ok) {
-      status = ResultError(result);
+      Status status = ResultError(result);
       duckdb_destroy_result(&result);
       if (transaction_status_ == 'T') transaction_status_ = 'E';
-      break;
+      return status;
     }
     QueryResult out;
     Materialize(result, out);
-    TrackTransaction(sql, duckdb_result_statement_type(result) == DUCKDB_STATEMENT_TYPE_TRANSACTION,
-                     out);
+    TrackTransaction(
+        text, duckdb_result_statement_type(result) == DUCKDB_STATEMENT_TYPE_TRANSACTION, out);
     duckdb_destroy_result(&result);
     done->push_back(std::move(out));
   }
-  duckdb_destroy_extracted(&statements);
-  return status;
+  return Status::OK();
 }
 
 void Session::TrackTransaction(const std::string& sql, bool is_transaction_statement,
@@ -322,7 +313,8 @@ void Session::TrackTransaction(const std::string& sql, bool is_transaction_state
 
 Result<StatementInfo> Session::Prepare(const std::string& name, const std::string& sql) {
   duckdb_prepared_statement statement = nullptr;
-  if (duckdb_prepare(handles_->conn, sql.c_str(), &statement) != DuckDBSuccess) {
+  const std::string rewritten = compat::RewriteForDuckDb(sql);
+  if (duckdb_prepare(handles_->conn, rewritten.c_str(), &statement) != DuckDBSuccess) {
     const std::string message = duckdb_prepare_error(statement);
     duckdb_destroy_prepare(&statement);
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", SqlStateOf(PrepareErrorType(message)),

@@ -1,0 +1,32 @@
+// PostgreSQL compatibility of `weir serve`: the pg_catalog / information_schema objects that
+// clients' metadata queries need (created once per database), statement splitting with
+// PostgreSQL's own lexer, and the rewriting of the statements DuckDB cannot run as written.
+//
+// Threading: InstallCatalog runs once at engine start; the other functions are pure and may be
+// called from any session thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <duckdb.h>
+
+#include "base/status.h"
+
+namespace weir::serve::compat {
+
+// Creates the compatibility objects in the database behind `connection`; called once, after
+// the lake is attached and before the sandbox is locked.
+Status InstallCatalog(duckdb_connection connection);
+
+// Splits a simple-query string into its statements (PostgreSQL's lexer decides where a
+// statement ends: quotes, dollar quotes and comments are respected). Empty statements are
+// dropped; each keeps its own text without the trailing semicolon.
+std::vector<std::string> SplitStatements(std::string_view sql);
+
+// The statement as DuckDB should run it: rewritten when it uses PostgreSQL-only syntax or
+// catalog objects that need it, otherwise returned unchanged (DuckDB-native syntax passes).
+std::string RewriteForDuckDb(const std::string& statement);
+
+}  // namespace weir::serve::compat
