@@ -92,6 +92,26 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
                           "Failed logins per address within 60 s before a ban (default 5)");
       command->add_option("--ban-seconds", serve_args.ban_seconds,
                           "How long a banned address is refused (default 300)");
+      command->add_option("--statement-timeout-ms", serve_args.statement_timeout_ms,
+                          "Default statement_timeout in ms (default 0: none; 57014 when hit)");
+      command->add_option("--idle-session-timeout", serve_args.idle_session_timeout_s,
+                          "Seconds a session may idle before FATAL 57P05 (default 3600; 0: never)");
+      command->add_option("--shutdown-timeout", serve_args.shutdown_timeout_s,
+                          "Seconds running statements get on SIGTERM before 57P01 (default 30)");
+      command->add_option("--session-memory-mb", serve_args.session_memory_mb,
+                          "MiB of buffered results a session may hold (default 256; else 53200)");
+      command->add_option("--memory-limit", serve_args.memory_limit,
+                          "DuckDB memory_limit for the whole server, e.g. 4GB (default DuckDB's)");
+      command->add_option("--threads", serve_args.threads, "DuckDB worker threads (default all)");
+      command->add_option("--http-port", serve_args.http_port,
+                          "Port of /metrics, /healthz and /readyz (default off)");
+      command->add_flag("--query-log,!--no-query-log", serve_args.query_log,
+                        "One log line per statement (default on)");
+      command->add_option("--add-user", serve_args.add_user,
+                          "Add or replace a user (password from $WEIR_SERVE_NEW_PASSWORD, else "
+                          "generated and printed once), then exit");
+      command->add_option("--role", serve_args.role, "Role of --add-user: read or write")
+          ->check(CLI::IsMember({"read", "write"}));
     } else {
       // Options arrive with each subcommand's implementation; keep extra arguments so that an
       // unimplemented subcommand still answers with its own message rather than a parse error.

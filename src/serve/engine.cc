@@ -14,52 +14,6 @@
 namespace weir::serve {
 namespace {
 
-// The PostgreSQL type a DuckDB column is presented as (OID and size).
-ResultColumn PgTypeOf(duckdb_type type) {
-  switch (type) {
-    case DUCKDB_TYPE_BOOLEAN:
-      return {"", 16, 1};
-    case DUCKDB_TYPE_TINYINT:
-    case DUCKDB_TYPE_SMALLINT:
-    case DUCKDB_TYPE_UTINYINT:
-      return {"", 21, 2};
-    case DUCKDB_TYPE_INTEGER:
-    case DUCKDB_TYPE_USMALLINT:
-      return {"", 23, 4};
-    case DUCKDB_TYPE_BIGINT:
-    case DUCKDB_TYPE_UINTEGER:
-      return {"", 20, 8};
-    case DUCKDB_TYPE_FLOAT:
-      return {"", 700, 4};
-    case DUCKDB_TYPE_DOUBLE:
-      return {"", 701, 8};
-    case DUCKDB_TYPE_DECIMAL:
-    case DUCKDB_TYPE_HUGEINT:
-    case DUCKDB_TYPE_UBIGINT:
-    case DUCKDB_TYPE_UHUGEINT:
-      return {"", 1700, -1};
-    case DUCKDB_TYPE_DATE:
-      return {"", 1082, 4};
-    case DUCKDB_TYPE_TIME:
-      return {"", 1083, 8};
-    case DUCKDB_TYPE_TIMESTAMP:
-    case DUCKDB_TYPE_TIMESTAMP_S:
-    case DUCKDB_TYPE_TIMESTAMP_MS:
-    case DUCKDB_TYPE_TIMESTAMP_NS:
-      return {"", 1114, 8};
-    case DUCKDB_TYPE_TIMESTAMP_TZ:
-      return {"", 1184, 8};
-    case DUCKDB_TYPE_INTERVAL:
-      return {"", 1186, 16};
-    case DUCKDB_TYPE_UUID:
-      return {"", 2950, 16};
-    case DUCKDB_TYPE_BLOB:
-      return {"", 17, -1};
-    default:
-      return {"", 25, -1};
-  }
-}
-
 // The SQLSTATE for a DuckDB error type (one table; messages are never matched).
 std::string SqlStateOf(duckdb_error_type type) {
   switch (type) {
@@ -115,30 +69,212 @@ duckdb_error_type PrepareErrorType(std::string_view message) {
   return DUCKDB_ERROR_UNKNOWN_TYPE;
 }
 
-std::string CommandTag(duckdb_result* result, idx_t rows) {
-  switch (duckdb_result_statement_type(*result)) {
-    case DUCKDB_STATEMENT_TYPE_SELECT:
-      return fmt::format("SELECT {}", rows);
-    case DUCKDB_STATEMENT_TYPE_INSERT:
-      return fmt::format("INSERT 0 {}", duckdb_rows_changed(result));
-    case DUCKDB_STATEMENT_TYPE_UPDATE:
-      return fmt::format("UPDATE {}", duckdb_rows_changed(result));
-    case DUCKDB_STATEMENT_TYPE_DELETE:
-      return fmt::format("DELETE {}", duckdb_rows_changed(result));
-    case DUCKDB_STATEMENT_TYPE_CREATE:
-      return "CREATE";
-    case DUCKDB_STATEMENT_TYPE_DROP:
-      return "DROP";
-    case DUCKDB_STATEMENT_TYPE_TRANSACTION:
-      return "TRANSACTION";
-    case DUCKDB_STATEMENT_TYPE_SET:
-      return "SET";
-    default:
-      return fmt::format("SELECT {}", rows);
+Status PrepareError(duckdb_prepared_statement statement) {
+  const std::string message = duckdb_prepare_error(statement);
+  return ClassifiedError(ErrorClass::kBadData, "sqlstate", SqlStateOf(PrepareErrorType(message)),
+                         message);
+}
+
+Status ResultError(duckdb_result& result) {
+  return ClassifiedError(ErrorClass::kBadData, "sqlstate",
+                         SqlStateOf(duckdb_result_error_type(&result)),
+                         duckdb_result_error(&result));
+}
+
+// The first keyword of a statement, upper-cased ("" when it starts with something else).
+std::string FirstWords(const std::string& sql, int count) {
+  std::string words;
+  size_t i = 0;
+  for (int n = 0; n < count; ++n) {
+    while (i < sql.size() && (std::isspace(static_cast<unsigned char>(sql[i])) || sql[i] == '(')) {
+      ++i;
+    }
+    size_t start = i;
+    while (i < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[i])) || sql[i] == '_')) {
+      ++i;
+    }
+    if (i == start) break;
+    if (!words.empty()) words += ' ';
+    for (size_t k = start; k < i; ++k) {
+      words += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[k])));
+    }
   }
+  return words;
+}
+
+// PostgreSQL's command tag (without the row count) for DDL: "CREATE TABLE", "DROP VIEW", ...
+std::string DdlTag(const std::string& sql, const char* verb) {
+  const std::string words = FirstWords(sql, 6);
+  for (const char* object :
+       {"TABLE", "VIEW", "SCHEMA", "INDEX", "SEQUENCE", "MACRO", "FUNCTION", "TYPE", "SECRET"}) {
+    if (words.find(std::string(" ") + object) != std::string::npos) {
+      return std::string(verb) + " " + object;
+    }
+  }
+  return verb;
+}
+
+// Approximate bytes a chunk holds (fixed-width values plus string payloads).
+size_t ChunkBytes(duckdb_data_chunk chunk, const std::vector<duckdb_logical_type>& types) {
+  const idx_t rows = duckdb_data_chunk_get_size(chunk);
+  size_t bytes = 0;
+  for (size_t c = 0; c < types.size(); ++c) {
+    const duckdb_type id = duckdb_get_type_id(types[c]);
+    if (id == DUCKDB_TYPE_VARCHAR || id == DUCKDB_TYPE_BLOB) {
+      duckdb_vector vector = duckdb_data_chunk_get_vector(chunk, c);
+      const auto* strings = static_cast<const duckdb_string_t*>(duckdb_vector_get_data(vector));
+      for (idx_t r = 0; r < rows; ++r) bytes += 16 + strings[r].value.inlined.length;
+    } else {
+      bytes += 16 * rows;
+    }
+  }
+  return bytes;
 }
 
 }  // namespace
+
+// --- ResultStream -------------------------------------------------------------------------------
+
+ResultStream::ResultStream(Session* session, duckdb_result result, bool streaming,
+                           std::string tag_prefix)
+    : session_(session),
+      result_(result),
+      streaming_(streaming),
+      tag_prefix_(std::move(tag_prefix)) {
+  if (duckdb_result_return_type(result_) == DUCKDB_RESULT_TYPE_QUERY_RESULT) {
+    const idx_t count = duckdb_column_count(&result_);
+    for (idx_t c = 0; c < count; ++c) {
+      duckdb_logical_type type = duckdb_column_logical_type(&result_, c);
+      types_.push_back(type);
+      columns_.push_back(
+          {duckdb_column_name(&result_, c), PgTypeOf(type), ColumnEncoder(type).has_binary()});
+    }
+  } else {
+    changed_ = duckdb_rows_changed(&result_);
+    exhausted_ = true;
+  }
+  session_->open_streams_.push_back(this);
+  if (streaming_ && !exhausted_) session_->streaming_ = this;
+}
+
+ResultStream::~ResultStream() {
+  for (auto& type : types_) duckdb_destroy_logical_type(&type);
+  buffered_.clear();
+  duckdb_destroy_result(&result_);
+  std::erase(session_->open_streams_, this);
+  if (session_->streaming_ == this) {
+    session_->streaming_ = nullptr;
+    (void)session_->EndImplicitTransaction(true);
+  }
+}
+
+Result<DataChunk> ResultStream::Next() {
+  if (!buffered_.empty()) {
+    DataChunk chunk = std::move(buffered_.front());
+    buffered_.pop_front();
+    buffered_bytes_ -= ChunkBytes(chunk.get(), types_);
+    rows_ += duckdb_data_chunk_get_size(chunk.get());
+    return chunk;
+  }
+  if (exhausted_) return DataChunk();
+  DataChunk chunk(duckdb_fetch_chunk(result_));
+  if (!chunk || duckdb_data_chunk_get_size(chunk.get()) == 0) {
+    exhausted_ = true;
+    if (duckdb_result_error(&result_) != nullptr) {
+      Status status = ResultError(result_);
+      if (session_->transaction_status_ == 'T') session_->transaction_status_ = 'E';
+      if (session_->streaming_ == this) {
+        session_->streaming_ = nullptr;
+        (void)session_->EndImplicitTransaction(false);
+      }
+      return status;
+    }
+    if (session_->streaming_ == this) {
+      session_->streaming_ = nullptr;
+      WEIR_RETURN_NOT_OK(session_->EndImplicitTransaction(true));
+    }
+    return DataChunk();
+  }
+  rows_ += duckdb_data_chunk_get_size(chunk.get());
+  return chunk;
+}
+
+Status ResultStream::Buffer() {
+  while (!exhausted_) {
+    DataChunk chunk(duckdb_fetch_chunk(result_));
+    if (!chunk || duckdb_data_chunk_get_size(chunk.get()) == 0) {
+      exhausted_ = true;
+      break;
+    }
+    buffered_bytes_ += ChunkBytes(chunk.get(), types_);
+    buffered_.push_back(std::move(chunk));
+    if (session_->BufferedBytes() > session_->memory_limit_) {
+      exhausted_ = true;
+      buffered_.clear();
+      buffered_bytes_ = 0;
+      if (session_->streaming_ == this) session_->streaming_ = nullptr;
+      (void)session_->EndImplicitTransaction(false);
+      return ClassifiedError(
+          ErrorClass::kBadData, "sqlstate", "53200",
+          fmt::format("out of memory: an open portal or cursor needs more than the session's "
+                      "memory limit of {} bytes to be kept while another statement runs",
+                      session_->memory_limit_));
+    }
+  }
+  if (session_->streaming_ == this) {
+    session_->streaming_ = nullptr;
+    WEIR_RETURN_NOT_OK(session_->EndImplicitTransaction(true));
+  }
+  if (duckdb_result_error(&result_) != nullptr) return ResultError(result_);
+  return Status::OK();
+}
+
+std::string ResultStream::CommandTag() const {
+  if (tag_prefix_ == "SELECT") return fmt::format("SELECT {}", rows_);
+  if (tag_prefix_ == "INSERT") return fmt::format("INSERT 0 {}", changed_);
+  if (tag_prefix_ == "UPDATE" || tag_prefix_ == "DELETE") {
+    return fmt::format("{} {}", tag_prefix_, changed_);
+  }
+  return tag_prefix_;
+}
+
+// --- TableAppender ------------------------------------------------------------------------------
+
+TableAppender::~TableAppender() {
+  if (appender_ != nullptr) {
+    if (!closed_) duckdb_appender_clear(appender_);  // a failed COPY lands nothing
+    duckdb_appender_destroy(&appender_);
+  }
+  for (auto& type : types_) duckdb_destroy_logical_type(&type);
+}
+
+Status TableAppender::Error(const std::string& context) {
+  duckdb_error_data error = duckdb_appender_error_data(appender_);
+  const std::string message =
+      duckdb_error_data_has_error(error) ? duckdb_error_data_message(error) : "appender failed";
+  const duckdb_error_type type = duckdb_error_data_error_type(error);
+  duckdb_destroy_error_data(&error);
+  return ClassifiedError(ErrorClass::kBadData, "sqlstate", SqlStateOf(type),
+                         context.empty() ? message : context + ": " + message);
+}
+
+Status TableAppender::AppendRow(std::vector<OwnedValue>& row) {
+  for (auto& value : row) {
+    if (duckdb_append_value(appender_, value.get()) != DuckDBSuccess) return Error("");
+  }
+  if (duckdb_appender_end_row(appender_) != DuckDBSuccess) return Error("");
+  ++rows_;
+  return Status::OK();
+}
+
+Result<uint64_t> TableAppender::Close() {
+  if (duckdb_appender_close(appender_) != DuckDBSuccess) return Error("");
+  closed_ = true;
+  return rows_;
+}
+
+// --- Engine
+// ---------------------------------------------------------------------------------------
 
 struct Engine::Handles {
   duckdb_database db = nullptr;
@@ -161,48 +297,30 @@ struct Session::Handles {
   }
 };
 
+Engine::Engine(std::unique_ptr<Handles> handles) : handles_(std::move(handles)) {}
+Engine::~Engine() = default;
+Session::Session(std::unique_ptr<Handles> handles, size_t memory_limit)
+    : handles_(std::move(handles)), memory_limit_(memory_limit) {}
+Session::~Session() = default;
+
 namespace {
 
-// Reads a materialised DuckDB result into PostgreSQL text values.
-void Materialize(duckdb_result& result, QueryResult& out) {
-  const idx_t columns = duckdb_column_count(&result);
-  const idx_t rows = duckdb_row_count(&result);
-  if (duckdb_result_return_type(result) == DUCKDB_RESULT_TYPE_QUERY_RESULT) {
-    for (idx_t c = 0; c < columns; ++c) {
-      ResultColumn column = PgTypeOf(duckdb_column_type(&result, c));
-      column.name = duckdb_column_name(&result, c);
-      out.columns.push_back(std::move(column));
-    }
-    out.rows.resize(rows);
-    for (idx_t r = 0; r < rows; ++r) {
-      out.rows[r].resize(columns);
-      for (idx_t c = 0; c < columns; ++c) {
-        if (duckdb_value_is_null(&result, c, r)) continue;
-        if (out.columns[c].type_oid == 16) {
-          out.rows[r][c] = duckdb_value_boolean(&result, c, r) ? "t" : "f";
-          continue;
-        }
-        char* text = duckdb_value_varchar(&result, c, r);
-        if (text != nullptr) out.rows[r][c] = text;
-        duckdb_free(text);
-      }
-    }
-  }
-  out.command_tag = CommandTag(&result, rows);
+// Runs setup SQL on a connection (several statements); the first error is returned.
+Status Exec(duckdb_connection conn, const std::string& sql) {
+  duckdb_result result;
+  Status status;
+  if (duckdb_query(conn, sql.c_str(), &result) != DuckDBSuccess) status = ResultError(result);
+  duckdb_destroy_result(&result);
+  return status;
 }
 
-Status ResultError(duckdb_result& result) {
-  return ClassifiedError(ErrorClass::kBadData, "sqlstate",
-                         SqlStateOf(duckdb_result_error_type(&result)),
-                         duckdb_result_error(&result));
+std::string QuoteLiteral(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
 }
 
 }  // namespace
-
-Engine::Engine(std::unique_ptr<Handles> handles) : handles_(std::move(handles)) {}
-Engine::~Engine() = default;
-Session::Session(std::unique_ptr<Handles> handles) : handles_(std::move(handles)) {}
-Session::~Session() = default;
 
 Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   duckdb_config config = nullptr;
@@ -210,6 +328,11 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   duckdb_set_config(config, "autoinstall_known_extensions", "false");
   duckdb_set_config(config, "autoload_known_extensions", "false");
   duckdb_set_config(config, "extension_directory", lake.extension_directory.c_str());
+  if (!lake.memory_limit.empty()) {
+    duckdb_set_config(config, "memory_limit", lake.memory_limit.c_str());
+  }
+  const std::string threads = std::to_string(lake.threads);
+  if (lake.threads > 0) duckdb_set_config(config, "threads", threads.c_str());
   auto handles = std::make_unique<Handles>();
   char* error = nullptr;
   const auto opened = duckdb_open_ext(nullptr, &handles->db, config, &error);
@@ -221,122 +344,224 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   }
   std::unique_ptr<Engine> engine(new Engine(std::move(handles)));
   WEIR_ASSIGN_OR_RAISE(auto setup, engine->Connect());
+  duckdb_connection conn = setup->handles_->conn;
   const bool postgres = lake.catalog.starts_with("postgres:");
-  std::string attach = "ATTACH 'ducklake:" + lake.catalog + "' AS lake";
-  std::vector<QueryResult> ignored;
-  const std::string sql = std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
-                          (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") +
-                          attach + "; USE lake;";
-  auto ran = setup->Run(sql, &ignored);
-  if (!ran.ok()) return WithContext(ran, "attaching the lake");
-  WEIR_RETURN_NOT_OK(compat::InstallCatalog(setup->handles_->conn));
+  auto attached =
+      Exec(conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
+                     (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") + "ATTACH " +
+                     QuoteLiteral("ducklake:" + lake.catalog) + " AS lake; USE lake;");
+  if (!attached.ok()) return WithContext(attached, "attaching the lake");
+  WEIR_RETURN_NOT_OK(compat::InstallCatalog(conn));
   // The sandbox: sessions reach the lake's own files and nothing else on the server (no COPY
   // TO/FROM files, no read_csv('/etc/...'), no ATTACH, INSTALL or LOAD), and cannot undo it.
-  std::vector<QueryResult> data_path;
-  WEIR_RETURN_NOT_OK(
-      setup->Run("SELECT value FROM __ducklake_metadata_lake.ducklake_metadata "
-                 "WHERE key = 'data_path' AND scope IS NULL",
-                 &data_path));
   std::vector<std::string> allowed;
-  if (!data_path.empty() && !data_path[0].rows.empty() && data_path[0].rows[0][0]) {
-    allowed.push_back(*data_path[0].rows[0][0]);
+  {
+    duckdb_result result;
+    if (duckdb_query(conn,
+                     "SELECT value FROM __ducklake_metadata_lake.ducklake_metadata "
+                     "WHERE key = 'data_path' AND scope IS NULL",
+                     &result) != DuckDBSuccess) {
+      Status status = ResultError(result);
+      duckdb_destroy_result(&result);
+      return WithContext(status, "reading the lake's data path");
+    }
+    if (duckdb_row_count(&result) > 0 && !duckdb_value_is_null(&result, 0, 0)) {
+      char* path = duckdb_value_varchar(&result, 0, 0);
+      allowed.emplace_back(path);
+      duckdb_free(path);
+    }
+    duckdb_destroy_result(&result);
   }
   if (!postgres) {
     const std::string file = lake.catalog.substr(std::string("sqlite:").size());
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) allowed.push_back(file + suffix);
   }
   std::string list;
-  for (const auto& path : allowed) {
-    list += (list.empty() ? "'" : ", '");
-    for (char c : path) list += c == '\'' ? std::string("''") : std::string(1, c);
-    list += "'";
-  }
-  WEIR_RETURN_NOT_OK(setup->Run("SET allowed_directories = [" + list +
+  for (const auto& path : allowed) list += (list.empty() ? "" : ", ") + QuoteLiteral(path);
+  WEIR_RETURN_NOT_OK(Exec(conn, "SET allowed_directories = [" + list +
                                     "]; SET enable_external_access = false; "
-                                    "SET lock_configuration = true",
-                                &ignored));
+                                    "SET lock_configuration = true"));
   return engine;
 }
 
-Result<std::unique_ptr<Session>> Engine::Connect() {
+Result<std::unique_ptr<Session>> Engine::Connect(size_t memory_limit) {
   auto handles = std::make_unique<Session::Handles>();
   if (duckdb_connect(handles_->db, &handles->conn) != DuckDBSuccess) {
     return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "53300", "cannot connect");
   }
-  std::unique_ptr<Session> session(new Session(std::move(handles)));
-  std::vector<QueryResult> ignored;
-  (void)session->Run("USE lake", &ignored);  // absent before the lake is attached
-  return session;
+  (void)Exec(handles->conn, "USE lake");  // absent before the lake is attached
+  return std::unique_ptr<Session>(new Session(std::move(handles), memory_limit));
 }
+
+// --- Session ----------------------------------------------------------------------------------
 
 void Session::Interrupt() { duckdb_interrupt(handles_->conn); }
 
-Status Session::Run(const std::string& sql, std::vector<QueryResult>* done) {
-  for (const std::string& text : compat::SplitStatements(sql)) {
-    const std::string statement = compat::RewriteForDuckDb(text);
-    duckdb_prepared_statement prepared = nullptr;
-    if (duckdb_prepare(handles_->conn, statement.c_str(), &prepared) != DuckDBSuccess) {
-      const std::string message = duckdb_prepare_error(prepared);
-      duckdb_destroy_prepare(&prepared);
-      return ClassifiedError(ErrorClass::kBadData, "sqlstate",
-                             SqlStateOf(PrepareErrorType(message)), message);
+size_t Session::BufferedBytes() const {
+  size_t bytes = 0;
+  for (const ResultStream* stream : open_streams_) bytes += stream->buffered_bytes();
+  return bytes;
+}
+
+void Session::FailTransaction() {
+  if (implicit_transaction_) {
+    (void)EndImplicitTransaction(false);
+  } else if (transaction_status_ == 'T') {
+    // DuckDB aborts a transaction block after a failed statement, as PostgreSQL does.
+    (void)Exec(handles_->conn, "SELECT error('aborted by a failed COPY')");
+    transaction_status_ = 'E';
+  }
+}
+
+Status Session::EndImplicitTransaction(bool commit) {
+  if (!implicit_transaction_) return Status::OK();
+  implicit_transaction_ = false;
+  return Exec(handles_->conn, commit ? "COMMIT" : "ROLLBACK");
+}
+
+// Makes room for a new statement: a result still streaming is read into memory first; a
+// read-only session opens its READ ONLY transaction when no block is open.
+Status Session::BeforeStatement(const std::string& sql) {
+  if (streaming_ != nullptr) WEIR_RETURN_NOT_OK(streaming_->Buffer());
+  if (read_only_ && transaction_status_ == 'I' && !implicit_transaction_) {
+    const std::string first = FirstWords(sql, 1);
+    if (first != "BEGIN" && first != "START" && first != "COMMIT" && first != "END" &&
+        first != "ROLLBACK" && first != "ABORT") {
+      WEIR_RETURN_NOT_OK(Exec(handles_->conn, "BEGIN TRANSACTION READ ONLY"));
+      implicit_transaction_ = true;
     }
-    duckdb_result result;
-    const bool ok = duckdb_execute_prepared(prepared, &result) == DuckDBSuccess;
-    duckdb_destroy_prepare(&prepared);
-    if (!ok) {
-      Status status = ResultError(result);
-      duckdb_destroy_result(&result);
-      if (transaction_status_ == 'T') transaction_status_ = 'E';
-      return status;
-    }
-    QueryResult out;
-    Materialize(result, out);
-    TrackTransaction(
-        text, duckdb_result_statement_type(result) == DUCKDB_STATEMENT_TYPE_TRANSACTION, out);
-    duckdb_destroy_result(&result);
-    done->push_back(std::move(out));
   }
   return Status::OK();
 }
 
-void Session::TrackTransaction(const std::string& sql, bool is_transaction_statement,
-                               QueryResult& out) {
-  if (!is_transaction_statement) return;
+Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statement) {
+  std::string sql = compat::RewriteForDuckDb(statement);
+  if (read_only_) {
+    const std::string first = FirstWords(sql, 1);
+    if (first == "BEGIN" || first == "START") sql = "BEGIN TRANSACTION READ ONLY";
+  }
+  WEIR_RETURN_NOT_OK(BeforeStatement(sql));
+  duckdb_prepared_statement prepared = nullptr;
+  if (duckdb_prepare(handles_->conn, sql.c_str(), &prepared) != DuckDBSuccess) {
+    Status status = PrepareError(prepared);
+    duckdb_destroy_prepare(&prepared);
+    if (transaction_status_ == 'T') transaction_status_ = 'E';
+    (void)EndImplicitTransaction(false);
+    return status;
+  }
+  auto stream = Run(prepared, sql);
+  duckdb_destroy_prepare(&prepared);
+  return stream;
+}
+
+Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement statement,
+                                                   const std::string& sql) {
+  const duckdb_statement_type type = duckdb_prepared_statement_type(statement);
+  const bool streaming = type == DUCKDB_STATEMENT_TYPE_SELECT;
+  duckdb_result result;
+  const duckdb_state state = streaming ? duckdb_execute_prepared_streaming(statement, &result)
+                                       : duckdb_execute_prepared(statement, &result);
+  if (state != DuckDBSuccess) {
+    Status status = ResultError(result);
+    duckdb_destroy_result(&result);
+    if (transaction_status_ == 'T') transaction_status_ = 'E';
+    (void)EndImplicitTransaction(false);
+    return status;
+  }
+  std::string tag;
+  switch (type) {
+    case DUCKDB_STATEMENT_TYPE_SELECT:
+      tag = "SELECT";
+      break;
+    case DUCKDB_STATEMENT_TYPE_INSERT:
+      tag = "INSERT";
+      break;
+    case DUCKDB_STATEMENT_TYPE_UPDATE:
+      tag = "UPDATE";
+      break;
+    case DUCKDB_STATEMENT_TYPE_DELETE:
+      tag = "DELETE";
+      break;
+    case DUCKDB_STATEMENT_TYPE_CREATE:
+      tag = DdlTag(sql, "CREATE");
+      break;
+    case DUCKDB_STATEMENT_TYPE_DROP:
+      tag = DdlTag(sql, "DROP");
+      break;
+    case DUCKDB_STATEMENT_TYPE_ALTER:
+      tag = DdlTag(sql, "ALTER");
+      break;
+    case DUCKDB_STATEMENT_TYPE_TRANSACTION:
+      TrackTransaction(sql, tag);
+      break;
+    case DUCKDB_STATEMENT_TYPE_SET:
+    case DUCKDB_STATEMENT_TYPE_VARIABLE_SET:
+      tag = "SET";
+      break;
+    default:
+      tag = duckdb_result_return_type(result) == DUCKDB_RESULT_TYPE_QUERY_RESULT
+                ? "SELECT"
+                : FirstWords(sql, 1);
+      break;
+  }
+  std::unique_ptr<ResultStream> stream(new ResultStream(this, result, streaming, tag));
+  if (streaming_ != stream.get() && type != DUCKDB_STATEMENT_TYPE_TRANSACTION &&
+      stream->buffered_.empty()) {
+    // Materialised results (DDL, DML, EXPLAIN) are complete: an implicit transaction ends now.
+    WEIR_RETURN_NOT_OK(EndImplicitTransaction(true));
+  }
+  return stream;
+}
+
+void Session::TrackTransaction(const std::string& sql, std::string& tag) {
   // BEGIN opens a block; COMMIT/ROLLBACK close it (DuckDB rejects nesting for us).
-  const std::string text = ToLower(sql);
-  const bool begins = text.find("begin") != std::string::npos ||
-                      text.find("start transaction") != std::string::npos;
-  transaction_status_ = begins && transaction_status_ == 'I' ? 'T' : 'I';
-  out.command_tag = transaction_status_ == 'T' ? "BEGIN" : "COMMIT";
+  const std::string first = FirstWords(sql, 1);
+  if (first == "BEGIN" || first == "START") {
+    transaction_status_ = 'T';
+    tag = "BEGIN";
+  } else if (first == "ROLLBACK" || first == "ABORT") {
+    transaction_status_ = 'I';
+    tag = "ROLLBACK";
+  } else {
+    // COMMIT of a failed block rolls it back, as in PostgreSQL.
+    tag = transaction_status_ == 'E' ? "ROLLBACK" : "COMMIT";
+    transaction_status_ = 'I';
+  }
 }
 
 Result<StatementInfo> Session::Prepare(const std::string& name, const std::string& sql) {
+  if (streaming_ != nullptr) WEIR_RETURN_NOT_OK(streaming_->Buffer());
   duckdb_prepared_statement statement = nullptr;
   const std::string rewritten = compat::RewriteForDuckDb(sql);
   if (duckdb_prepare(handles_->conn, rewritten.c_str(), &statement) != DuckDBSuccess) {
-    const std::string message = duckdb_prepare_error(statement);
+    Status status = PrepareError(statement);
     duckdb_destroy_prepare(&statement);
-    return ClassifiedError(ErrorClass::kBadData, "sqlstate", SqlStateOf(PrepareErrorType(message)),
-                           message);
+    return status;
   }
   ClosePrepared(name);
   Handles::Prepared prepared;
   prepared.statement = statement;
-  prepared.sql = sql;
+  prepared.sql = rewritten;
   for (idx_t i = 1; i <= duckdb_nparams(statement); ++i) {
-    prepared.info.parameter_types.push_back(PgTypeOf(duckdb_param_type(statement, i)).type_oid);
+    duckdb_logical_type type = duckdb_param_logical_type(statement, i);
+    prepared.info.parameter_types.push_back(type != nullptr ? PgTypeOf(type).oid : 25);
+    if (type != nullptr) duckdb_destroy_logical_type(&type);
   }
   if (duckdb_prepared_statement_type(statement) == DUCKDB_STATEMENT_TYPE_SELECT) {
     for (idx_t c = 0; c < duckdb_prepared_statement_column_count(statement); ++c) {
-      ResultColumn column = PgTypeOf(duckdb_prepared_statement_column_type(statement, c));
-      column.name = duckdb_prepared_statement_column_name(statement, c);
-      prepared.info.columns.push_back(std::move(column));
+      duckdb_logical_type type = duckdb_prepared_statement_column_logical_type(statement, c);
+      prepared.info.columns.push_back({duckdb_prepared_statement_column_name(statement, c),
+                                       PgTypeOf(type), ColumnEncoder(type).has_binary()});
+      duckdb_destroy_logical_type(&type);
     }
   }
   StatementInfo info = prepared.info;
   handles_->prepared[name] = std::move(prepared);
   return info;
+}
+
+bool Session::HasPrepared(const std::string& name) const {
+  return handles_->prepared.contains(name);
 }
 
 Result<StatementInfo> Session::Describe(const std::string& name) const {
@@ -348,8 +573,8 @@ Result<StatementInfo> Session::Describe(const std::string& name) const {
   return found->second.info;
 }
 
-Result<QueryResult> Session::Execute(const std::string& name,
-                                     const std::vector<std::optional<std::string>>& parameters) {
+Result<std::unique_ptr<ResultStream>> Session::Execute(const std::string& name,
+                                                       const std::vector<OwnedValue>& parameters) {
   auto found = handles_->prepared.find(name);
   if (found == handles_->prepared.end()) {
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", "26000",
@@ -358,35 +583,21 @@ Result<QueryResult> Session::Execute(const std::string& name,
   duckdb_prepared_statement statement = found->second.statement;
   if (parameters.size() != duckdb_nparams(statement)) {
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", "08P01",
-                           "bind message supplies " + std::to_string(parameters.size()) +
-                               " parameters, but the prepared statement requires " +
-                               std::to_string(duckdb_nparams(statement)));
+                           fmt::format("bind message supplies {} parameters, but the prepared "
+                                       "statement requires {}",
+                                       parameters.size(), duckdb_nparams(statement)));
   }
+  std::string sql = found->second.sql;
+  WEIR_RETURN_NOT_OK(BeforeStatement(sql));
   duckdb_clear_bindings(statement);
   for (size_t i = 0; i < parameters.size(); ++i) {
-    const idx_t index = i + 1;
-    const duckdb_state bound =
-        parameters[i] ? duckdb_bind_varchar_length(statement, index, parameters[i]->data(),
-                                                   parameters[i]->size())
-                      : duckdb_bind_null(statement, index);
-    if (bound != DuckDBSuccess) {
+    if (duckdb_bind_value(statement, i + 1, parameters[i].get()) != DuckDBSuccess) {
+      (void)EndImplicitTransaction(false);
       return ClassifiedError(ErrorClass::kBadData, "sqlstate", "22P02",
-                             "parameter $" + std::to_string(index) + " cannot be bound");
+                             fmt::format("parameter ${} cannot be bound", i + 1));
     }
   }
-  duckdb_result result;
-  if (duckdb_execute_prepared(statement, &result) != DuckDBSuccess) {
-    Status status = ResultError(result);
-    duckdb_destroy_result(&result);
-    if (transaction_status_ == 'T') transaction_status_ = 'E';
-    return status;
-  }
-  QueryResult out;
-  Materialize(result, out);
-  TrackTransaction(found->second.sql,
-                   duckdb_result_statement_type(result) == DUCKDB_STATEMENT_TYPE_TRANSACTION, out);
-  duckdb_destroy_result(&result);
-  return out;
+  return Run(statement, sql);
 }
 
 void Session::ClosePrepared(const std::string& name) {
@@ -394,6 +605,48 @@ void Session::ClosePrepared(const std::string& name) {
   if (found == handles_->prepared.end()) return;
   duckdb_destroy_prepare(&found->second.statement);
   handles_->prepared.erase(found);
+}
+
+Result<std::unique_ptr<TableAppender>> Session::OpenAppender(
+    const std::string& table, const std::vector<std::string>& columns) {
+  std::string list;
+  for (const auto& column : columns) list += (list.empty() ? "" : ", ") + column;
+  WEIR_RETURN_NOT_OK(BeforeStatement("INSERT"));
+  // The column types come from the table itself.
+  duckdb_prepared_statement probe = nullptr;
+  const std::string select =
+      "SELECT " + (list.empty() ? std::string("*") : list) + " FROM " + table + " LIMIT 0";
+  if (duckdb_prepare(handles_->conn, select.c_str(), &probe) != DuckDBSuccess) {
+    Status status = PrepareError(probe);
+    duckdb_destroy_prepare(&probe);
+    (void)EndImplicitTransaction(false);
+    return status;
+  }
+  if (!implicit_transaction_ && transaction_status_ == 'I') {
+    // A COPY lands as a whole or not at all.
+    WEIR_RETURN_NOT_OK(Exec(handles_->conn, "BEGIN"));
+    implicit_transaction_ = true;
+  }
+  std::unique_ptr<TableAppender> appender(new TableAppender());
+  std::vector<std::string> names;
+  for (idx_t c = 0; c < duckdb_prepared_statement_column_count(probe); ++c) {
+    appender->types_.push_back(duckdb_prepared_statement_column_logical_type(probe, c));
+    names.push_back(fmt::format("c{}", c));
+  }
+  duckdb_destroy_prepare(&probe);
+  std::vector<const char*> name_pointers;
+  for (const auto& n : names) name_pointers.push_back(n.c_str());
+  const std::string insert = "INSERT INTO " + table +
+                             (list.empty() ? std::string() : " (" + list + ")") +
+                             " SELECT * FROM copied";
+  if (duckdb_appender_create_query(handles_->conn, insert.c_str(), appender->types_.size(),
+                                   appender->types_.data(), "copied", name_pointers.data(),
+                                   &appender->appender_) != DuckDBSuccess) {
+    Status status = appender->Error("COPY " + table);
+    (void)EndImplicitTransaction(false);
+    return status;
+  }
+  return appender;
 }
 
 }  // namespace weir::serve

@@ -1,40 +1,69 @@
 // The query engine of `weir serve`: one DuckDB database per process with the lake attached
-// (extensions from local files only), one connection per session.
+// (extensions from local files only), one connection per session, results streamed chunk by
+// chunk.
 //
-// Threading: the Engine is shared; each Session is used by its connection's thread only.
+// Threading: the Engine is shared; each Session and its ResultStreams are used by their
+// connection's thread only (Interrupt may come from any thread).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include <duckdb.h>
+
 #include "base/status.h"
+#include "serve/values.h"
 
 namespace weir::serve {
 
 struct LakeAttachment {
   std::string catalog;  // "sqlite:<path>" or "postgres:<libpq conninfo>"
   std::string extension_directory;
+  std::string memory_limit;  // DuckDB's memory_limit for the whole process ("" = DuckDB's own)
+  int threads = 0;           // DuckDB worker threads (0 = DuckDB's default)
 };
 
-// One column of a result, with the PostgreSQL type it is presented as.
-struct ResultColumn {
-  std::string name;
-  uint32_t type_oid = 25;
-  int16_t type_size = -1;
+struct ChunkDeleter {
+  void operator()(duckdb_data_chunk chunk) const { duckdb_destroy_data_chunk(&chunk); }
 };
-
-// A materialised result in PostgreSQL's text format.
-struct QueryResult {
-  std::vector<ResultColumn> columns;  // empty for statements without rows
-  std::vector<std::vector<std::optional<std::string>>> rows;
-  std::string command_tag;  // "SELECT 3", "INSERT 0 1", "CREATE TABLE", ...
-};
+using DataChunk = std::unique_ptr<std::remove_pointer_t<duckdb_data_chunk>, ChunkDeleter>;
 
 class Session;
+
+// Rows appended to a table by DuckDB's query appender: one INSERT when closed, so a COPY lands
+// as one commit (in autocommit) and fails as a whole.
+class TableAppender {
+ public:
+  ~TableAppender();
+  size_t column_count() const { return types_.size(); }
+  duckdb_logical_type type(size_t column) const { return types_[column]; }
+  // Appends one row (column_count() values; DuckDB casts VARCHAR values to the column type).
+  Status AppendRow(std::vector<OwnedValue>& row);
+  // Runs the INSERT for what is left and returns the number of rows appended.
+  Result<uint64_t> Close();
+
+ private:
+  friend class Session;
+  TableAppender() = default;
+  Status Error(const std::string& context);
+  duckdb_appender appender_ = nullptr;
+  std::vector<duckdb_logical_type> types_;  // owned
+  uint64_t rows_ = 0;
+  bool closed_ = false;
+};
+
+// One column of a statement's result.
+struct ResultColumn {
+  std::string name;
+  PgType type;
+  bool has_binary = false;  // whether the binary format exists for it (see ColumnEncoder)
+};
 
 // What Describe reports about a prepared statement.
 struct StatementInfo {
@@ -42,11 +71,50 @@ struct StatementInfo {
   std::vector<ResultColumn> columns;      // empty when it returns no rows
 };
 
+// A statement's result, read chunk by chunk. A query streams from DuckDB; since a connection
+// streams one result at a time, a stream still open when the session runs another statement
+// is first read into memory (Buffer), within the session's memory limit.
+class ResultStream {
+ public:
+  ~ResultStream();
+  ResultStream(const ResultStream&) = delete;
+  ResultStream& operator=(const ResultStream&) = delete;
+
+  bool returns_rows() const { return !columns_.empty(); }
+  const std::vector<ResultColumn>& columns() const { return columns_; }
+  duckdb_logical_type type(size_t column) const { return types_[column]; }
+  // The next chunk, or null at the end. A failure mid-stream (a cancel, a timeout) is an error.
+  Result<DataChunk> Next();
+  // "SELECT n" with the rows handed out so far, "INSERT 0 n", "CREATE TABLE", ...
+  std::string CommandTag() const;
+  uint64_t rows() const { return rows_; }
+  // Reads whatever is left into memory so the connection can run other statements.
+  Status Buffer();
+  // Bytes held in memory by Buffer (counted against the session's limit).
+  size_t buffered_bytes() const { return buffered_bytes_; }
+
+ private:
+  friend class Session;
+  ResultStream(Session* session, duckdb_result result, bool streaming, std::string tag_prefix);
+  Session* session_;
+  duckdb_result result_;
+  bool streaming_;  // reading from DuckDB's stream (else materialised or buffered)
+  bool exhausted_ = false;
+  std::string tag_prefix_;
+  std::vector<ResultColumn> columns_;
+  std::vector<duckdb_logical_type> types_;  // owned
+  std::deque<DataChunk> buffered_;
+  size_t buffered_bytes_ = 0;
+  uint64_t rows_ = 0;
+  uint64_t changed_ = 0;
+};
+
 class Engine {
  public:
   static Result<std::unique_ptr<Engine>> Open(const LakeAttachment& lake);
   ~Engine();
-  Result<std::unique_ptr<Session>> Connect();
+  // A new session; `memory_limit` bounds the bytes it may hold in buffered results.
+  Result<std::unique_ptr<Session>> Connect(size_t memory_limit = SIZE_MAX);
 
  private:
   struct Handles;
@@ -57,29 +125,50 @@ class Engine {
 class Session {
  public:
   ~Session();
-  // Runs every statement of `sql` in order; stops at the first error (the results so far are
-  // kept in `done`). Errors carry the SQLSTATE to report as their code.
-  Status Run(const std::string& sql, std::vector<QueryResult>* done);
-  // Extended protocol: a named prepared statement ("" is the unnamed one, replaced by the
-  // next Parse), executed with text parameters (nullopt = NULL).
+  // Runs one statement (of a simple query) to a stream. Errors carry their SQLSTATE.
+  Result<std::unique_ptr<ResultStream>> Query(const std::string& statement);
+  // Extended protocol: a named prepared statement ("" is the unnamed one, replaced by the next
+  // Parse).
   Result<StatementInfo> Prepare(const std::string& name, const std::string& sql);
   Result<StatementInfo> Describe(const std::string& name) const;
-  Result<QueryResult> Execute(const std::string& name,
-                              const std::vector<std::optional<std::string>>& parameters);
+  Result<std::unique_ptr<ResultStream>> Execute(const std::string& name,
+                                                const std::vector<OwnedValue>& parameters);
   void ClosePrepared(const std::string& name);
+  bool HasPrepared(const std::string& name) const;
+  // An appender into `table` (COPY FROM STDIN): `columns` (quoted identifiers) empty means all
+  // of the table's columns in order.
+  Result<std::unique_ptr<TableAppender>> OpenAppender(const std::string& table,
+                                                      const std::vector<std::string>& columns);
 
   // Interrupts the statement running on this session (from another thread).
   void Interrupt();
   // 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.
   char transaction_status() const { return transaction_status_; }
+  size_t memory_limit() const { return memory_limit_; }
+  // Read-only sessions run every statement in a READ ONLY transaction.
+  void SetReadOnly(bool read_only) { read_only_ = read_only; }
+  // After a failed COPY: an implicit transaction rolls back; a transaction block is aborted.
+  void FailTransaction();
+  // Ends the implicit read-only transaction of an autocommit statement, if one is open.
+  Status EndImplicitTransaction(bool commit);
 
  private:
   friend class Engine;
+  friend class ResultStream;
   struct Handles;
-  explicit Session(std::unique_ptr<Handles> handles);
-  void TrackTransaction(const std::string& sql, bool is_transaction_statement, QueryResult& out);
+  Session(std::unique_ptr<Handles> handles, size_t memory_limit);
+  Status BeforeStatement(const std::string& sql);
+  Result<std::unique_ptr<ResultStream>> Run(duckdb_prepared_statement statement,
+                                            const std::string& sql);
+  void TrackTransaction(const std::string& sql, std::string& tag);
+  size_t BufferedBytes() const;
   std::unique_ptr<Handles> handles_;
   char transaction_status_ = 'I';
+  size_t memory_limit_;
+  bool read_only_ = false;
+  bool implicit_transaction_ = false;
+  ResultStream* streaming_ = nullptr;        // the one result streaming from DuckDB
+  std::vector<ResultStream*> open_streams_;  // every live stream (for the memory limit)
 };
 
 }  // namespace weir::serve

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
@@ -16,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "serve/pgwire/protocol.h"
+#include "serve/protocol_session.h"
 
 namespace weir::serve {
 namespace {
@@ -37,102 +39,6 @@ ErrorFields ErrorOf(const Status& status) {
   return ErrorFields{"ERROR", code, status.message(), "", "", 0};
 }
 
-uint64_t BigEndian(std::string_view bytes) {
-  uint64_t v = 0;
-  for (unsigned char c : bytes) v = (v << 8) | c;
-  return v;
-}
-
-// A parameter sent in binary as the text DuckDB binds (the types clients send in binary).
-std::optional<std::string> ParameterText(const std::optional<std::string>& value, int16_t format,
-                                         uint32_t type_oid) {
-  if (!value || format == 0) return value;
-  const std::string& b = *value;
-  switch (type_oid) {
-    case 16:
-      return std::string(!b.empty() && b[0] ? "true" : "false");
-    case 21:
-      if (b.size() == 2) return std::to_string(static_cast<int16_t>(BigEndian(b)));
-      break;
-    case 23:
-      if (b.size() == 4) return std::to_string(static_cast<int32_t>(BigEndian(b)));
-      break;
-    case 20:
-      if (b.size() == 8) return std::to_string(static_cast<int64_t>(BigEndian(b)));
-      break;
-    case 701:
-      if (b.size() == 8) {
-        const uint64_t bits = BigEndian(b);
-        double d;
-        std::memcpy(&d, &bits, sizeof d);
-        return fmt::format("{}", d);
-      }
-      break;
-    case 700:
-      if (b.size() == 4) {
-        const auto bits = static_cast<uint32_t>(BigEndian(b));
-        float f;
-        std::memcpy(&f, &bits, sizeof f);
-        return fmt::format("{}", f);
-      }
-      break;
-    default:
-      break;
-  }
-  return value;  // text-like types: the bytes are the text
-}
-
-// A text value in PostgreSQL's binary format for the types that have a fixed layout; nullopt
-// when the type is sent as text instead.
-std::optional<std::string> BinaryOf(const std::string& text, uint32_t type_oid) {
-  const auto be = [](uint64_t v, int bytes) {
-    std::string out(static_cast<size_t>(bytes), '\0');
-    for (int i = bytes - 1; i >= 0; --i, v >>= 8)
-      out[static_cast<size_t>(i)] = static_cast<char>(v);
-    return out;
-  };
-  switch (type_oid) {
-    case 16:
-      return std::string(1, text == "t" ? '\1' : '\0');
-    case 21:
-      return be(static_cast<uint64_t>(std::stoll(text)), 2);
-    case 23:
-      return be(static_cast<uint64_t>(std::stoll(text)), 4);
-    case 20:
-      return be(static_cast<uint64_t>(std::stoll(text)), 8);
-    case 701: {
-      const double d = std::stod(text);
-      uint64_t bits;
-      std::memcpy(&bits, &d, sizeof bits);
-      return be(bits, 8);
-    }
-    case 25:
-      return text;
-    default:
-      return std::nullopt;
-  }
-}
-
-std::vector<pgwire::FieldDescription> Fields(const std::vector<ResultColumn>& columns,
-                                             const std::vector<int16_t>& formats) {
-  std::vector<pgwire::FieldDescription> fields;
-  for (size_t i = 0; i < columns.size(); ++i) {
-    const auto& c = columns[i];
-    const bool binary = pgwire::FormatAt(formats, i) == 1 && BinaryOf("0", c.type_oid);
-    fields.push_back({c.name, 0, 0, c.type_oid, c.type_size, -1, binary ? int16_t{1} : int16_t{0}});
-  }
-  return fields;
-}
-
-// A bound statement awaiting (or part-way through) execution.
-struct Portal {
-  std::string statement;
-  std::vector<std::optional<std::string>> parameters;
-  std::vector<int16_t> result_formats;
-  std::optional<QueryResult> result;  // materialised by the first Execute
-  size_t next_row = 0;
-};
-
 }  // namespace
 
 // One client connection: a socket, optionally wrapped in TLS.
@@ -140,7 +46,8 @@ struct Server::Connection {
   int fd = -1;
   SSL* ssl = nullptr;
   FrameReader reader;
-  std::chrono::seconds read_timeout{0};
+  std::chrono::milliseconds read_timeout{0};
+  bool timed_out = false;
   const std::atomic<bool>* stopping = nullptr;
   Connection(int socket, size_t max_message_bytes, const std::atomic<bool>* server_stopping)
       : fd(socket), reader(max_message_bytes), stopping(server_stopping) {}
@@ -178,6 +85,7 @@ struct Server::Connection {
         if (ready < 0 && errno != EINTR) return false;
         if (stopping != nullptr && stopping->load()) return false;
         if (read_timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) {
+          timed_out = true;
           return false;
         }
       }
@@ -199,117 +107,12 @@ struct Server::Connection {
     }
   }
 
-  // 0 = no deadline (after authentication).
-  void SetReadTimeout(std::chrono::seconds timeout) { read_timeout = timeout; }
-};
-
-// One message of the extended query protocol; an error makes the caller skip to Sync.
-Status HandleExtended(const Frame& message, Session& session,
-                      std::map<std::string, Portal>& portals,
-                      std::map<std::string, std::vector<uint32_t>>& declared_types,
-                      MessageWriter& out) {
-  switch (message.type) {
-    case 'P': {
-      WEIR_ASSIGN_OR_RAISE(auto parse, pgwire::ParseParse(message.body));
-      WEIR_RETURN_NOT_OK(session.Prepare(parse.statement, parse.query).status());
-      declared_types[parse.statement] = parse.parameter_types;
-      out.ParseComplete();
-      return Status::OK();
-    }
-    case 'B': {
-      WEIR_ASSIGN_OR_RAISE(auto bind, pgwire::ParseBind(message.body));
-      WEIR_ASSIGN_OR_RAISE(auto info, session.Describe(bind.statement));
-      Portal portal;
-      portal.statement = bind.statement;
-      portal.result_formats = bind.result_formats;
-      const auto& declared = declared_types[bind.statement];
-      for (size_t i = 0; i < bind.parameters.size(); ++i) {
-        // The type the client declared in Parse wins (it says how binary values are laid out).
-        uint32_t oid = i < info.parameter_types.size() ? info.parameter_types[i] : 25;
-        if (i < declared.size() && declared[i] != 0) oid = declared[i];
-        portal.parameters.push_back(
-            ParameterText(bind.parameters[i], pgwire::FormatAt(bind.parameter_formats, i), oid));
-      }
-      portals[bind.portal] = std::move(portal);
-      out.BindComplete();
-      return Status::OK();
-    }
-    case 'D': {
-      WEIR_ASSIGN_OR_RAISE(auto describe, pgwire::ParseDescribe(message.body));
-      std::vector<int16_t> formats;
-      std::string statement = describe.name;
-      if (describe.kind == 'P') {
-        auto found = portals.find(describe.name);
-        if (found == portals.end()) {
-          return ClassifiedError(ErrorClass::kBadData, "sqlstate", "34000",
-                                 "portal \"" + describe.name + "\" does not exist");
-        }
-        statement = found->second.statement;
-        formats = found->second.result_formats;
-      }
-      WEIR_ASSIGN_OR_RAISE(auto info, session.Describe(statement));
-      if (describe.kind == 'S') out.ParameterDescription(info.parameter_types);
-      if (info.columns.empty()) {
-        out.NoData();
-      } else {
-        out.RowDescription(Fields(info.columns, formats));
-      }
-      return Status::OK();
-    }
-    case 'E': {
-      WEIR_ASSIGN_OR_RAISE(auto execute, pgwire::ParseExecute(message.body));
-      auto found = portals.find(execute.portal);
-      if (found == portals.end()) {
-        return ClassifiedError(ErrorClass::kBadData, "sqlstate", "34000",
-                               "portal \"" + execute.portal + "\" does not exist");
-      }
-      Portal& portal = found->second;
-      if (!portal.result) {
-        WEIR_ASSIGN_OR_RAISE(auto result, session.Execute(portal.statement, portal.parameters));
-        portal.result = std::move(result);
-      }
-      const QueryResult& result = *portal.result;
-      const auto fields = Fields(result.columns, portal.result_formats);
-      const size_t limit = execute.max_rows > 0 ? static_cast<size_t>(execute.max_rows) : SIZE_MAX;
-      size_t sent = 0;
-      std::vector<std::string> binary(result.columns.size());
-      while (portal.next_row < result.rows.size() && sent < limit) {
-        const auto& row = result.rows[portal.next_row++];
-        std::vector<std::optional<std::string_view>> values;
-        for (size_t c = 0; c < row.size(); ++c) {
-          if (!row[c]) {
-            values.emplace_back(std::nullopt);
-          } else if (fields[c].format == 1) {
-            binary[c] = *BinaryOf(*row[c], fields[c].type_oid);
-            values.emplace_back(binary[c]);
-          } else {
-            values.emplace_back(*row[c]);
-          }
-        }
-        out.DataRow(values);
-        ++sent;
-      }
-      if (portal.next_row < result.rows.size()) {
-        out.PortalSuspended();
-      } else {
-        out.CommandComplete(result.command_tag);
-      }
-      return Status::OK();
-    }
-    case 'C': {
-      WEIR_ASSIGN_OR_RAISE(auto close, pgwire::ParseClose(message.body));
-      if (close.kind == 'S') {
-        session.ClosePrepared(close.name);
-      } else {
-        portals.erase(close.name);
-      }
-      out.CloseComplete();
-      return Status::OK();
-    }
-    default:
-      return pgwire::ProtocolViolation(fmt::format("unknown message type '{}'", message.type));
+  // 0 = no deadline.
+  void SetReadTimeout(std::chrono::milliseconds timeout) {
+    read_timeout = timeout;
+    timed_out = false;
   }
-}
+};
 
 Server::Server(ServerOptions options, Engine* engine)
     : options_(std::move(options)), engine_(engine) {}
@@ -321,6 +124,8 @@ Server::~Server() {
 
 Result<std::unique_ptr<Server>> Server::Make(ServerOptions options, Engine* engine) {
   std::unique_ptr<Server> server(new Server(std::move(options), engine));
+  server->metrics_ = std::make_unique<ServeMetrics>(
+      server->options_.registry != nullptr ? *server->options_.registry : server->own_registry_);
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
   if (ctx == nullptr) return Status::IOError("OpenSSL: cannot create a TLS context");
   server->tls_context_ = ctx;
@@ -359,6 +164,7 @@ Status Server::Start() {
   getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
   port_ = ntohs(address.sin_port);
   accept_thread_ = std::thread([this] { AcceptLoop(); });
+  watchdog_ = std::thread([this] { Watchdog(); });
   return Status::OK();
 }
 
@@ -369,12 +175,34 @@ void Server::Stop() {
     ::close(listen_fd_);
   }
   if (accept_thread_.joinable()) accept_thread_.join();
+  // Idle sessions notice within 200 ms; running statements get the grace period, then are
+  // interrupted and their sessions end with 57P01.
+  const auto deadline = std::chrono::steady_clock::now() + options_.shutdown_timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    {
+      std::lock_guard lock(mutex_);
+      if (live_.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (!live_.empty()) {
+      spdlog::warn(
+          "serve: interrupting {} statement(s) still running after the {} s shutdown "
+          "grace period",
+          live_.size(), options_.shutdown_timeout.count());
+    }
+    for (auto& [key, session] : live_) session->Terminate();
+  }
   std::vector<std::thread> threads;
   {
     std::lock_guard lock(mutex_);
     threads.swap(threads_);
   }
   for (auto& t : threads) t.join();
+  watchdog_stop_.store(true);
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 void Server::AcceptLoop() {
@@ -384,6 +212,10 @@ void Server::AcceptLoop() {
       if (stopping_.load()) return;
       continue;
     }
+    // Small messages (TLS handshake, SCRAM, one-row results) must not wait for delayed ACKs.
+    const int nodelay = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
+    metrics_->connections.Increment();
     std::lock_guard lock(mutex_);
     // Sessions notice Stop within 200 ms when idle, or when their statement ends.
     threads_.emplace_back([this, fd] {
@@ -432,7 +264,9 @@ void Server::RecordFailedLogin(const std::string& ip) {
   auto& times = failures_[ip];
   std::erase_if(times, [&](auto t) { return now - t > options_.ban_window; });
   times.push_back(now);
+  metrics_->auth_failures.Increment();
   if (static_cast<int>(times.size()) >= options_.max_failed_logins) {
+    metrics_->bans.Increment();
     banned_until_[ip] = now + options_.ban_duration;
     times.clear();
     spdlog::warn("serve: {} banned for {} s after {} failed logins", ip,
@@ -482,7 +316,7 @@ void Server::Serve(int fd) {
     if (const auto* cancel = std::get_if<pgwire::CancelRequest>(&*packet)) {
       std::lock_guard lock(mutex_);
       auto found = live_.find({cancel->process_id, cancel->secret_key});
-      if (found != live_.end()) found->second->Interrupt();
+      if (found != live_.end()) found->second->Cancel();
       return;  // a cancel request gets no answer
     }
     startup = std::get<pgwire::StartupMessage>(std::move(*packet));
@@ -494,6 +328,7 @@ void Server::Serve(int fd) {
     return;
   }
   if (auto refused = Admit(ip)) {
+    metrics_->refused.Increment();
     out.ErrorResponse(Fatal(refused->first, refused->second));
     conn.Write(out);
     return;
@@ -539,104 +374,77 @@ void Server::Serve(int fd) {
   out.AuthenticationSaslFinal(*server_final);
   out.AuthenticationOk();
   // --- session -------------------------------------------------------------------------------
-  auto session = engine_->Connect();
+  auto session = engine_->Connect(options_.session_memory_limit);
   if (!session.ok()) {
     out.ErrorResponse(Fatal("53300", session.status().message()));
     conn.Write(out);
     return;
   }
+  const auto role = options_.roles.find(user);
+  (*session)->SetReadOnly(role != options_.roles.end() && role->second == "read");
   const int32_t process_id = next_process_id_++;
   int32_t secret_key = 0;
   RAND_bytes(reinterpret_cast<unsigned char*>(&secret_key), sizeof secret_key);
-  {
-    std::lock_guard lock(mutex_);
-    live_[{process_id, secret_key}] = session->get();
-  }
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
            {"server_version", "15.0 (weir)"},
            {"server_encoding", "UTF8"},
            {"client_encoding", "UTF8"},
            {"DateStyle", "ISO, MDY"},
+           {"IntervalStyle", "postgres"},
            {"TimeZone", "UTC"},
            {"integer_datetimes", "on"},
            {"standard_conforming_strings", "on"},
+           {"is_superuser", "off"},
+           {"session_authorization", user},
            {"application_name", startup.parameters["application_name"]}}) {
     out.ParameterStatus(name, value);
   }
   out.BackendKeyData(process_id, secret_key);
   out.ReadyForQuery('I');
-  conn.SetReadTimeout(std::chrono::seconds(0));  // authenticated: no read deadline
-  bool open = conn.Write(out);
-  bool skipping_to_sync = false;  // after an error in the extended protocol
-  std::map<std::string, Portal> portals;
-  std::map<std::string, std::vector<uint32_t>> declared_types;  // Parse's parameter types
-  while (open && !stopping_.load()) {
-    auto frame = conn.Read(false);
-    if (!frame.ok()) {
-      out.ErrorResponse(Fatal("08P01", frame.status().message()));
-      conn.Write(out);
-      break;
-    }
-    if (!*frame) break;
-    const Frame& message = **frame;
-    if (message.type == 'X') break;
-    if (message.type == 'Q') {
-      skipping_to_sync = false;
-      auto query = pgwire::ParseQuery(message.body);
-      std::vector<QueryResult> results;
-      Status ran = query.ok() ? (*session)->Run(query->sql, &results) : query.status();
-      for (const auto& result : results) {
-        if (!result.columns.empty()) {
-          std::vector<pgwire::FieldDescription> fields;
-          for (const auto& c : result.columns) {
-            fields.push_back({c.name, 0, 0, c.type_oid, c.type_size, -1, 0});
-          }
-          out.RowDescription(fields);
-          for (const auto& row : result.rows) {
-            std::vector<std::optional<std::string_view>> values;
-            for (const auto& v : row) {
-              values.push_back(v ? std::optional<std::string_view>(*v) : std::nullopt);
-            }
-            out.DataRow(values);
-          }
-        }
-        out.CommandComplete(result.command_tag);
-      }
-      if (!ran.ok()) {
-        out.ErrorResponse(ErrorOf(ran));
-      } else if (results.empty()) {
-        out.EmptyQueryResponse();
-      }
-      out.ReadyForQuery((*session)->transaction_status());
-      open = conn.Write(out);
-      continue;
-    }
-    if (message.type == 'S') {  // Sync ends an extended-protocol batch
-      skipping_to_sync = false;
-      portals.erase("");  // the unnamed portal lives until the end of the transaction; simplify
-      out.ReadyForQuery((*session)->transaction_status());
-      open = conn.Write(out);
-      continue;
-    }
-    if (message.type == 'H') {  // Flush
-      open = conn.Write(out);
-      continue;
-    }
-    if (skipping_to_sync) continue;
-    Status handled = HandleExtended(message, **session, portals, declared_types, out);
-    if (!handled.ok()) {
-      out.ErrorResponse(ErrorOf(handled));
-      skipping_to_sync = std::string_view("PBDEC").find(message.type) != std::string_view::npos;
-      if (!skipping_to_sync) out.ReadyForQuery((*session)->transaction_status());
-      open = conn.Write(out);
-    }
+  conn.SetReadTimeout(std::chrono::milliseconds(0));  // authenticated: no read deadline
+  if (!conn.Write(out)) return;
+  SessionOptions session_options;
+  session_options.user = user;
+  session_options.application = startup.parameters["application_name"];
+  session_options.address = ip;
+  session_options.statement_timeout = options_.statement_timeout;
+  session_options.idle_session_timeout = options_.idle_session_timeout;
+  session_options.query_log = options_.query_log;
+  SessionIo io;
+  io.read = [&conn](std::chrono::milliseconds idle) -> Result<std::optional<Frame>> {
+    conn.SetReadTimeout(idle);
+    return conn.Read(false);
+  };
+  io.write = [&conn](std::string_view bytes) { return conn.Write(std::string(bytes)); };
+  io.idle_expired = [&conn] { return conn.timed_out; };
+  ProtocolSession protocol(session->get(), std::move(io), session_options, metrics_.get(),
+                           &stopping_);
+  metrics_->sessions.Add(1);
+  {
+    std::lock_guard lock(mutex_);
+    live_[{process_id, secret_key}] = &protocol;
   }
-  if (stopping_.load()) {
-    out.ErrorResponse(Fatal("57P01", "terminating connection due to administrator command"));
+  auto last = protocol.Run();
+  {
+    std::lock_guard lock(mutex_);
+    live_.erase({process_id, secret_key});
+  }
+  metrics_->sessions.Add(-1);
+  if (last) {
+    out.ErrorResponse(*last);
     conn.Write(out);
   }
-  std::lock_guard lock(mutex_);
-  live_.erase({process_id, secret_key});
+}
+
+void Server::Watchdog() {
+  while (!watchdog_stop_.load()) {
+    {
+      std::lock_guard lock(mutex_);
+      const auto now = std::chrono::steady_clock::now();
+      for (auto& [key, session] : live_) session->CheckDeadline(now);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace weir::serve

@@ -17,8 +17,10 @@
 #include <vector>
 
 #include "base/status.h"
+#include "observe/metrics_registry.h"
 #include "serve/auth/scram.h"
 #include "serve/engine.h"
+#include "serve/serve_metrics.h"
 
 namespace weir::serve {
 
@@ -35,7 +37,16 @@ struct ServerOptions {
   int max_failed_logins = 5;        // per address within ban_window; then banned
   std::chrono::seconds ban_window{60};
   std::chrono::seconds ban_duration{300};
+  std::map<std::string, std::string> roles;           // user -> "read" | "write" (absent: write)
+  std::chrono::milliseconds statement_timeout{0};     // default of SET statement_timeout
+  std::chrono::milliseconds idle_session_timeout{0};  // 0 = sessions may idle forever
+  std::chrono::seconds shutdown_timeout{30};          // grace for running statements at Stop
+  size_t session_memory_limit = 256 << 20;            // bytes of buffered results per session
+  bool query_log = true;                              // one log line per statement
+  observe::MetricsRegistry* registry = nullptr;       // where the metrics go (else a private one)
 };
+
+class ProtocolSession;
 
 class Server {
  public:
@@ -56,6 +67,7 @@ class Server {
   std::optional<std::pair<std::string, std::string>> Admit(const std::string& ip);
   void RecordFailedLogin(const std::string& ip);
   void Release(const std::string& ip);
+  void Watchdog();  // statement deadlines
 
   ServerOptions options_;
   Engine* engine_;
@@ -64,10 +76,14 @@ class Server {
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> watchdog_stop_{false};
+  std::thread watchdog_;
+  observe::MetricsRegistry own_registry_;
+  std::unique_ptr<ServeMetrics> metrics_;
   std::thread accept_thread_;
   std::mutex mutex_;
-  std::vector<std::thread> threads_;                      // GUARDED_BY(mutex_)
-  std::map<std::pair<int32_t, int32_t>, Session*> live_;  // GUARDED_BY(mutex_): (pid, key)
+  std::vector<std::thread> threads_;                              // GUARDED_BY(mutex_)
+  std::map<std::pair<int32_t, int32_t>, ProtocolSession*> live_;  // GUARDED_BY(mutex_)
   std::atomic<int32_t> next_process_id_{1000};
   int connections_ = 0;                            // GUARDED_BY(mutex_)
   std::map<std::string, int> connections_per_ip_;  // GUARDED_BY(mutex_)

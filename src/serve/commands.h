@@ -1,0 +1,81 @@
+// The statements `weir serve` answers itself instead of passing them to DuckDB: COPY with
+// STDIN/STDOUT, cursors (DECLARE / FETCH / MOVE / CLOSE) and the session settings the server
+// enforces (statement_timeout). Recognised with PostgreSQL's own parser (libpg_query).
+//
+// Threading: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/status.h"
+
+namespace weir::serve {
+
+enum class CopyFormat { kText, kCsv, kBinary };
+
+struct CopyOptions {
+  CopyFormat format = CopyFormat::kText;
+  char delimiter = '\t';            // ',' for CSV
+  std::string null_string = "\\N";  // "" for CSV
+  bool header = false;
+  char quote = '"';
+  char escape = '"';
+};
+
+// COPY table [(columns)] FROM STDIN / COPY {table [(columns)] | (query)} TO STDOUT.
+struct CopyCommand {
+  bool from_stdin = false;
+  std::string table;                 // quoted ("main"."events"); empty for a query
+  std::vector<std::string> columns;  // quoted identifiers
+  std::string query;                 // what TO STDOUT runs
+  CopyOptions options;
+};
+
+// DECLARE name [BINARY] [NO SCROLL] CURSOR [WITH | WITHOUT HOLD] FOR query.
+struct DeclareCommand {
+  std::string name;
+  std::string query;
+  bool hold = false;
+  bool binary = false;
+  bool scroll = false;
+};
+
+// FETCH / MOVE [FORWARD | NEXT | count | ALL] [FROM | IN] name. Only forward fetches exist.
+struct FetchCommand {
+  std::string name;
+  bool move = false;
+  bool forward = true;  // false: BACKWARD, ABSOLUTE or RELATIVE < 0 (refused)
+  int64_t count = 1;    // INT64_MAX for ALL
+};
+
+struct CloseCommand {
+  std::string name;  // empty with all = true for CLOSE ALL
+  bool all = false;
+};
+
+// SET / RESET / SHOW of a setting the server itself enforces.
+struct SettingCommand {
+  enum class Kind { kSet, kReset, kShow } kind = Kind::kSet;
+  std::string name;   // lower case
+  std::string value;  // for kSet
+  bool local = false;
+};
+
+using Command = std::variant<std::monostate, CopyCommand, DeclareCommand, FetchCommand,
+                             CloseCommand, SettingCommand>;
+
+// The command a statement is, or monostate when DuckDB runs it (including COPY to or from a
+// file, which the sandbox refuses). Malformed commands are 42601.
+Result<Command> RecognizeCommand(const std::string& statement);
+
+// The settings RecognizeCommand treats as the server's own.
+bool IsServerSetting(const std::string& name);
+
+// A setting value in milliseconds ("5s", "250ms", "1min", "5000", "0"); 22023 when invalid.
+Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& value);
+
+}  // namespace weir::serve

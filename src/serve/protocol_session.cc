@@ -1,0 +1,836 @@
+#include "serve/protocol_session.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "serve/compat/compat.h"
+#include "serve/copy_codec.h"
+
+namespace weir::serve {
+namespace {
+
+using pgwire::ErrorFields;
+using pgwire::MessageWriter;
+
+constexpr size_t kFlushBytes = 256 << 10;
+constexpr size_t kMaxLoggedStatement = 2000;
+
+const ErrorDetail* Detail(const Status& status) { return GetErrorDetail(status); }
+
+std::string SqlStateOf(const Status& status) {
+  const ErrorDetail* detail = Detail(status);
+  return detail != nullptr && (detail->source() == "sqlstate" || detail->source() == "scram")
+             ? detail->code()
+             : "XX000";
+}
+
+Status SqlError(const char* sqlstate, std::string message) {
+  return ClassifiedError(ErrorClass::kBadData, "sqlstate", sqlstate, std::move(message));
+}
+
+ErrorFields ErrorOf(const Status& status) {
+  return ErrorFields{"ERROR", SqlStateOf(status), status.message(), "", "", 0};
+}
+
+std::string OneLine(std::string_view text) {
+  std::string out(text.substr(0, kMaxLoggedStatement));
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  if (text.size() > kMaxLoggedStatement) out += "...";
+  return out;
+}
+
+}  // namespace
+
+// A bound statement, or a cursor, part-way through its result.
+struct ProtocolSession::Portal {
+  std::string statement;                // prepared statement it was bound from
+  std::vector<OwnedValue> parameters;   // decoded Bind values
+  std::vector<int16_t> result_formats;  // Bind's result formats
+  std::optional<Command> command;       // a server command (DECLARE, FETCH, ...) bound in Bind
+  bool parameters_bound = false;        // a DECLARE whose query was prepared as `statement`
+  bool cursor = false;                  // declared with DECLARE
+  bool hold = false;                    // WITH HOLD: survives the end of its transaction
+  bool binary_cursor = false;           // DECLARE BINARY
+  bool done = false;                    // its CommandComplete was sent
+  std::unique_ptr<ResultStream> stream;
+  std::vector<ColumnEncoder> encoders;
+  std::vector<bool> binary;
+  DataChunk chunk;
+  idx_t chunk_rows = 0;
+  idx_t next_row = 0;
+};
+
+ProtocolSession::ProtocolSession(Session* session, SessionIo io, SessionOptions options,
+                                 ServeMetrics* metrics, const std::atomic<bool>* stopping)
+    : session_(session),
+      io_(std::move(io)),
+      options_(std::move(options)),
+      metrics_(metrics),
+      stopping_(stopping) {}
+
+ProtocolSession::~ProtocolSession() { portals_.clear(); }
+
+void ProtocolSession::Cancel() {
+  cancelled_.store(true);
+  session_->Interrupt();
+}
+
+void ProtocolSession::CheckDeadline(std::chrono::steady_clock::time_point now) {
+  const int64_t deadline = deadline_ns_.load();
+  if (deadline != 0 && now.time_since_epoch().count() >= deadline && !timed_out_.exchange(true)) {
+    session_->Interrupt();
+  }
+}
+
+void ProtocolSession::Terminate() {
+  terminated_.store(true);
+  session_->Interrupt();
+}
+
+void ProtocolSession::Arm() {
+  timed_out_.store(false);
+  cancelled_.store(false);
+  started_ = std::chrono::steady_clock::now();
+  if (options_.statement_timeout.count() > 0) {
+    deadline_ns_.store((started_ + options_.statement_timeout).time_since_epoch().count());
+  }
+}
+
+void ProtocolSession::Disarm() { deadline_ns_.store(0); }
+
+// An interrupted statement says why it was interrupted, as PostgreSQL does.
+Status ProtocolSession::Classify(Status status) {
+  if (status.ok() || SqlStateOf(status) != "57014") return status;
+  if (timed_out_.load()) return SqlError("57014", "canceling statement due to statement timeout");
+  if (terminated_.load()) {
+    return SqlError("57P01", "terminating connection due to administrator command");
+  }
+  return SqlError("57014", "canceling statement due to user request");
+}
+
+void ProtocolSession::LogQuery(const std::string& statement, const Status& status, uint64_t rows) {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  if (metrics_ != nullptr) {
+    metrics_->query_seconds.Observe(seconds);
+    const std::string code = status.ok() ? "" : SqlStateOf(status);
+    (status.ok()       ? metrics_->queries_ok
+     : code == "57014" ? metrics_->queries_cancelled
+                       : metrics_->queries_error)
+        .Increment();
+  }
+  if (!options_.query_log) return;
+  spdlog::info(
+      "query user={} application={} address={} duration_ms={:.3f} rows={} sqlstate={} "
+      "statement={}",
+      options_.user, options_.application.empty() ? "-" : options_.application, options_.address,
+      seconds * 1000, rows, status.ok() ? "00000" : SqlStateOf(status), OneLine(statement));
+}
+
+bool ProtocolSession::Flush() {
+  if (out_.empty()) return true;
+  if (metrics_ != nullptr) metrics_->bytes_sent.Increment(static_cast<double>(out_.size()));
+  const bool written = io_.write(out_);
+  out_.clear();
+  return written;
+}
+
+std::optional<ErrorFields> ProtocolSession::Run() {
+  bool skipping_to_sync = false;  // after an error in the extended protocol
+  while (true) {
+    if (stopping_->load()) break;
+    auto frame = io_.read(options_.idle_session_timeout);
+    if (!frame.ok()) {
+      return ErrorFields{"FATAL", "08P01", frame.status().message(), "", "", 0};
+    }
+    if (!*frame) {
+      if (io_.idle_expired()) {
+        if (metrics_ != nullptr) metrics_->idle_timeouts.Increment();
+        return ErrorFields{"FATAL", "57P05", "terminating connection due to idle-session timeout",
+                           "",      "",      0};
+      }
+      break;
+    }
+    const pgwire::Frame& message = **frame;
+    MessageWriter writer;
+    if (message.type == 'X') return std::nullopt;
+    if (message.type == 'Q') {
+      skipping_to_sync = false;
+      auto query = pgwire::ParseQuery(message.body);
+      Status ran = query.ok() ? HandleQuery(query->sql) : query.status();
+      if (!ran.ok()) {
+        if (SqlStateOf(ran) == "57P01") return ErrorOf(ran);
+        writer.ErrorResponse(ErrorOf(ran));
+      }
+      writer.ReadyForQuery(session_->transaction_status());
+      out_ += writer.Take();
+      if (!Flush()) return std::nullopt;
+      EndTransactionScopedPortals();
+      continue;
+    }
+    if (message.type == 'S') {  // Sync: the end of an extended-protocol batch
+      skipping_to_sync = false;
+      EndTransactionScopedPortals();
+      writer.ReadyForQuery(session_->transaction_status());
+      out_ += writer.Take();
+      if (!Flush()) return std::nullopt;
+      continue;
+    }
+    if (message.type == 'H') {  // Flush
+      if (!Flush()) return std::nullopt;
+      continue;
+    }
+    if (skipping_to_sync) continue;
+    Status handled = HandleExtended(message);
+    if (!handled.ok()) {
+      if (SqlStateOf(handled) == "57P01") return ErrorOf(handled);
+      writer.ErrorResponse(ErrorOf(handled));
+      skipping_to_sync = std::string_view("PBDEC").find(message.type) != std::string_view::npos;
+      if (!skipping_to_sync) writer.ReadyForQuery(session_->transaction_status());
+      out_ += writer.Take();
+      if (!Flush()) return std::nullopt;
+    }
+  }
+  if (stopping_->load()) {
+    return ErrorFields{"FATAL", "57P01", "terminating connection due to administrator command",
+                       "",      "",      0};
+  }
+  return std::nullopt;
+}
+
+// Portals die with their transaction (cursors WITH HOLD live on, read into memory).
+void ProtocolSession::EndTransactionScopedPortals() {
+  if (session_->transaction_status() != 'I') {
+    last_status_ = session_->transaction_status();
+    return;
+  }
+  std::erase_if(portals_, [](const auto& entry) { return !entry.second->hold; });
+  last_status_ = 'I';
+}
+
+// --- simple query -----------------------------------------------------------------------------
+
+Status ProtocolSession::HandleQuery(const std::string& sql) {
+  const std::vector<std::string> statements = compat::SplitStatements(sql);
+  if (statements.empty()) {
+    MessageWriter writer;
+    writer.EmptyQueryResponse();
+    out_ += writer.Take();
+    return Status::OK();
+  }
+  for (const std::string& statement : statements) {
+    WEIR_RETURN_NOT_OK(RunStatement(statement));
+    // A transaction that ended closes its cursors before the next statement.
+    if (session_->transaction_status() == 'I' && last_status_ != 'I') {
+      EndTransactionScopedPortals();
+    }
+    last_status_ = session_->transaction_status();
+  }
+  return Status::OK();
+}
+
+Status ProtocolSession::RunStatement(const std::string& statement) {
+  Arm();
+  uint64_t rows = 0;
+  Status status;
+  auto command = RecognizeCommand(statement);
+  if (!command.ok()) {
+    status = command.status();
+  } else if (!std::holds_alternative<std::monostate>(*command)) {
+    command_rows_ = 0;
+    status = RunCommand(*command, nullptr, 0);
+    rows = command_rows_;
+  } else {
+    Portal portal;
+    status = StartStream(portal, session_->Query(statement));
+    if (status.ok()) {
+      if (portal.stream->returns_rows()) SendRowDescription(portal);
+      auto done = Pump(portal, std::numeric_limits<uint64_t>::max());
+      status = done.status();
+      if (status.ok()) {
+        MessageWriter writer;
+        writer.CommandComplete(portal.stream->CommandTag());
+        out_ += writer.Take();
+      }
+      rows = portal.stream->rows();
+    }
+  }
+  Disarm();
+  status = Classify(status);
+  LogQuery(statement, status, rows);
+  return status;
+}
+
+Status ProtocolSession::StartStream(Portal& portal, Result<std::unique_ptr<ResultStream>> stream) {
+  if (!stream.ok()) return stream.status();
+  portal.stream = std::move(*stream);
+  portal.encoders.clear();
+  portal.binary.clear();
+  for (size_t c = 0; c < portal.stream->columns().size(); ++c) {
+    portal.encoders.emplace_back(portal.stream->type(c));
+    const bool wants_binary =
+        portal.binary_cursor || pgwire::FormatAt(portal.result_formats, c) == 1;
+    portal.binary.push_back(wants_binary && portal.encoders.back().has_binary());
+  }
+  return Status::OK();
+}
+
+void ProtocolSession::SendRowDescription(const Portal& portal) {
+  std::vector<pgwire::FieldDescription> fields;
+  const auto& columns = portal.stream->columns();
+  for (size_t c = 0; c < columns.size(); ++c) {
+    const PgType& type = columns[c].type;
+    fields.push_back({columns[c].name, 0, 0, type.oid, type.size, type.modifier,
+                      portal.binary[c] ? int16_t{1} : int16_t{0}});
+  }
+  MessageWriter writer;
+  writer.RowDescription(fields);
+  out_ += writer.Take();
+}
+
+// Moves the portal to its next chunk; false at the end of the result.
+static Result<bool> NextChunk(ResultStream& stream, DataChunk& chunk, idx_t& rows, idx_t& next,
+                              std::vector<ColumnEncoder>& encoders) {
+  chunk.reset();
+  WEIR_ASSIGN_OR_RAISE(chunk, stream.Next());
+  if (!chunk) return false;
+  rows = duckdb_data_chunk_get_size(chunk.get());
+  next = 0;
+  for (size_t c = 0; c < encoders.size(); ++c) {
+    encoders[c].Bind(duckdb_data_chunk_get_vector(chunk.get(), c));
+  }
+  return true;
+}
+
+Result<bool> ProtocolSession::Pump(Portal& portal, uint64_t limit, uint64_t* sent_rows,
+                                   bool discard) {
+  uint64_t sent = 0;
+  if (sent_rows != nullptr) *sent_rows = 0;
+  while (sent < limit) {
+    if (!portal.chunk || portal.next_row >= portal.chunk_rows) {
+      WEIR_ASSIGN_OR_RAISE(bool more, NextChunk(*portal.stream, portal.chunk, portal.chunk_rows,
+                                                portal.next_row, portal.encoders));
+      if (!more) return true;
+    }
+    const idx_t take =
+        static_cast<idx_t>(std::min<uint64_t>(limit - sent, portal.chunk_rows - portal.next_row));
+    if (!discard) {
+      AppendDataRows(portal.encoders, portal.binary, portal.chunk.get(), portal.next_row,
+                     portal.next_row + take, out_);
+      if (metrics_ != nullptr) metrics_->rows_sent.Increment(static_cast<double>(take));
+    }
+    portal.next_row += take;
+    sent += take;
+    if (sent_rows != nullptr) *sent_rows = sent;
+    if (out_.size() >= kFlushBytes && !Flush()) {
+      return SqlError("08006", "the client went away while rows were being sent");
+    }
+  }
+  // Exactly `limit` rows sent: the portal is exhausted only if nothing is left.
+  if (portal.chunk && portal.next_row < portal.chunk_rows) return false;
+  WEIR_ASSIGN_OR_RAISE(bool more, NextChunk(*portal.stream, portal.chunk, portal.chunk_rows,
+                                            portal.next_row, portal.encoders));
+  return !more;
+}
+
+// --- server commands ----------------------------------------------------------------------------
+
+Status ProtocolSession::RunCommand(Command& command, Portal* extended, int64_t max_rows) {
+  (void)max_rows;
+  if (auto* copy = std::get_if<CopyCommand>(&command)) {
+    if (extended != nullptr) {
+      return SqlError("0A000", "COPY is supported in the simple query protocol only");
+    }
+    return copy->from_stdin ? CopyIn(*copy) : CopyOut(*copy);
+  }
+  if (auto* declare = std::get_if<DeclareCommand>(&command)) return Declare(*declare, extended);
+  if (auto* fetch = std::get_if<FetchCommand>(&command)) return Fetch(*fetch, extended == nullptr);
+  if (auto* close = std::get_if<CloseCommand>(&command)) {
+    if (close->all) {
+      std::erase_if(portals_, [](const auto& entry) { return entry.second->cursor; });
+    } else {
+      auto found = portals_.find(close->name);
+      if (found == portals_.end() || !found->second->cursor) {
+        return SqlError("34000", fmt::format("cursor \"{}\" does not exist", close->name));
+      }
+      portals_.erase(found);
+    }
+    MessageWriter writer;
+    writer.CommandComplete(close->all ? "CLOSE CURSOR ALL" : "CLOSE CURSOR");
+    out_ += writer.Take();
+    return Status::OK();
+  }
+  if (auto* setting = std::get_if<SettingCommand>(&command)) {
+    return Setting(*setting, extended == nullptr);
+  }
+  return SqlError("XX000", "unknown server command");
+}
+
+Status ProtocolSession::Setting(const SettingCommand& setting, bool send_rows) {
+  MessageWriter writer;
+  std::chrono::milliseconds* target = setting.name == "statement_timeout"
+                                          ? &options_.statement_timeout
+                                          : &options_.idle_session_timeout;
+  if (setting.kind == SettingCommand::Kind::kShow) {
+    if (send_rows) writer.RowDescription({{setting.name, 0, 0, 25, -1, -1, 0}});
+    const std::string value = target->count() == 0 ? "0" : fmt::format("{}ms", target->count());
+    writer.DataRow({std::optional<std::string_view>(value)});
+    writer.CommandComplete("SHOW");
+  } else {
+    int64_t millis = 0;
+    if (setting.kind == SettingCommand::Kind::kSet) {
+      WEIR_ASSIGN_OR_RAISE(millis, ParseDurationMillis(setting.name, setting.value));
+    }
+    *target = std::chrono::milliseconds(millis);
+    writer.CommandComplete(setting.kind == SettingCommand::Kind::kSet ? "SET" : "RESET");
+  }
+  out_ += writer.Take();
+  return Status::OK();
+}
+
+Status ProtocolSession::Declare(const DeclareCommand& declare, Portal* extended) {
+  if (!declare.hold && session_->transaction_status() == 'I') {
+    return SqlError("25P01", "DECLARE CURSOR can only be used in transaction blocks");
+  }
+  if (declare.scroll) {
+    return SqlError("0A000", "SCROLL cursors are not supported; cursors only scan forward");
+  }
+  if (portals_.contains(declare.name)) {
+    return SqlError("42P03", fmt::format("cursor \"{}\" already exists", declare.name));
+  }
+  auto cursor = std::make_unique<Portal>();
+  cursor->cursor = true;
+  cursor->hold = declare.hold;
+  cursor->binary_cursor = declare.binary;
+  if (extended != nullptr && extended->parameters_bound) {
+    // Parameters of an extended-protocol DECLARE were bound to its query's statement.
+    WEIR_RETURN_NOT_OK(
+        StartStream(*cursor, session_->Execute(extended->statement, extended->parameters)));
+  } else {
+    WEIR_RETURN_NOT_OK(StartStream(*cursor, session_->Query(declare.query)));
+  }
+  portals_[declare.name] = std::move(cursor);
+  MessageWriter writer;
+  writer.CommandComplete("DECLARE CURSOR");
+  out_ += writer.Take();
+  return Status::OK();
+}
+
+Status ProtocolSession::Fetch(const FetchCommand& fetch, bool describe_rows) {
+  auto found = portals_.find(fetch.name);
+  if (found == portals_.end() || !found->second->cursor) {
+    return SqlError("34000", fmt::format("cursor \"{}\" does not exist", fetch.name));
+  }
+  if (!fetch.forward) {
+    return SqlError("55000", "cursor can only scan forward");
+  }
+  Portal& cursor = *found->second;
+  if (!fetch.move && describe_rows) SendRowDescription(cursor);
+  const auto count = static_cast<uint64_t>(std::max<int64_t>(fetch.count, 0));
+  uint64_t taken = 0;
+  if (!cursor.done) {
+    auto done = Pump(cursor, count, &taken, /*discard=*/fetch.move);
+    WEIR_RETURN_NOT_OK(done.status());
+    cursor.done = *done;
+  }
+  command_rows_ = taken;
+  MessageWriter writer;
+  writer.CommandComplete(fmt::format("{} {}", fetch.move ? "MOVE" : "FETCH", taken));
+  out_ += writer.Take();
+  return Status::OK();
+}
+
+// --- COPY ---------------------------------------------------------------------------------------
+
+Status ProtocolSession::CopyOut(const CopyCommand& copy) {
+  Portal portal;
+  WEIR_RETURN_NOT_OK(StartStream(portal, session_->Query(copy.query)));
+  std::vector<std::string> names;
+  for (const auto& column : portal.stream->columns()) names.push_back(column.name);
+  CopyRowWriter rows(copy.options, &portal.encoders, names);
+  const bool binary = copy.options.format == CopyFormat::kBinary;
+  MessageWriter writer;
+  writer.CopyOutResponse(binary, names.size());
+  out_ += writer.Take();
+  // Like PostgreSQL: a CSV header is its own message; the binary header goes out with the
+  // first row (clients parse the signature and the first row from one message).
+  std::string pending = rows.Header();
+  if (!binary && !pending.empty()) {
+    writer.CopyData(pending);
+    out_ += writer.Take();
+    pending.clear();
+  }
+  uint64_t count = 0;
+  while (true) {
+    WEIR_ASSIGN_OR_RAISE(auto chunk, portal.stream->Next());
+    if (!chunk) break;
+    const idx_t size = duckdb_data_chunk_get_size(chunk.get());
+    for (size_t c = 0; c < portal.encoders.size(); ++c) {
+      portal.encoders[c].Bind(duckdb_data_chunk_get_vector(chunk.get(), c));
+    }
+    for (idx_t r = 0; r < size; ++r) {
+      // One CopyData per row, as PostgreSQL sends them.
+      const size_t at = out_.size();
+      out_.append("d\0\0\0\0", 5);
+      if (!pending.empty()) {
+        out_ += pending;
+        pending.clear();
+      }
+      rows.AppendRow(r, out_);
+      const auto length = static_cast<uint32_t>(out_.size() - at - 1);
+      for (int i = 0; i < 4; ++i) {
+        out_[at + 1 + i] = static_cast<char>((length >> (24 - 8 * i)) & 0xff);
+      }
+    }
+    count += size;
+    if (metrics_ != nullptr) metrics_->rows_sent.Increment(static_cast<double>(size));
+    if (out_.size() >= kFlushBytes && !Flush()) {
+      return SqlError("08006", "the client went away during COPY TO STDOUT");
+    }
+  }
+  pending += rows.Trailer();
+  if (!pending.empty()) writer.CopyData(pending);
+  writer.CopyDone();
+  command_rows_ = count;
+  writer.CommandComplete(fmt::format("COPY {}", count));
+  out_ += writer.Take();
+  return Status::OK();
+}
+
+Status ProtocolSession::CopyIn(const CopyCommand& copy) {
+  WEIR_ASSIGN_OR_RAISE(auto appender, session_->OpenAppender(copy.table, copy.columns));
+  const size_t columns = appender->column_count();
+  std::vector<uint32_t> oids;
+  for (size_t c = 0; c < columns; ++c) {
+    duckdb_logical_type type = appender->type(c);
+    oids.push_back(PgTypeOf(type).oid);
+  }
+  const bool binary = copy.options.format == CopyFormat::kBinary;
+  MessageWriter writer;
+  writer.CopyInResponse(binary, columns);
+  out_ += writer.Take();
+  if (!Flush()) return SqlError("08006", "the client went away before COPY FROM STDIN");
+  // The deadline does not run while the client is sending.
+  Disarm();
+  CopyRowReader reader(copy.options);
+  Status failed;
+  std::vector<std::optional<std::string>> fields;
+  std::vector<OwnedValue> row(columns);
+  const auto drain = [&]() -> Status {
+    while (failed.ok()) {
+      auto next = reader.NextRow(fields);
+      if (!next.ok()) return next.status();
+      if (!*next) return Status::OK();
+      if (fields.size() != columns) {
+        return SqlError("22P04", fmt::format("COPY {}, line {}: {} (expected {} columns, got {})",
+                                             copy.table, reader.line(),
+                                             fields.size() > columns ? "extra data after last "
+                                                                       "expected column"
+                                                                     : "missing data for column",
+                                             columns, fields.size()));
+      }
+      for (size_t c = 0; c < columns; ++c) {
+        const std::optional<std::string_view> bytes =
+            fields[c] ? std::optional<std::string_view>(*fields[c]) : std::nullopt;
+        auto value = DecodeValue(
+            bytes, binary ? 1 : 0, oids[c],
+            fmt::format("COPY {}, line {}, column {}", copy.table, reader.line(), c + 1));
+        if (!value.ok()) return value.status();
+        row[c] = std::move(*value);
+      }
+      Status appended = appender->AppendRow(row);
+      if (!appended.ok()) {
+        return WithContext(appended, fmt::format("COPY {}, line {}", copy.table, reader.line()));
+      }
+    }
+    return Status::OK();
+  };
+  bool client_done = false;
+  while (!client_done) {
+    auto frame = io_.read(std::chrono::milliseconds(0));
+    if (!frame.ok()) return frame.status();
+    if (!*frame) return SqlError("08006", "the client went away during COPY FROM STDIN");
+    const pgwire::Frame& message = **frame;
+    switch (message.type) {
+      case 'd':
+        if (failed.ok()) {
+          reader.Feed(message.body);
+          failed = drain();
+          if (failed.ok() && reader.buffered() > session_->memory_limit()) {
+            failed = SqlError("54000", "COPY row exceeds the session's memory limit");
+          }
+        }
+        break;
+      case 'c':
+        client_done = true;
+        if (failed.ok()) {
+          reader.Finish();
+          failed = drain();
+        }
+        break;
+      case 'f': {
+        auto fail = pgwire::ParseCopyFail(message.body);
+        failed = SqlError("57014", "COPY from stdin failed: " +
+                                       (fail.ok() ? fail->message : std::string("(no reason)")));
+        client_done = true;
+        break;
+      }
+      case 'H':
+      case 'S':
+        break;  // ignored during COPY, as PostgreSQL does
+      default:
+        failed = SqlError("08P01", fmt::format("unexpected message type '{}' during COPY from "
+                                               "stdin",
+                                               message.type));
+        client_done = true;
+    }
+  }
+  if (!failed.ok()) {
+    appender.reset();
+    session_->FailTransaction();
+    return failed;
+  }
+  auto count = appender->Close();
+  if (!count.ok()) {
+    appender.reset();
+    session_->FailTransaction();
+    return count.status();
+  }
+  WEIR_RETURN_NOT_OK(session_->EndImplicitTransaction(true));
+  command_rows_ = *count;
+  writer.CommandComplete(fmt::format("COPY {}", *count));
+  out_ += writer.Take();
+  return Status::OK();
+}
+
+// --- extended query -----------------------------------------------------------------------------
+
+Status ProtocolSession::HandleExtended(const pgwire::Frame& message) {
+  MessageWriter writer;
+  switch (message.type) {
+    case 'P': {
+      WEIR_ASSIGN_OR_RAISE(auto parse, pgwire::ParseParse(message.body));
+      WEIR_ASSIGN_OR_RAISE(auto command, RecognizeCommand(parse.query));
+      command_statements_.erase(parse.statement);
+      if (auto* declare = std::get_if<DeclareCommand>(&command)) {
+        // The cursor's query is prepared under the statement's name, for its parameters.
+        WEIR_RETURN_NOT_OK(session_->Prepare(parse.statement, declare->query).status());
+        command_statements_[parse.statement] = std::move(command);
+      } else if (!std::holds_alternative<std::monostate>(command)) {
+        session_->ClosePrepared(parse.statement);
+        command_statements_[parse.statement] = std::move(command);
+      } else {
+        WEIR_RETURN_NOT_OK(session_->Prepare(parse.statement, parse.query).status());
+      }
+      declared_types_[parse.statement] = parse.parameter_types;
+      statement_text_[parse.statement] = parse.query;
+      writer.ParseComplete();
+      break;
+    }
+    case 'B': {
+      WEIR_ASSIGN_OR_RAISE(auto bind, pgwire::ParseBind(message.body));
+      WEIR_RETURN_NOT_OK(Bind(bind));
+      writer.BindComplete();
+      break;
+    }
+    case 'D': {
+      WEIR_ASSIGN_OR_RAISE(auto describe, pgwire::ParseDescribe(message.body));
+      if (describe.kind == 'P') return DescribePortal(describe.name);
+      auto command = command_statements_.find(describe.name);
+      if (command != command_statements_.end() &&
+          !std::holds_alternative<DeclareCommand>(command->second)) {
+        writer.ParameterDescription({});
+        writer.NoData();
+        break;
+      }
+      WEIR_ASSIGN_OR_RAISE(auto info, session_->Describe(describe.name));
+      writer.ParameterDescription(info.parameter_types);
+      if (info.columns.empty() || command != command_statements_.end()) {
+        writer.NoData();
+      } else {
+        std::vector<pgwire::FieldDescription> fields;
+        for (const auto& c : info.columns) {
+          fields.push_back({c.name, 0, 0, c.type.oid, c.type.size, c.type.modifier, 0});
+        }
+        writer.RowDescription(fields);
+      }
+      break;
+    }
+    case 'E': {
+      WEIR_ASSIGN_OR_RAISE(auto execute, pgwire::ParseExecute(message.body));
+      return Execute(execute);
+    }
+    case 'C': {
+      WEIR_ASSIGN_OR_RAISE(auto close, pgwire::ParseClose(message.body));
+      if (close.kind == 'S') {
+        session_->ClosePrepared(close.name);
+        command_statements_.erase(close.name);
+        declared_types_.erase(close.name);
+        statement_text_.erase(close.name);
+      } else {
+        portals_.erase(close.name);
+      }
+      writer.CloseComplete();
+      break;
+    }
+    default:
+      return pgwire::ProtocolViolation(fmt::format("unknown message type '{}'", message.type));
+  }
+  out_ += writer.Take();
+  return Status::OK();
+}
+
+Status ProtocolSession::Bind(const pgwire::Bind& bind) {
+  auto portal = std::make_unique<Portal>();
+  portal->statement = bind.statement;
+  portal->result_formats = bind.result_formats;
+  auto command = command_statements_.find(bind.statement);
+  const bool declare = command != command_statements_.end() &&
+                       std::holds_alternative<DeclareCommand>(command->second);
+  if (command != command_statements_.end()) portal->command = command->second;
+  if (command == command_statements_.end() || declare) {
+    WEIR_ASSIGN_OR_RAISE(auto info, session_->Describe(bind.statement));
+    const auto& declared = declared_types_[bind.statement];
+    for (size_t i = 0; i < bind.parameters.size(); ++i) {
+      // The type the client declared in Parse wins (it says how binary values are laid out).
+      uint32_t oid = i < info.parameter_types.size() ? info.parameter_types[i] : 25;
+      if (i < declared.size() && declared[i] != 0) oid = declared[i];
+      const auto& value = bind.parameters[i];
+      WEIR_ASSIGN_OR_RAISE(
+          auto decoded, DecodeValue(value ? std::optional<std::string_view>(*value) : std::nullopt,
+                                    pgwire::FormatAt(bind.parameter_formats, i), oid,
+                                    fmt::format("parameter ${}", i + 1)));
+      portal->parameters.push_back(std::move(decoded));
+    }
+  } else if (!bind.parameters.empty()) {
+    return SqlError("08P01", "this statement takes no parameters");
+  }
+  portal->parameters_bound = declare;
+  if (auto old = portals_.find(bind.portal); old != portals_.end() && old->second->cursor) {
+    return SqlError("42P03", fmt::format("cursor \"{}\" already exists", bind.portal));
+  }
+  portals_[bind.portal] = std::move(portal);
+  return Status::OK();
+}
+
+Status ProtocolSession::DescribePortal(const std::string& name) {
+  auto found = portals_.find(name);
+  if (found == portals_.end()) {
+    return SqlError("34000", fmt::format("portal \"{}\" does not exist", name));
+  }
+  Portal& portal = *found->second;
+  MessageWriter writer;
+  if (portal.command) {
+    // FETCH describes the cursor it reads; other commands return no rows.
+    const auto* fetch = std::get_if<FetchCommand>(&*portal.command);
+    auto cursor = fetch != nullptr && !fetch->move ? portals_.find(fetch->name) : portals_.end();
+    if (cursor != portals_.end() && cursor->second->stream) {
+      Portal& source = *cursor->second;
+      std::vector<pgwire::FieldDescription> fields;
+      const auto& columns = source.stream->columns();
+      for (size_t c = 0; c < columns.size(); ++c) {
+        const bool binary =
+            pgwire::FormatAt(portal.result_formats, c) == 1 && columns[c].has_binary;
+        fields.push_back({columns[c].name, 0, 0, columns[c].type.oid, columns[c].type.size,
+                          columns[c].type.modifier, binary ? int16_t{1} : int16_t{0}});
+      }
+      writer.RowDescription(fields);
+    } else {
+      writer.NoData();
+    }
+    out_ += writer.Take();
+    return Status::OK();
+  }
+  std::vector<ResultColumn> columns;
+  if (portal.stream) {
+    columns = portal.stream->columns();
+  } else {
+    WEIR_ASSIGN_OR_RAISE(auto info, session_->Describe(portal.statement));
+    columns = info.columns;
+  }
+  if (columns.empty()) {
+    writer.NoData();
+  } else {
+    std::vector<pgwire::FieldDescription> fields;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const bool binary = pgwire::FormatAt(portal.result_formats, c) == 1 && columns[c].has_binary;
+      fields.push_back({columns[c].name, 0, 0, columns[c].type.oid, columns[c].type.size,
+                        columns[c].type.modifier, binary ? int16_t{1} : int16_t{0}});
+    }
+    writer.RowDescription(fields);
+  }
+  out_ += writer.Take();
+  return Status::OK();
+}
+
+Status ProtocolSession::Execute(const pgwire::Execute& execute) {
+  auto found = portals_.find(execute.portal);
+  if (found == portals_.end()) {
+    return SqlError("34000", fmt::format("portal \"{}\" does not exist", execute.portal));
+  }
+  Portal& portal = *found->second;
+  const std::string text = statement_text_[portal.statement];
+  if (portal.command) {
+    Arm();
+    // A FETCH through the extended protocol: rows go out in the portal's formats.
+    Status status;
+    if (auto* fetch = std::get_if<FetchCommand>(&*portal.command)) {
+      auto cursor = portals_.find(fetch->name);
+      if (cursor != portals_.end() && cursor->second->cursor && cursor->second->stream) {
+        Portal& source = *cursor->second;
+        for (size_t c = 0; c < source.binary.size(); ++c) {
+          source.binary[c] = pgwire::FormatAt(portal.result_formats, c) == 1 &&
+                             source.stream->columns()[c].has_binary;
+        }
+      }
+    }
+    Command command = *portal.command;
+    command_rows_ = 0;
+    status = RunCommand(command, &portal, execute.max_rows);
+    Disarm();
+    status = Classify(status);
+    LogQuery(text, status, command_rows_);
+    return status;
+  }
+  if (portal.done) {
+    MessageWriter writer;
+    writer.CommandComplete(portal.stream ? portal.stream->CommandTag() : "SELECT 0");
+    out_ += writer.Take();
+    return Status::OK();
+  }
+  Arm();
+  Status status;
+  bool finished = false;
+  if (!portal.stream)
+    status = StartStream(portal, session_->Execute(portal.statement, portal.parameters));
+  if (status.ok()) {
+    const uint64_t limit = execute.max_rows > 0 ? static_cast<uint64_t>(execute.max_rows)
+                                                : std::numeric_limits<uint64_t>::max();
+    auto done = Pump(portal, limit);
+    status = done.status();
+    finished = status.ok() && *done;
+  }
+  Disarm();
+  status = Classify(status);
+  if (!status.ok()) {
+    LogQuery(text, status, portal.stream ? portal.stream->rows() : 0);
+    portals_.erase(found);
+    return status;
+  }
+  MessageWriter writer;
+  if (finished) {
+    portal.done = true;
+    writer.CommandComplete(portal.stream->CommandTag());
+    LogQuery(text, status, portal.stream->rows());
+  } else {
+    writer.PortalSuspended();
+  }
+  out_ += writer.Take();
+  return Status::OK();
+}
+
+}  // namespace weir::serve
