@@ -326,7 +326,10 @@ Result<bool> CopyRowReader::NextCsvRow(std::vector<std::optional<std::string>>& 
         if (finished_) ended_ = true;
         return false;
       }
-      if (in_quotes) return Malformed("unterminated CSV quoted field");
+      if (in_quotes) {
+        ++line_;
+        return Malformed("unterminated CSV quoted field");
+      }
       end = next = buffer_.size();
     }
     std::string_view record(buffer_.data() + position_, end - position_);
