@@ -111,6 +111,7 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`${error.stack}\n${JSON.stringify({ code: error.code, message: error.message })}\n`)
+  const detail = JSON.stringify({ code: error.code, message: error.message })
+  process.stderr.write(`${error.stack}\n${detail}\n`)
   process.exit(1)
 })
