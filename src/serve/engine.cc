@@ -3,6 +3,7 @@
 #include <duckdb.h>
 
 #include <cctype>
+#include <list>
 #include <string_view>
 #include <utility>
 
@@ -13,6 +14,8 @@
 
 namespace weir::serve {
 namespace {
+
+constexpr size_t kStatementCacheSize = 32;
 
 // The SQLSTATE for a DuckDB error type (one table; messages are never matched).
 std::string SqlStateOf(duckdb_error_type type) {
@@ -291,7 +294,12 @@ struct Session::Handles {
     StatementInfo info;
   };
   std::map<std::string, Prepared> prepared;
+  // Simple-query SELECTs without parameters, prepared once and reused (most recent first):
+  // DuckDB's prepare costs several times its execution for small queries, and DuckDB rebinds a
+  // prepared statement by itself when the catalog changed under it.
+  std::list<std::pair<std::string, duckdb_prepared_statement>> cache;
   ~Handles() {
+    for (auto& [sql, statement] : cache) duckdb_destroy_prepare(&statement);
     for (auto& [name, p] : prepared) duckdb_destroy_prepare(&p.statement);
     if (conn != nullptr) duckdb_disconnect(&conn);
   }
@@ -441,6 +449,12 @@ Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statemen
     if (first == "BEGIN" || first == "START") sql = "BEGIN TRANSACTION READ ONLY";
   }
   WEIR_RETURN_NOT_OK(BeforeStatement(sql));
+  auto& cache = handles_->cache;
+  for (auto it = cache.begin(); it != cache.end(); ++it) {
+    if (it->first != sql) continue;
+    cache.splice(cache.begin(), cache, it);
+    return Run(it->second, sql);
+  }
   duckdb_prepared_statement prepared = nullptr;
   if (duckdb_prepare(handles_->conn, sql.c_str(), &prepared) != DuckDBSuccess) {
     Status status = PrepareError(prepared);
@@ -450,7 +464,16 @@ Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statemen
     return status;
   }
   auto stream = Run(prepared, sql);
-  duckdb_destroy_prepare(&prepared);
+  if (duckdb_prepared_statement_type(prepared) == DUCKDB_STATEMENT_TYPE_SELECT &&
+      duckdb_nparams(prepared) == 0) {
+    cache.emplace_front(sql, prepared);
+    if (cache.size() > kStatementCacheSize) {
+      duckdb_destroy_prepare(&cache.back().second);
+      cache.pop_back();
+    }
+  } else {
+    duckdb_destroy_prepare(&prepared);
+  }
   return stream;
 }
 

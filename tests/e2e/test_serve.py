@@ -113,6 +113,8 @@ def test_plaintext_and_wrong_passwords_are_refused(served_lake):
     wrong = psql(port, "SELECT 1", password="not it")
     assert wrong.returncode != 0
     assert 'password authentication failed for user "weir"' in wrong.stderr, wrong.stderr
+    refused = scram_login(tls_socket(port), password="not it either")
+    assert refused is not None and b"SFATAL\0" in refused and b"C28P01\0" in refused, refused
     assert psql(port, "SELECT 1").returncode == 0  # the server is still fine
 
 
@@ -159,8 +161,8 @@ def tls_socket(port: int):
     return context.wrap_socket(raw)
 
 
-def scram_login(sock) -> None:
-    """Startup and SCRAM-SHA-256 as a client, by hand."""
+def scram_login(sock, password: str = PASSWORD) -> bytes | None:
+    """Startup and SCRAM-SHA-256 as a client, by hand; the ErrorResponse body if refused."""
     import base64
     import hashlib
     import hmac
@@ -181,7 +183,7 @@ def scram_login(sock) -> None:
     kind, payload = reader.next()
     server_first = payload[4:].decode()
     fields = dict(item.split("=", 1) for item in server_first.split(","))
-    salted = hashlib.pbkdf2_hmac("sha256", PASSWORD.encode(), base64.b64decode(fields["s"]),
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(fields["s"]),
                                  int(fields["i"]))
     client_key = hmac.new(salted, b"Client Key", hashlib.sha256).digest()
     stored = hashlib.sha256(client_key).digest()
@@ -191,10 +193,11 @@ def scram_login(sock) -> None:
     proof = bytes(a ^ b for a, b in zip(client_key, signature))
     send(b"p", f"{without_proof},p={base64.b64encode(proof).decode()}".encode())
     while True:
-        kind, _ = reader.next()
+        kind, body = reader.next()
         if kind == b"Z":
-            return
-        assert kind != b"E"
+            return None
+        if kind == b"E":
+            return body
 
 
 class MessageReader:
@@ -227,7 +230,7 @@ def test_raw_extended_protocol_frames(served_lake):
 
     port, _, _ = served_lake
     sock = tls_socket(port)
-    scram_login(sock)
+    assert scram_login(sock) is None
     reader = MessageReader(sock)
     # Parse(bad) + Bind + Describe + Execute + Sync: exactly ErrorResponse, ReadyForQuery.
     sock.sendall(frame(b"P", b"\0SELEC nonsense\0\0\0") + frame(b"B", b"\0\0\0\0\0\0\0\0") +
