@@ -44,55 +44,60 @@ constexpr const char* kMacros[] = {
     // Object-identifier casts ('x'::regclass, oid::regtype, ...), as the rewriter emits them.
     R"(CREATE MACRO @.weir_regclass_oid(name) AS CASE
        WHEN regexp_matches(CAST(name AS VARCHAR), '^\s*\d+\s*$') THEN TRY_CAST(name AS BIGINT)
-       ELSE (SELECT weir_c.oid FROM @.pg_class weir_c
-             JOIN @.pg_namespace weir_n ON weir_n.oid = weir_c.relnamespace
-             WHERE weir_c.relname = @.weir_ident(CASE WHEN contains(CAST(name AS VARCHAR), '.')
-                     THEN split_part(CAST(name AS VARCHAR), '.', 2) ELSE CAST(name AS VARCHAR) END)
-               AND CASE WHEN contains(CAST(name AS VARCHAR), '.')
-                     THEN weir_n.nspname = @.weir_ident(split_part(CAST(name AS VARCHAR), '.', 1))
+       ELSE (SELECT weir_c.oid FROM (SELECT CAST(name AS VARCHAR) AS weir_value) weir_arg,
+               @.pg_class weir_c JOIN @.pg_namespace weir_n ON weir_n.oid = weir_c.relnamespace
+             WHERE weir_c.relname = @.weir_ident(CASE WHEN contains(weir_arg.weir_value, '.')
+                     THEN split_part(weir_arg.weir_value, '.', 2) ELSE weir_arg.weir_value END)
+               AND CASE WHEN contains(weir_arg.weir_value, '.')
+                     THEN weir_n.nspname = @.weir_ident(split_part(weir_arg.weir_value, '.', 1))
                      ELSE @.pg_table_is_visible(weir_c.oid) END
              ORDER BY weir_c.relnamespace = 11 DESC LIMIT 1) END)",
     R"(CREATE MACRO @.weir_regclass_name(rel_oid) AS coalesce(
        (SELECT CASE WHEN @.pg_table_is_visible(weir_c.oid) THEN weir_c.relname
                     ELSE weir_n.nspname || '.' || weir_c.relname END
-        FROM @.pg_class weir_c JOIN @.pg_namespace weir_n ON weir_n.oid = weir_c.relnamespace
-        WHERE weir_c.oid = rel_oid),
+        FROM (SELECT rel_oid AS weir_value) weir_arg,
+          @.pg_class weir_c JOIN @.pg_namespace weir_n ON weir_n.oid = weir_c.relnamespace
+        WHERE weir_c.oid = weir_arg.weir_value),
        CASE WHEN rel_oid = 0 THEN '-' ELSE CAST(rel_oid AS VARCHAR) END))",
     R"(CREATE MACRO @.weir_regtype_oid(name) AS CASE
        WHEN regexp_matches(CAST(name AS VARCHAR), '^\s*\d+\s*$') THEN TRY_CAST(name AS BIGINT)
-       ELSE (SELECT weir_t.oid FROM @.weir_types weir_t
-             WHERE weir_t.typname =
-                   @.weir_ident(regexp_replace(CAST(name AS VARCHAR), '^pg_catalog\.', ''))
-                OR weir_t.display =
-                   lower(regexp_replace(CAST(name AS VARCHAR), '^pg_catalog\.', ''))
-                OR (lower(CAST(name AS VARCHAR)) IN ('int', 'integer') AND weir_t.oid = 23)
+       ELSE (SELECT weir_t.oid
+             FROM (SELECT regexp_replace(CAST(name AS VARCHAR), '^pg_catalog\.', '')
+                     AS weir_value) weir_arg, @.weir_types weir_t
+             WHERE weir_t.typname = @.weir_ident(weir_arg.weir_value)
+                OR weir_t.display = lower(weir_arg.weir_value)
+                OR (lower(weir_arg.weir_value) IN ('int', 'integer') AND weir_t.oid = 23)
              ORDER BY weir_t.oid LIMIT 1) END)",
     R"(CREATE MACRO @.weir_regtype_name(type_oid) AS
        CASE WHEN type_oid = 0 THEN '-' ELSE @.format_type(type_oid, NULL) END)",
     R"(CREATE MACRO @.weir_regnamespace_oid(name) AS CASE
        WHEN regexp_matches(CAST(name AS VARCHAR), '^\s*\d+\s*$') THEN TRY_CAST(name AS BIGINT)
-       ELSE (SELECT weir_n.oid FROM @.pg_namespace weir_n
-             WHERE weir_n.nspname = @.weir_ident(CAST(name AS VARCHAR)))
-       END)",
+       ELSE (SELECT weir_n.oid
+             FROM (SELECT CAST(name AS VARCHAR) AS weir_value) weir_arg, @.pg_namespace weir_n
+             WHERE weir_n.nspname = @.weir_ident(weir_arg.weir_value)) END)",
     R"(CREATE MACRO @.weir_regnamespace_name(nsp_oid) AS coalesce(
-       (SELECT weir_n.nspname FROM @.pg_namespace weir_n WHERE weir_n.oid = nsp_oid),
-       CAST(nsp_oid AS VARCHAR)))",
+       (SELECT weir_n.nspname
+        FROM (SELECT nsp_oid AS weir_value) weir_arg, @.pg_namespace weir_n
+        WHERE weir_n.oid = weir_arg.weir_value), CAST(nsp_oid AS VARCHAR)))",
     R"(CREATE MACRO @.weir_regrole_oid(name) AS CAST(10 AS BIGINT))",
     R"(CREATE MACRO @.weir_regrole_name(role_oid) AS @.pg_get_userbyid(role_oid))",
 
     // Names and visibility.
     R"(CREATE MACRO @.pg_get_userbyid(role_oid) AS coalesce(
-       (SELECT weir_r.rolname FROM @.pg_roles weir_r WHERE weir_r.oid = role_oid),
+       (SELECT weir_r.rolname FROM (SELECT role_oid AS weir_value) weir_arg, @.pg_roles weir_r
+        WHERE weir_r.oid = weir_arg.weir_value),
        'unknown (OID=' || CAST(role_oid AS VARCHAR) || ')'))",
     // Visible: in pg_catalog or in a schema of the session's search path.
     R"(CREATE MACRO @.pg_table_is_visible(rel_oid) AS coalesce(
        (SELECT weir_r.relnamespace = 11 OR (weir_r.database_name = 'lake' AND
                  list_contains(system.main.current_schemas(false), weir_r.schema_name))
-        FROM @.weir_relations weir_r WHERE weir_r.oid = rel_oid), false))",
+        FROM (SELECT rel_oid AS weir_value) weir_arg, @.weir_relations weir_r
+        WHERE weir_r.oid = weir_arg.weir_value), false))",
     R"(CREATE MACRO @.pg_type_is_visible(type_oid) AS true)",
     R"(CREATE MACRO @.pg_function_is_visible(function_oid) AS coalesce(
-       (SELECT weir_f.pronamespace = 11 OR weir_f.pronamespace = 2200 FROM @.pg_proc weir_f
-        WHERE weir_f.oid = function_oid), false))",
+       (SELECT weir_f.pronamespace IN (11, 2200)
+        FROM (SELECT function_oid AS weir_value) weir_arg, @.pg_proc weir_f
+        WHERE weir_f.oid = weir_arg.weir_value), false))",
     R"(CREATE MACRO @.format_type(type_oid, typemod) AS CASE
        WHEN type_oid IS NULL THEN NULL
        WHEN type_oid IN (1700, 1231) AND typemod >= 4 THEN
@@ -104,16 +109,17 @@ constexpr const char* kMacros[] = {
          CAST(typemod - 4 AS VARCHAR) || ')' ||
          CASE WHEN type_oid IN (1015, 1014) THEN '[]' ELSE '' END
        ELSE coalesce(@.weir_type_display(type_oid), '???') END)",
-    R"(CREATE MACRO @.obj_description(object_oid) AS
-       (SELECT weir_d.description FROM @.pg_description weir_d
-        WHERE weir_d.objoid = object_oid AND weir_d.objsubid = 0 LIMIT 1),
+    R"(CREATE MACRO @.weir_description(object_oid, column_number) AS
+       (SELECT weir_d.description
+        FROM (SELECT object_oid AS weir_value, column_number AS weir_column) weir_arg,
+          @.pg_description weir_d
+        WHERE weir_d.objoid = weir_arg.weir_value AND weir_d.objsubid = weir_arg.weir_column
+        LIMIT 1))",
+    R"(CREATE MACRO @.obj_description(object_oid) AS @.weir_description(object_oid, 0),
        (object_oid, catalog_name) AS
-       CASE WHEN catalog_name = 'pg_class' THEN
-         (SELECT weir_d.description FROM @.pg_description weir_d
-          WHERE weir_d.objoid = object_oid AND weir_d.objsubid = 0 LIMIT 1) END)",
+       CASE WHEN catalog_name = 'pg_class' THEN @.weir_description(object_oid, 0) END)",
     R"(CREATE MACRO @.col_description(table_oid, column_number) AS
-       (SELECT weir_d.description FROM @.pg_description weir_d
-        WHERE weir_d.objoid = table_oid AND weir_d.objsubid = column_number LIMIT 1))",
+       @.weir_description(table_oid, column_number))",
     R"(CREATE MACRO @.shobj_description(object_oid, catalog_name) AS CAST(NULL AS VARCHAR))",
     R"(CREATE MACRO @.pg_encoding_to_char(encoding) AS
        CASE encoding WHEN 6 THEN 'UTF8' WHEN 0 THEN 'SQL_ASCII' ELSE '' END)",
@@ -125,7 +131,8 @@ constexpr const char* kMacros[] = {
     R"(CREATE MACRO @.weir_view_definition(view_oid) AS
        (SELECT regexp_replace(weir_r.definition,
                               '^\s*CREATE\s+(OR\s+REPLACE\s+)?VIEW\s+.*?\s+AS\s+', '', 's')
-        FROM @.weir_relations weir_r WHERE weir_r.oid = view_oid AND weir_r.relkind = 'v'))",
+        FROM (SELECT view_oid AS weir_value) weir_arg, @.weir_relations weir_r
+        WHERE weir_r.oid = weir_arg.weir_value AND weir_r.relkind = 'v'))",
     R"(CREATE MACRO @.pg_get_viewdef(view_oid) AS @.weir_view_definition(view_oid),
        (view_oid, pretty) AS @.weir_view_definition(view_oid))",
     R"(CREATE MACRO @.pg_get_triggerdef(trigger_oid) AS CAST(NULL AS VARCHAR),
@@ -138,11 +145,13 @@ constexpr const char* kMacros[] = {
     R"(CREATE MACRO @.pg_relation_is_publishable(rel_oid) AS false)",
     R"(CREATE MACRO @.pg_tablespace_location(tablespace_oid) AS '')",
     R"(CREATE MACRO @.pg_get_function_result(function_oid) AS
-       (SELECT weir_f.result FROM @.weir_functions weir_f
-        WHERE weir_f.oid = function_oid AND weir_f.overload = 1))",
+       (SELECT weir_f.result FROM (SELECT function_oid AS weir_value) weir_arg,
+          @.weir_functions weir_f
+        WHERE weir_f.oid = weir_arg.weir_value AND weir_f.overload = 1))",
     R"(CREATE MACRO @.pg_get_function_arguments(function_oid) AS
-       (SELECT weir_f.arguments FROM @.weir_functions weir_f
-        WHERE weir_f.oid = function_oid AND weir_f.overload = 1))",
+       (SELECT weir_f.arguments FROM (SELECT function_oid AS weir_value) weir_arg,
+          @.weir_functions weir_f
+        WHERE weir_f.oid = weir_arg.weir_value AND weir_f.overload = 1))",
     R"(CREATE MACRO @.pg_get_function_identity_arguments(function_oid) AS
        @.pg_get_function_arguments(function_oid))",
     // Sizes: the lake's files are not the server's to measure; NULL as for an unknown relation.

@@ -24,7 +24,7 @@ namespace {
 
 // Substrings (lower case) without which no rule can apply: statements without any are not
 // parsed at all.
-constexpr std::array<std::string_view, 27> kTriggers = {"pg_",          "information_schema",
+constexpr std::array<std::string_view, 29> kTriggers = {"pg_",          "information_schema",
                                                         "public",       "operator",
                                                         "collate",      "reg",
                                                         "current_",     "user",
@@ -159,6 +159,7 @@ class Rewriter {
   void CollateClause(const PgQuery__CollateClause* collate);
   void SqlValueFunction(const PgQuery__SQLValueFunction* function);
   void ColumnRef(const PgQuery__ColumnRef* ref);
+  void RangeFunction(const PgQuery__RangeFunction* range);
   void PublicNameTokens();
 
   // The tokens [first, last] of the dotted name at `location`, if it has `parts` parts.
@@ -326,6 +327,8 @@ void Rewriter::Visit(const ProtobufCMessage* message) {
     SqlValueFunction(reinterpret_cast<const PgQuery__SQLValueFunction*>(message));
   } else if (d == &pg_query__column_ref__descriptor) {
     ColumnRef(reinterpret_cast<const PgQuery__ColumnRef*>(message));
+  } else if (d == &pg_query__range_function__descriptor) {
+    RangeFunction(reinterpret_cast<const PgQuery__RangeFunction*>(message));
   }
   VisitChildren(message);
 }
@@ -562,18 +565,59 @@ void Rewriter::SqlValueFunction(const PgQuery__SQLValueFunction* function) {
   if (keyword) Replace(*keyword, *keyword, replacement);
 }
 
-// public.t.c → main.t.c.
+// public.t.c → main.t.c; pg_catalog.pg_class.relname → pg_class.relname (the relation is
+// weir's, whose name DuckDB binds without the schema the client wrote).
 void Rewriter::ColumnRef(const PgQuery__ColumnRef* ref) {
   if (ref->n_fields < 3) return;
   const size_t schema_field = ref->n_fields - 3;
-  if (StringOf(ref->fields[schema_field]) != "public") return;
+  const std::string schema = StringOf(ref->fields[schema_field]);
+  const std::string relation = StringOf(ref->fields[schema_field + 1]);
   const auto first =
       ref->location >= 0 ? tokens_.IndexAt(static_cast<size_t>(ref->location)) : std::nullopt;
   if (!first) return;
   const size_t token = *first + 2 * schema_field;
-  if (token < tokens_.size() && ToLower(tokens_.Text(token)) == "public") {
+  if (token + 1 >= tokens_.size() || ToLower(tokens_.Text(token)) != schema) return;
+  if (schema == "public") {
     Replace(token, token, "main");
+  } else if (schema_field == 0 &&
+             ((schema == "pg_catalog" && IsPgCatalogRelation(relation)) ||
+              (schema == "information_schema" && IsInformationSchemaRelation(relation)))) {
+    Replace(token, token + 1, "");
   }
+}
+
+// FROM generate_series(1, 3) s: in PostgreSQL the alias of a function returning single
+// values also names its column (s is a number); in DuckDB it names the row (s is a struct).
+// The column gets the alias as its name: s(s).
+void Rewriter::RangeFunction(const PgQuery__RangeFunction* range) {
+  if (range->alias == nullptr || range->alias->n_colnames > 0 || range->n_functions != 1 ||
+      range->is_rowsfrom || range->ordinality || range->n_coldeflist > 0) {
+    return;
+  }
+  const PgQuery__Node* item = range->functions[0];
+  if (item->node_case != PG_QUERY__NODE__NODE_LIST || item->list->n_items == 0 ||
+      item->list->items[0]->node_case != PG_QUERY__NODE__NODE_FUNC_CALL) {
+    return;
+  }
+  const PgQuery__FuncCall* call = item->list->items[0]->func_call;
+  const std::vector<std::string> names = NamesOf(call->funcname, call->n_funcname);
+  const std::string& function = names.back();
+  const bool scalar = function == "generate_series" || function == "generate_subscripts" ||
+                      (function == "unnest" && call->n_args == 1);
+  if (!scalar || (names.size() == 2 && names[0] != "pg_catalog")) return;
+  const auto name = NameAt(call->location, names.size());
+  if (!name || name->second + 1 >= tokens_.size()) return;
+  const auto close = tokens_.ClosingParen(name->second + 1);
+  if (!close) return;
+  size_t alias = *close + 1;
+  if (alias < tokens_.size() && tokens_[alias].kind == PG_QUERY__TOKEN__AS) ++alias;
+  if (alias >= tokens_.size()) return;
+  const std::string text(tokens_.Text(alias));
+  if (ToLower(text) != ToLower(range->alias->aliasname) &&
+      text != "\"" + std::string(range->alias->aliasname) + "\"") {
+    return;
+  }
+  Insert(tokens_[alias].end, "(" + text + ")");
 }
 
 // Statements whose names carry no locations (DROP TABLE public.t, CREATE SCHEMA public): the

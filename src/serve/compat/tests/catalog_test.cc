@@ -175,6 +175,17 @@ TEST_F(CatalogTest, ColumnsWithPostgresTypeNames) {
             (Rows{{"what happened", "true", "events", "1259"}}));
 }
 
+TEST_F(CatalogTest, MacroArgumentsAreNotCapturedByTheirSubqueries) {
+  // The macros' subqueries have relations with columns named like the callers' (oid, c.oid);
+  // the arguments still mean the caller's columns.
+  EXPECT_EQ(Query("SELECT relname, oid::regclass, obj_description(oid, 'pg_class') FROM pg_class "
+                  "WHERE pg_table_is_visible(oid) AND relnamespace = 2200 ORDER BY 1"),
+            (Rows{{"events", "events", "what happened"}, {"v1", "v1", "NULL"}}));
+  EXPECT_EQ(Query("SELECT c.relname, pg_get_userbyid(c.relowner) FROM pg_class c "
+                  "WHERE pg_table_is_visible(c.oid) AND c.relname = 'o2'"),
+            (Rows{}));
+}
+
 TEST_F(CatalogTest, InformationSchemaShowsPublic) {
   EXPECT_EQ(Query("SELECT table_schema, table_name, table_type FROM information_schema.tables "
                   "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 2"),

@@ -53,6 +53,8 @@ TEST(RewriteForDuckDb, PublicIsTheLakesMainSchema) {
             "INSERT INTO main.events VALUES (1)");
   EXPECT_EQ(RewriteForDuckDb("SELECT public.events.id FROM public.events"),
             "SELECT main.events.id FROM main.events");
+  EXPECT_EQ(RewriteForDuckDb("SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class"),
+            "SELECT pg_class.relname FROM memory.weir_pg_catalog.pg_class");
   EXPECT_EQ(RewriteForDuckDb("DROP TABLE IF EXISTS \"public\".\"t\""),
             "DROP TABLE IF EXISTS main.\"t\"");
   EXPECT_EQ(RewriteForDuckDb("CREATE SCHEMA IF NOT EXISTS public"),
@@ -117,6 +119,15 @@ TEST(RewriteForDuckDb, ObjectIdentifierCasts) {
             "SELECT (memory.weir_pg_catalog.weir_regclass_name(a + 1)) FROM t");
   EXPECT_EQ(RewriteForDuckDb("SELECT x::pg_catalog.int2[], y::name FROM t"),
             "SELECT x::int2[], y::VARCHAR FROM t");
+}
+
+TEST(RewriteForDuckDb, FunctionInFromNamesItsColumnAfterTheAlias) {
+  EXPECT_EQ(RewriteForDuckDb("SELECT a[s] FROM pg_catalog.generate_series(0, 3) s, t"),
+            "SELECT a[s] FROM generate_series(0, 3) s(s), t");
+  EXPECT_EQ(RewriteForDuckDb("SELECT x FROM unnest(pg_catalog.current_schemas(true)) AS x"),
+            "SELECT x FROM unnest(memory.weir_pg_catalog.current_schemas(true)) AS x(x)");
+  EXPECT_EQ(RewriteForDuckDb("SELECT r FROM generate_series(1, 3) AS s(r)"),
+            "SELECT r FROM generate_series(1, 3) AS s(r)");
 }
 
 TEST(RewriteForDuckDb, SessionSettings) {
