@@ -1,0 +1,34 @@
+// Where weir's PostgreSQL catalog objects live and which names they answer to. The installer
+// creates exactly these objects; the rewriter sends clients' pg_catalog and information_schema
+// references to them.
+//
+// The objects live in schemas of DuckDB's in-memory default database (`memory`), which every
+// connection of the process shares: created once, before the sandbox locks the configuration.
+// (DuckDB reserves the schema names pg_catalog and information_schema for its own views, so
+// weir's have their own names and the rewriter qualifies references fully.)
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace weir::serve::compat {
+
+inline constexpr std::string_view kPgCatalog = "memory.weir_pg_catalog";
+inline constexpr std::string_view kInformationSchema = "memory.weir_information_schema";
+// The catalog the engine attaches the lake as; its schema `main` is PostgreSQL's `public`.
+inline constexpr std::string_view kLakeCatalog = "lake";
+
+// pg_class, pg_namespace, pg_tables, ... (lower case, without schema).
+bool IsPgCatalogRelation(std::string_view name);
+// tables, columns, schemata, ...
+bool IsInformationSchemaRelation(std::string_view name);
+// The functions weir defines in kPgCatalog because DuckDB lacks them or answers differently
+// (format_type, pg_get_userbyid, current_schema, version, ...).
+bool IsPgCatalogFunction(std::string_view name);
+
+// The same lists, for the installer's self-check.
+std::span<const std::string_view> PgCatalogRelations();
+std::span<const std::string_view> InformationSchemaRelations();
+std::span<const std::string_view> PgCatalogFunctions();
+
+}  // namespace weir::serve::compat

@@ -1,0 +1,163 @@
+#include <gtest/gtest.h>
+
+#include "serve/compat/compat.h"
+
+namespace weir::serve::compat {
+namespace {
+
+TEST(RewriteForDuckDb, DuckDbNativeStatementsComeBackByteIdentical) {
+  for (const std::string sql : {
+           "SELECT 1",
+           "FROM events",
+           "FROM events SELECT id WHERE id > 3",
+           "SUMMARIZE events",
+           "DESCRIBE events",
+           "PIVOT events ON name USING count(*)",
+           "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
+           "SELECT * EXCLUDE (name) FROM events",
+           "SELECT [1, 2, 3] AS l, {'a': 1} AS s",
+           "SELECT list_transform([1, 2], x -> x + 1)",
+           "INSERT INTO events (id, name) VALUES (1, 'a')",
+           "UPDATE events SET name = 'b' WHERE id = 1",
+           "CREATE TABLE t AS SELECT range AS id FROM range(10)",
+           "SELECT count(*) FROM events WHERE name LIKE 'a%'",
+           "SELECT id::VARCHAR, CAST(id AS DOUBLE) FROM events",
+           "SHOW TABLES",
+           "USE lake",
+           "SET VARIABLE x = 1",
+           "SELECT current_date, current_timestamp",
+           "SELECT 'select pg_class from public' AS text",
+       }) {
+    EXPECT_EQ(RewriteForDuckDb(sql), sql);
+  }
+}
+
+TEST(RewriteForDuckDb, CatalogRelationsGoToWeirsCatalog) {
+  EXPECT_EQ(RewriteForDuckDb("SELECT relname FROM pg_catalog.pg_class c WHERE c.relkind = 'r'"),
+            "SELECT relname FROM memory.weir_pg_catalog.pg_class c WHERE c.relkind = 'r'");
+  EXPECT_EQ(RewriteForDuckDb("select * from pg_namespace"),
+            "select * from memory.weir_pg_catalog.pg_namespace");
+  EXPECT_EQ(RewriteForDuckDb("SELECT table_name FROM information_schema.tables"),
+            "SELECT table_name FROM memory.weir_information_schema.tables");
+  // An information_schema view weir does not define stays DuckDB's.
+  EXPECT_EQ(RewriteForDuckDb("SELECT * FROM information_schema.character_sets"),
+            "SELECT * FROM information_schema.character_sets");
+  // A table written to is never one of the catalog's.
+  EXPECT_EQ(RewriteForDuckDb("CREATE TABLE pg_class (x INT)"), "CREATE TABLE pg_class (x INT)");
+}
+
+TEST(RewriteForDuckDb, PublicIsTheLakesMainSchema) {
+  EXPECT_EQ(RewriteForDuckDb("SELECT * FROM public.events"), "SELECT * FROM main.events");
+  EXPECT_EQ(RewriteForDuckDb("SELECT * FROM lake.public.events"), "SELECT * FROM lake.main.events");
+  EXPECT_EQ(RewriteForDuckDb("INSERT INTO public.events VALUES (1)"),
+            "INSERT INTO main.events VALUES (1)");
+  EXPECT_EQ(RewriteForDuckDb("SELECT public.events.id FROM public.events"),
+            "SELECT main.events.id FROM main.events");
+  EXPECT_EQ(RewriteForDuckDb("SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class"),
+            "SELECT pg_class.relname FROM memory.weir_pg_catalog.pg_class");
+  EXPECT_EQ(RewriteForDuckDb("DROP TABLE IF EXISTS \"public\".\"t\""),
+            "DROP TABLE IF EXISTS main.\"t\"");
+  EXPECT_EQ(RewriteForDuckDb("CREATE SCHEMA IF NOT EXISTS public"),
+            "CREATE SCHEMA IF NOT EXISTS main");
+}
+
+TEST(RewriteForDuckDb, PsqlsPatternMatchAndCollation) {
+  EXPECT_EQ(RewriteForDuckDb("SELECT c.oid FROM pg_catalog.pg_class c WHERE c.relname "
+                             "OPERATOR(pg_catalog.~) '^(events)$' COLLATE pg_catalog.default"),
+            "SELECT c.oid FROM memory.weir_pg_catalog.pg_class c WHERE c.relname "
+            "~ '(?s).*(?:^(events)$).*' ");
+  EXPECT_EQ(RewriteForDuckDb("SELECT 1 FROM pg_namespace n WHERE n.nspname !~ '^pg_'"),
+            "SELECT 1 FROM memory.weir_pg_catalog.pg_namespace n WHERE n.nspname !~ "
+            "'(?s).*(?:^pg_).*'");
+  EXPECT_EQ(RewriteForDuckDb("SELECT 'ABC' ~* 'b'"), "SELECT 'ABC' ~ '(?si).*(?:b).*'");
+  EXPECT_EQ(RewriteForDuckDb("SELECT 'it''s' ~ 't''s'"), "SELECT 'it''s' ~ '(?s).*(?:t''s).*'");
+  EXPECT_EQ(RewriteForDuckDb("SELECT 1 WHERE 'a_b' LIKE 'a\\_b'"),
+            "SELECT 1 WHERE 'a_b' LIKE 'a\\_b' ESCAPE '\\'");
+  EXPECT_EQ(RewriteForDuckDb("SELECT 2 OPERATOR(pg_catalog.+) 3"), "SELECT 2 + 3");
+}
+
+TEST(RewriteForDuckDb, FunctionsResolveToWeirsOrDuckDbs) {
+  EXPECT_EQ(RewriteForDuckDb("SELECT pg_catalog.format_type(a.atttypid, a.atttypmod) FROM t a"),
+            "SELECT memory.weir_pg_catalog.format_type(a.atttypid, a.atttypmod) FROM t a");
+  EXPECT_EQ(RewriteForDuckDb("SELECT pg_catalog.lower(x), pg_catalog.array_to_string(l, ',')"),
+            "SELECT lower(x), array_to_string(l, ',')");
+  EXPECT_EQ(RewriteForDuckDb("SELECT current_schema()"),
+            "SELECT memory.weir_pg_catalog.current_schema()");
+  EXPECT_EQ(RewriteForDuckDb("SELECT current_schema"),
+            "SELECT memory.weir_pg_catalog.current_schema()");
+  EXPECT_EQ(RewriteForDuckDb("select pg_catalog.version()"),
+            "select memory.weir_pg_catalog.version()");
+  EXPECT_EQ(RewriteForDuckDb("SELECT current_user, session_user"),
+            "SELECT memory.weir_pg_catalog.weir_user_name(), "
+            "memory.weir_pg_catalog.weir_user_name()");
+  EXPECT_EQ(RewriteForDuckDb("SELECT current_setting('server_version_num')"), "SELECT ('150000')");
+  EXPECT_EQ(RewriteForDuckDb("SELECT current_setting('threads')"),
+            "SELECT current_setting('threads')");
+  // SQL-syntax functions are left alone.
+  EXPECT_EQ(RewriteForDuckDb("SELECT extract(year FROM d), substring(s FROM 1 FOR 2) FROM pg_x"),
+            "SELECT extract(year FROM d), substring(s FROM 1 FOR 2) FROM pg_x");
+}
+
+TEST(RewriteForDuckDb, ObjectIdentifierCasts) {
+  EXPECT_EQ(RewriteForDuckDb("SELECT 'pg_class'::regclass"),
+            "SELECT memory.weir_pg_catalog.weir_regclass_oid('pg_class')");
+  EXPECT_EQ(RewriteForDuckDb("SELECT '16385'::pg_catalog.regclass"),
+            "SELECT memory.weir_pg_catalog.weir_regclass_oid('16385')");
+  EXPECT_EQ(RewriteForDuckDb("SELECT c.oid::pg_catalog.regclass FROM pg_class c"),
+            "SELECT memory.weir_pg_catalog.weir_regclass_name(c.oid) FROM "
+            "memory.weir_pg_catalog.pg_class c");
+  EXPECT_EQ(RewriteForDuckDb("SELECT c.reloftype::pg_catalog.regtype::pg_catalog.text FROM t c"),
+            "SELECT memory.weir_pg_catalog.weir_regtype_name(c.reloftype)::text FROM t c");
+  EXPECT_EQ(RewriteForDuckDb("SELECT typinput = 'pg_catalog.array_in'::regproc FROM pg_type"),
+            "SELECT typinput = 'array_in' FROM memory.weir_pg_catalog.pg_type");
+  EXPECT_EQ(RewriteForDuckDb("SELECT $1::regclass"),
+            "SELECT memory.weir_pg_catalog.weir_regclass_oid($1)");
+  EXPECT_EQ(RewriteForDuckDb("SELECT CAST(x AS regtype) FROM t"),
+            "SELECT memory.weir_pg_catalog.weir_regtype_name(x ) FROM t");
+  EXPECT_EQ(RewriteForDuckDb("SELECT 0::regclass"), "SELECT 0");
+  EXPECT_EQ(RewriteForDuckDb("SELECT (a + 1)::regclass FROM t"),
+            "SELECT (memory.weir_pg_catalog.weir_regclass_name(a + 1)) FROM t");
+  EXPECT_EQ(RewriteForDuckDb("SELECT x::pg_catalog.int2[], y::name FROM t"),
+            "SELECT x::int2[], y::VARCHAR FROM t");
+}
+
+TEST(RewriteForDuckDb, FunctionInFromNamesItsColumnAfterTheAlias) {
+  EXPECT_EQ(RewriteForDuckDb("SELECT a[s] FROM pg_catalog.generate_series(0, 3) s, t"),
+            "SELECT a[s] FROM generate_series(0, 3) s(s), t");
+  EXPECT_EQ(RewriteForDuckDb("SELECT x FROM unnest(pg_catalog.current_schemas(true)) AS x"),
+            "SELECT x FROM unnest(memory.weir_pg_catalog.current_schemas(true)) AS x(x)");
+  EXPECT_EQ(RewriteForDuckDb("SELECT r FROM generate_series(1, 3) AS s(r)"),
+            "SELECT r FROM generate_series(1, 3) AS s(r)");
+}
+
+TEST(RewriteForDuckDb, SessionSettings) {
+  EXPECT_EQ(RewriteForDuckDb("SET application_name = 'PostgreSQL JDBC Driver'"),
+            "SET VARIABLE pg_application_name = 'PostgreSQL JDBC Driver'");
+  EXPECT_EQ(RewriteForDuckDb("SET extra_float_digits = 3"),
+            "SET VARIABLE pg_extra_float_digits = '3'");
+  EXPECT_EQ(RewriteForDuckDb("RESET application_name"), "RESET VARIABLE pg_application_name");
+  EXPECT_EQ(RewriteForDuckDb("SET search_path TO \"$user\", public"), "SET search_path = 'main'");
+  EXPECT_EQ(RewriteForDuckDb("SET search_path = other, public"), "SET search_path = 'other,main'");
+  EXPECT_EQ(RewriteForDuckDb("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
+                             "SERIALIZABLE"),
+            "SET VARIABLE pg_default_transaction_isolation = 'serializable'");
+  EXPECT_EQ(RewriteForDuckDb("SHOW transaction isolation level"),
+            "SELECT coalesce(CAST(getvariable('pg_transaction_isolation') AS VARCHAR), "
+            "coalesce(getvariable('pg_default_transaction_isolation'), 'read committed')) AS "
+            "\"transaction_isolation\"");
+  EXPECT_EQ(RewriteForDuckDb("SHOW server_version"), "SELECT '15.0 (weir)' AS \"server_version\"");
+  EXPECT_EQ(RewriteForDuckDb("BEGIN ISOLATION LEVEL READ COMMITTED"), "BEGIN TRANSACTION");
+  EXPECT_EQ(RewriteForDuckDb("START TRANSACTION READ ONLY"), "BEGIN TRANSACTION READ ONLY");
+  EXPECT_EQ(RewriteForDuckDb("BEGIN"), "BEGIN");
+  // Settings DuckDB owns are DuckDB's to accept or refuse.
+  EXPECT_EQ(RewriteForDuckDb("SET threads = 4"), "SET threads = 4");
+  EXPECT_EQ(RewriteForDuckDb("SET TimeZone = 'UTC'"), "SET TimeZone = 'UTC'");
+}
+
+TEST(RewriteForDuckDb, UnparsableTextPassesThrough) {
+  EXPECT_EQ(RewriteForDuckDb("SELECT * FROM pg_class WHERE"), "SELECT * FROM pg_class WHERE");
+  EXPECT_EQ(RewriteForDuckDb("SELECT 'unterminated pg_class"), "SELECT 'unterminated pg_class");
+}
+
+}  // namespace
+}  // namespace weir::serve::compat

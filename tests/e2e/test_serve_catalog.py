@@ -1,0 +1,181 @@
+"""PostgreSQL catalog compatibility of `weir serve` (issue 4): psql's backslash commands (proof 1),
+pgjdbc's prepared statements, batches and DatabaseMetaData (proof 4), and the catalog and
+session-setting behaviour clients rely on, as sqllogictest-style files run through psycopg."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_serve import PASSWORD, duckdb_lake, psql, start_serve
+from tests.harness.components import DEPS, ROOT
+
+JDBC_CLIENT = ROOT / "tests" / "clients" / "jdbc" / "CatalogClient.java"
+SQL_FILES = sorted((ROOT / "tests" / "e2e" / "sql").glob("*.slt"))
+
+# A lake written by DuckDB with columns of many types, a second schema and a view.
+LAKE_SQL = """
+CREATE TABLE events (id BIGINT NOT NULL, name VARCHAR, even BOOLEAN, score DOUBLE,
+  ts TIMESTAMPTZ, amount DECIMAL(18,3), tags INTEGER[], small SMALLINT, i INTEGER, r FLOAT,
+  d DATE, t TIME, plain TIMESTAMP, iv INTERVAL, u UUID, b BLOB, j JSON, names VARCHAR[]);
+INSERT INTO events (id, name, even) SELECT range, 'name ' || range, range % 2 = 0 FROM range(100);
+CREATE SCHEMA other;
+CREATE TABLE other.o2 (x INTEGER);
+CREATE VIEW v1 AS SELECT 1 AS one;
+"""
+
+# (column, PostgreSQL type) of events as psql's \d lists them.
+EVENTS_COLUMNS = [
+    ("id", "bigint"), ("name", "text"), ("even", "boolean"), ("score", "double precision"),
+    ("ts", "timestamp with time zone"), ("amount", "numeric(18,3)"), ("tags", "integer[]"),
+    ("small", "smallint"), ("i", "integer"), ("r", "real"), ("d", "date"),
+    ("t", "time without time zone"), ("plain", "timestamp without time zone"),
+    ("iv", "interval"), ("u", "uuid"), ("b", "bytea"), ("j", "json"), ("names", "text[]"),
+]
+
+
+@pytest.fixture
+def served_catalog(build_dir, tmp_path):
+    lake = duckdb_lake(tmp_path, LAKE_SQL)
+    port, process = start_serve(build_dir, lake, tmp_path)
+    yield port
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 0
+
+
+def backslash(port: int, command: str) -> list[str]:
+    """A psql backslash command over TLS (unaligned, tuples only): its output lines."""
+    run = psql(port, command)
+    assert run.returncode == 0 and run.stderr == "", (command, run.stderr)
+    return run.stdout.splitlines()
+
+
+def test_psql_backslash_commands_list_the_lake(served_catalog):
+    port = served_catalog
+    assert backslash(port, r"\dt") == ["public|events|table|weir"]
+    assert backslash(port, r"\d") == ["public|events|table|weir", "public|v1|view|weir"]
+    # Column, type, collation, nullable, default.
+    assert backslash(port, r"\d events") == [
+        f"{name}|{type_}||{'not null' if name == 'id' else ''}|" for name, type_ in EVENTS_COLUMNS]
+    assert backslash(port, r"\d other.o2") == ["x|integer|||"]
+    assert backslash(port, r"\dt other.*") == ["other|o2|table|weir"]
+    assert backslash(port, r"\dn") == ["other|weir", "public|weir"]
+    assert backslash(port, r"\l") == ["lake|weir|UTF8|C|C||libc|"]
+    assert backslash(port, r"\df") == []
+    assert backslash(port, r"\dv") == ["public|v1|view|weir"]
+
+
+def test_pgjdbc_prepared_statements_batches_and_metadata(served_catalog):
+    jars = sorted((DEPS / "clients" / "jdbc").glob("postgresql-*.jar"))
+    if shutil.which("java") is None or not jars:
+        pytest.fail("java or the pgjdbc jar missing: run scripts/setup")
+    port = served_catalog
+    url = f"jdbc:postgresql://127.0.0.1:{port}/lake?sslmode=require&prepareThreshold=1"
+    run = subprocess.run(["java", "-cp", str(jars[-1]), str(JDBC_CLIENT), url, "weir", PASSWORD,
+                          "events"], capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    lines = [line.split("\t") for line in run.stdout.splitlines()]
+
+    # One server-side prepared statement reused ten times with new values.
+    assert [line for line in lines if line[0] == "prepared"] == [
+        ["prepared", str(i), f"{i}=name {i}"] + ([f"{i * 10}=name {i * 10}"] if i < 10 else [])
+        for i in range(1, 11)]
+    # Ten inserts in one batch, each counted once; all ten rows are there afterwards.
+    assert ["batch", "10", "10"] in lines
+    assert ["count", "10"] in lines
+    assert ["product", "PostgreSQL", "15"] in lines
+    # DatabaseMetaData: schemas, tables and views of public, columns with JDBC types.
+    assert [line[1] for line in lines if line[0] == "schema"] == [
+        "information_schema", "other", "pg_catalog", "public"]
+    assert [line[1:] for line in lines if line[0] == "table"] == [
+        ["public", "events", "TABLE"], ["public", "v1", "VIEW"]]
+    # name, java.sql.Types, TYPE_NAME, COLUMN_SIZE, DECIMAL_DIGITS, NULLABLE, ORDINAL_POSITION
+    # (as pgjdbc reports them for PostgreSQL's own columns of these types).
+    assert [line[2:] for line in lines if line[0] == "column"] == [
+        ["id", "-5", "int8", "19", "0", "0", "1"],
+        ["name", "12", "text", "2147483647", "0", "1", "2"],
+        ["even", "-7", "bool", "1", "0", "1", "3"],
+        ["score", "8", "float8", "17", "17", "1", "4"],
+        ["ts", "93", "timestamptz", "35", "6", "1", "5"],
+        ["amount", "2", "numeric", "18", "3", "1", "6"],
+        ["tags", "2003", "_int4", "10", "0", "1", "7"],
+        ["small", "5", "int2", "5", "0", "1", "8"],
+        ["i", "4", "int4", "10", "0", "1", "9"],
+        ["r", "7", "float4", "8", "8", "1", "10"],
+        ["d", "91", "date", "13", "0", "1", "11"],
+        ["t", "92", "time", "15", "6", "1", "12"],
+        ["plain", "93", "timestamp", "29", "6", "1", "13"],
+        ["iv", "1111", "interval", "49", "6", "1", "14"],
+        ["u", "1111", "uuid", "2147483647", "0", "1", "15"],
+        ["b", "-2", "bytea", "2147483647", "0", "1", "16"],
+        ["j", "1111", "json", "2147483647", "0", "1", "17"],
+        ["names", "2003", "_text", "2147483647", "0", "1", "18"],
+    ]
+
+
+def parse_slt(path: Path) -> list[dict]:
+    """Blocks of a sqllogictest-style file: statement ok / statement error CODE / query."""
+    blocks, lines, i = [], path.read_text().splitlines(), 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or line.startswith("#"):
+            i += 1
+            continue
+        start, head = i + 1, line.split()
+        body = []
+        i += 1
+        while i < len(lines) and lines[i].strip() and lines[i] != "----":
+            body.append(lines[i])
+            i += 1
+        expected = None
+        if i < len(lines) and lines[i] == "----":
+            expected = []
+            i += 1
+            while i < len(lines) and lines[i].strip():
+                expected.append(lines[i])
+                i += 1
+        assert head[0] in ("statement", "query"), f"{path.name}:{start}: {line}"
+        blocks.append({"line": start, "kind": head, "sql": "\n".join(body),
+                       "expected": expected})
+    return blocks
+
+
+def run_slt(conn, path: Path) -> list[str]:
+    """Runs every block of `path` on `conn`; returns the mismatches."""
+    import psycopg
+
+    failures = []
+    for block in parse_slt(path):
+        where = f"{path.name}:{block['line']}"
+        try:
+            cur = conn.execute(block["sql"])
+        except psycopg.Error as error:
+            if block["kind"][:2] == ["statement", "error"] and error.sqlstate == block["kind"][2]:
+                continue
+            failures.append(f"{where}: {error.sqlstate} {error}")
+            continue
+        if block["kind"][0] == "statement":
+            if block["kind"][1] != "ok":
+                failures.append(f"{where}: succeeded, expected {block['kind'][1:]}")
+            continue
+        result = cur.pgresult
+        rows = ["|".join("NULL" if (value := result.get_value(r, c)) is None
+                         else value.decode() for c in range(result.nfields))
+                for r in range(result.ntuples)]
+        if rows != block["expected"]:
+            failures.append(f"{where}: got {rows}, expected {block['expected']}")
+    return failures
+
+
+@pytest.mark.parametrize("path", SQL_FILES, ids=[p.name for p in SQL_FILES])
+def test_sql_files_through_psycopg(served_catalog, path):
+    import psycopg
+
+    dsn = (f"host=127.0.0.1 port={served_catalog} user=weir dbname=lake sslmode=require "
+           f"password='{PASSWORD}'")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert run_slt(conn, path) == []
