@@ -405,6 +405,11 @@ Result<std::unique_ptr<Session>> Engine::Connect(size_t memory_limit) {
 
 void Session::Interrupt() { duckdb_interrupt(handles_->conn); }
 
+void Session::ClearStatementCache() {
+  for (auto& [sql, statement] : handles_->cache) duckdb_destroy_prepare(&statement);
+  handles_->cache.clear();
+}
+
 size_t Session::BufferedBytes() const {
   size_t bytes = 0;
   for (const ResultStream* stream : open_streams_) bytes += stream->buffered_bytes();
@@ -519,9 +524,13 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
       break;
     case DUCKDB_STATEMENT_TYPE_SET:
     case DUCKDB_STATEMENT_TYPE_VARIABLE_SET:
+      // Settings and variables are folded into plans when they are bound: cached statements
+      // that read them would go stale.
+      ClearStatementCache();
       tag = "SET";
       break;
     default:
+      if (type == DUCKDB_STATEMENT_TYPE_PRAGMA) ClearStatementCache();
       tag = duckdb_result_return_type(result) == DUCKDB_RESULT_TYPE_QUERY_RESULT
                 ? "SELECT"
                 : FirstWords(sql, 1);

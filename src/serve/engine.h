@@ -161,6 +161,7 @@ class Session {
   Result<std::unique_ptr<ResultStream>> Run(duckdb_prepared_statement statement,
                                             const std::string& sql);
   void TrackTransaction(const std::string& sql, std::string& tag);
+  void ClearStatementCache();
   size_t BufferedBytes() const;
   std::unique_ptr<Handles> handles_;
   char transaction_status_ = 'I';
