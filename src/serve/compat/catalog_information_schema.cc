@@ -10,6 +10,11 @@ namespace weir::serve::compat {
 namespace {
 
 constexpr const char* kViews[] = {
+    // The elements of an array with their positions, one row each (x, n), as PostgreSQL's
+    // information_schema._pg_expandarray returns them.
+    R"(CREATE MACRO @i._pg_expandarray(arr) AS
+       unnest(list_transform(range(1, len(arr) + 1), i -> {'x': arr[i], 'n': i})))",
+
     R"(CREATE VIEW @i.schemata AS
 SELECT current_database() AS catalog_name, n.nspname AS schema_name,
   @.pg_get_userbyid(n.nspowner) AS schema_owner,

@@ -95,11 +95,13 @@ std::vector<std::string> TypeCatalogSql() {
   // The rows of pg_type (display = format_type's name), kept in a table: they never change.
   std::string rows;
   std::string display;  // CASE arms: oid → format_type's name
+  std::string arrays;   // CASE arms: element oid → array oid
   for (const PgTypeRow& t : kBaseTypes) {
     display += " WHEN " + std::to_string(t.oid) + " THEN " + Quote(t.display);
     if (t.array_oid != 0) {
       display +=
           " WHEN " + std::to_string(t.array_oid) + " THEN " + Quote(std::string(t.display) + "[]");
+      arrays += " WHEN " + std::to_string(t.oid) + " THEN " + std::to_string(t.array_oid);
     }
     const std::string name = t.typname;
     std::string output = t.input;
@@ -123,9 +125,13 @@ std::vector<std::string> TypeCatalogSql() {
   // where DuckDB allows no subquery).
   sql.push_back(QualifySchemas("CREATE MACRO @.weir_type_display(type_oid) AS CASE type_oid") +
                 display + " END");
+  sql.push_back(QualifySchemas("CREATE MACRO @.weir_array_type_oid(element_oid) AS CASE "
+                               "element_oid") +
+                arrays + " END");
 
   // The PostgreSQL type of a DuckDB column type (its name as duckdb_columns() spells it), as
-  // the engine's PgTypeOf presents it: unsigned integers widen, other DuckDB-only types are text.
+  // the engine's PgTypeOf presents it: unsigned integers widen, JSON is json, types PostgreSQL
+  // has no counterpart of are text, a list or array of lists is one multi-dimensional array.
   sql.push_back(QualifySchemas(R"(CREATE MACRO @.weir_scalar_type_oid(t) AS CASE
   WHEN t = 'BOOLEAN' THEN 16
   WHEN t IN ('TINYINT', 'SMALLINT', 'UTINYINT') THEN 21
@@ -135,21 +141,19 @@ std::vector<std::string> TypeCatalogSql() {
   WHEN t = 'DOUBLE' THEN 701
   WHEN t IN ('HUGEINT', 'UBIGINT', 'UHUGEINT') OR t LIKE 'DECIMAL(%' THEN 1700
   WHEN t = 'DATE' THEN 1082
-  WHEN t = 'TIME' THEN 1083
+  WHEN t IN ('TIME', 'TIME_NS') THEN 1083
+  WHEN t = 'TIME WITH TIME ZONE' THEN 1266
   WHEN t IN ('TIMESTAMP', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS') THEN 1114
   WHEN t = 'TIMESTAMP WITH TIME ZONE' THEN 1184
   WHEN t = 'INTERVAL' THEN 1186
   WHEN t = 'UUID' THEN 2950
-  WHEN t = 'BLOB' THEN 17
+  WHEN t IN ('BLOB', 'GEOMETRY') THEN 17
   WHEN t = 'JSON' THEN 114
   ELSE 25 END)"));
   sql.push_back(QualifySchemas(R"(CREATE MACRO @.weir_type_oid(t) AS CASE
-  WHEN regexp_matches(t, '\[\d*\]$') THEN
-    CASE @.weir_scalar_type_oid(regexp_replace(t, '\[\d*\]$', ''))
-      WHEN 16 THEN 1000 WHEN 21 THEN 1005 WHEN 23 THEN 1007 WHEN 20 THEN 1016
-      WHEN 700 THEN 1021 WHEN 701 THEN 1022 WHEN 1700 THEN 1231 WHEN 1082 THEN 1182
-      WHEN 1083 THEN 1183 WHEN 1114 THEN 1115 WHEN 1184 THEN 1185 WHEN 1186 THEN 1187
-      WHEN 2950 THEN 2951 WHEN 17 THEN 1001 WHEN 114 THEN 199 ELSE 1009 END
+  WHEN ends_with(t, ']') THEN
+    coalesce(@.weir_array_type_oid(
+      @.weir_scalar_type_oid(regexp_replace(t, '(\[\d*\])+$', ''))), 1009)
   ELSE @.weir_scalar_type_oid(t) END)"));
   // atttypmod: numeric(p,s) is ((p << 16) | s) + 4 as in PostgreSQL; -1 for everything else.
   sql.push_back(QualifySchemas(R"(CREATE MACRO @.weir_type_mod(t) AS CASE

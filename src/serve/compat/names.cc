@@ -94,6 +94,8 @@ constexpr std::string_view kPgCatalogFunctions[] = {
     "version",
 };
 
+constexpr std::string_view kInformationSchemaFunctions[] = {"_pg_expandarray"};
+
 bool Contains(std::span<const std::string_view> names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -105,11 +107,17 @@ std::span<const std::string_view> InformationSchemaRelations() {
   return kInformationSchemaRelations;
 }
 std::span<const std::string_view> PgCatalogFunctions() { return kPgCatalogFunctions; }
+std::span<const std::string_view> InformationSchemaFunctions() {
+  return kInformationSchemaFunctions;
+}
 
 bool IsPgCatalogRelation(std::string_view name) { return Contains(kPgCatalogRelations, name); }
 bool IsInformationSchemaRelation(std::string_view name) {
   return Contains(kInformationSchemaRelations, name);
 }
 bool IsPgCatalogFunction(std::string_view name) { return Contains(kPgCatalogFunctions, name); }
+bool IsInformationSchemaFunction(std::string_view name) {
+  return Contains(kInformationSchemaFunctions, name);
+}
 
 }  // namespace weir::serve::compat

@@ -25,10 +25,13 @@ bool IsInformationSchemaRelation(std::string_view name);
 // The functions weir defines in kPgCatalog because DuckDB lacks them or answers differently
 // (format_type, pg_get_userbyid, current_schema, version, ...).
 bool IsPgCatalogFunction(std::string_view name);
+// information_schema's functions clients call (_pg_expandarray).
+bool IsInformationSchemaFunction(std::string_view name);
 
 // The same lists, for the installer's self-check.
 std::span<const std::string_view> PgCatalogRelations();
 std::span<const std::string_view> InformationSchemaRelations();
 std::span<const std::string_view> PgCatalogFunctions();
+std::span<const std::string_view> InformationSchemaFunctions();
 
 }  // namespace weir::serve::compat

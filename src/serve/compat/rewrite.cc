@@ -342,7 +342,8 @@ void Rewriter::RangeVar(const PgQuery__RangeVar* range) {
   const size_t parts = 1 + (schema.empty() ? 0 : 1) + (catalog.empty() ? 0 : 1);
   const auto name = NameAt(range->location, parts);
   if (!name) return;
-  if (catalog.empty() && !targets_.contains(range)) {
+  const bool this_database = catalog.empty() || catalog == kLakeCatalog;
+  if (this_database && !targets_.contains(range)) {
     if ((schema.empty() || schema == "pg_catalog") && IsPgCatalogRelation(relation)) {
       Replace(name->first, name->second, std::string(kPgCatalog) + "." + relation);
       return;
@@ -367,9 +368,13 @@ bool Rewriter::FuncCall(const PgQuery__FuncCall* call) {
   const std::vector<std::string> names = NamesOf(call->funcname, call->n_funcname);
   const std::string& function = names.back();
   const std::string schema = names.size() == 2 ? names[0] : "";
-  if (!schema.empty() && schema != "pg_catalog") return true;
   const auto name = NameAt(call->location, names.size());
   if (!name) return true;
+  if (schema == "information_schema" && IsInformationSchemaFunction(function)) {
+    Replace(name->first, name->second, std::string(kInformationSchema) + "." + function);
+    return true;
+  }
+  if (!schema.empty() && schema != "pg_catalog") return true;
   const bool has_parens = name->second + 1 < tokens_.size() &&
                           tokens_[name->second + 1].kind == PG_QUERY__TOKEN__ASCII_40;
   if (function == "current_setting" && call->n_args >= 1 && has_parens) {

@@ -26,6 +26,7 @@ std::string QuoteLiteral(std::string_view text) {
 const std::vector<PgSetting>& PgSettings() {
   static const std::vector<PgSetting> settings = {
       {"application_name", "", "string", true},
+      {"block_size", "8192", "integer", false},
       {"bytea_output", "hex", "enum", true},
       {"client_encoding", "UTF8", "string", true},
       {"client_min_messages", "notice", "enum", true},
@@ -48,7 +49,9 @@ const std::vector<PgSetting>& PgSettings() {
       {"lc_numeric", "C", "string", true},
       {"lc_time", "C", "string", true},
       {"lock_timeout", "0", "integer", true},
+      {"max_function_args", "100", "integer", false},
       {"max_identifier_length", "63", "integer", false},
+      {"max_index_keys", "32", "integer", false},
       {"row_security", "on", "bool", true},
       {"search_path", "\"$user\", public", "string", true},
       {"server_encoding", "UTF8", "string", false},

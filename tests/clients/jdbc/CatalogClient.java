@@ -23,7 +23,9 @@ public class CatalogClient {
           ps.setString(2, "name " + (i * 10));
           StringBuilder line = new StringBuilder("prepared\t" + i);
           try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) line.append('\t').append(rs.getLong(1)).append('=').append(rs.getString(2));
+            while (rs.next()) {
+              line.append('\t').append(rs.getLong(1)).append('=').append(rs.getString(2));
+            }
           }
           System.out.println(line);
         }

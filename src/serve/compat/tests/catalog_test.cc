@@ -25,7 +25,8 @@ class CatalogTest : public ::testing::Test {
          "CREATE TABLE events (id BIGINT NOT NULL, name VARCHAR, even BOOLEAN, score DOUBLE, "
          "ts TIMESTAMPTZ, amount DECIMAL(18,3), tags INTEGER[], small SMALLINT, tiny TINYINT, "
          "i INTEGER, r FLOAT, d DATE, t TIME, plain TIMESTAMP, iv INTERVAL, u UUID, b BLOB, "
-         "names VARCHAR[], big HUGEINT, s STRUCT(a INT)); "
+         "names VARCHAR[], big HUGEINT, s STRUCT(a INT), grid INTEGER[][], j JSON, "
+         "tz TIMETZ, amounts DECIMAL(9,2)[], fixed DOUBLE[3], structs STRUCT(a INT)[]); "
          "COMMENT ON TABLE events IS 'what happened'; "
          "CREATE SCHEMA other; CREATE TABLE other.o2 (x INTEGER); "
          "CREATE VIEW v1 AS SELECT 1 AS one");
@@ -98,6 +99,14 @@ TEST_F(CatalogTest, EveryNamedObjectExists) {
               (Rows{{"1"}}))
         << name;
   }
+  for (std::string_view name : InformationSchemaFunctions()) {
+    EXPECT_EQ(Query("SELECT count(DISTINCT function_name) FROM duckdb_functions() WHERE "
+                    "database_name = 'memory' AND schema_name = 'weir_information_schema' AND "
+                    "function_name = '" +
+                    std::string(name) + "'"),
+              (Rows{{"1"}}))
+        << name;
+  }
   // Every view binds and answers (empty ones included).
   for (std::string_view name : PgCatalogRelations()) {
     Query("SELECT * FROM pg_catalog." + std::string(name));
@@ -164,7 +173,13 @@ TEST_F(CatalogTest, ColumnsWithPostgresTypeNames) {
                   {"b", "bytea", "false"},
                   {"names", "text[]", "false"},
                   {"big", "numeric", "false"},
-                  {"s", "text", "false"}}));
+                  {"s", "text", "false"},
+                  {"grid", "integer[]", "false"},
+                  {"j", "json", "false"},
+                  {"tz", "time with time zone", "false"},
+                  {"amounts", "numeric(9,2)[]", "false"},
+                  {"fixed", "double precision[]", "false"},
+                  {"structs", "text[]", "false"}}));
   // A literal names an object (its OID); any other expression is shown as the object's name.
   EXPECT_EQ(Query("SELECT obj_description('public.events'::regclass, 'pg_class'), "
                   "'events'::regclass = " +

@@ -39,6 +39,10 @@ TEST(RewriteForDuckDb, CatalogRelationsGoToWeirsCatalog) {
             "select * from memory.weir_pg_catalog.pg_namespace");
   EXPECT_EQ(RewriteForDuckDb("SELECT table_name FROM information_schema.tables"),
             "SELECT table_name FROM memory.weir_information_schema.tables");
+  EXPECT_EQ(RewriteForDuckDb("select column_name from \"lake\".information_schema.\"columns\""),
+            "select column_name from memory.weir_information_schema.columns");
+  EXPECT_EQ(RewriteForDuckDb("SELECT (information_schema._pg_expandarray(i.indkey)).n FROM t i"),
+            "SELECT (memory.weir_information_schema._pg_expandarray(i.indkey)).n FROM t i");
   // An information_schema view weir does not define stays DuckDB's.
   EXPECT_EQ(RewriteForDuckDb("SELECT * FROM information_schema.character_sets"),
             "SELECT * FROM information_schema.character_sets");
