@@ -328,6 +328,30 @@ std::string QuoteLiteral(const std::string& text) {
   return out + "'";
 }
 
+// The DuckDB secret for a lake on S3 (kept in memory; sessions see it redacted at most).
+std::string S3Secret(const LakeAttachment& lake) {
+  std::string endpoint = lake.s3_endpoint;
+  bool use_ssl = lake.s3_use_ssl;
+  if (endpoint.starts_with("http://")) {
+    endpoint = endpoint.substr(7);
+    use_ssl = false;
+  } else if (endpoint.starts_with("https://")) {
+    endpoint = endpoint.substr(8);
+  }
+  std::string secret = "CREATE SECRET weir_lake_s3 (TYPE s3";
+  if (!lake.s3_access_key_id.empty()) {
+    secret += ", KEY_ID " + QuoteLiteral(lake.s3_access_key_id) + ", SECRET " +
+              QuoteLiteral(lake.s3_secret_access_key);
+  } else {
+    secret += ", PROVIDER credential_chain";
+  }
+  if (!lake.s3_region.empty()) secret += ", REGION " + QuoteLiteral(lake.s3_region);
+  if (!endpoint.empty()) secret += ", ENDPOINT " + QuoteLiteral(endpoint);
+  secret += std::string(", USE_SSL ") + (use_ssl ? "true" : "false");
+  secret += ", URL_STYLE " + QuoteLiteral(lake.s3_url_style) + ")";
+  return secret;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
@@ -379,6 +403,12 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
       duckdb_free(path);
     }
     duckdb_destroy_result(&result);
+  }
+  if (!allowed.empty() && allowed.front().starts_with("s3://")) {
+    WEIR_RETURN_NOT_OK(WithContext(
+        Exec(conn, std::string("LOAD httpfs; ") +
+                       (lake.s3_access_key_id.empty() ? "LOAD aws; " : "") + S3Secret(lake)),
+        "setting up S3 access to " + allowed.front()));
   }
   if (!postgres) {
     const std::string file = lake.catalog.substr(std::string("sqlite:").size());

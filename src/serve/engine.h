@@ -27,6 +27,10 @@ struct LakeAttachment {
   std::string extension_directory;
   std::string memory_limit;  // DuckDB's memory_limit for the whole process ("" = DuckDB's own)
   int threads = 0;           // DuckDB worker threads (0 = DuckDB's default)
+  // Credentials for a lake whose data lives on S3 (as ingest's storage.s3_* settings).
+  std::string s3_access_key_id, s3_secret_access_key, s3_region, s3_endpoint;
+  bool s3_use_ssl = true;
+  std::string s3_url_style = "vhost";
 };
 
 struct ChunkDeleter {
