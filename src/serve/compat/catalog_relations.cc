@@ -274,6 +274,15 @@ std::vector<std::string> RelationCatalogSql() {
                          {"indcollation", "BIGINT[]"},  {"indclass", "BIGINT[]"},
                          {"indoption", "SMALLINT[]"},   {"indexprs", "VARCHAR"},
                          {"indpred", "VARCHAR"}}));
+  sql.push_back(Empty("pg_opclass", {{"oid", "BIGINT"},
+                                     {"opcmethod", "BIGINT"},
+                                     {"opcname", "VARCHAR"},
+                                     {"opcnamespace", "BIGINT"},
+                                     {"opcowner", "BIGINT"},
+                                     {"opcfamily", "BIGINT"},
+                                     {"opcintype", "BIGINT"},
+                                     {"opcdefault", "BOOLEAN"},
+                                     {"opckeytype", "BIGINT"}}));
   sql.push_back(Empty("pg_indexes", {{"schemaname", "VARCHAR"},
                                      {"tablename", "VARCHAR"},
                                      {"indexname", "VARCHAR"},

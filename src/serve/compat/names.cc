@@ -28,6 +28,7 @@ constexpr std::string_view kPgCatalogRelations[] = {
     "pg_language",
     "pg_matviews",
     "pg_namespace",
+    "pg_opclass",
     "pg_partitioned_table",
     "pg_policy",
     "pg_proc",

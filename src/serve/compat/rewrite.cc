@@ -16,6 +16,8 @@
 #include "base/text.h"
 #include "serve/compat/compat.h"
 #include "serve/compat/names.h"
+#include "serve/compat/parse_tree.h"
+#include "serve/compat/session_statements.h"
 #include "serve/compat/settings.h"
 #include "serve/compat/tokens.h"
 
@@ -24,7 +26,7 @@ namespace {
 
 // Substrings (lower case) without which no rule can apply: statements without any are not
 // parsed at all.
-constexpr std::array<std::string_view, 29> kTriggers = {"pg_",          "information_schema",
+constexpr std::array<std::string_view, 32> kTriggers = {"pg_",          "information_schema",
                                                         "public",       "operator",
                                                         "collate",      "reg",
                                                         "current_",     "user",
@@ -68,66 +70,6 @@ std::string_view DuckDbTypeFor(std::string_view pg_type) {
 bool IsRegType(std::string_view name) {
   return name == "regclass" || name == "regtype" || name == "regnamespace" || name == "regrole" ||
          name == "regproc" || name == "regprocedure";
-}
-
-std::string StringOf(const PgQuery__Node* node) {
-  if (node != nullptr && node->node_case == PG_QUERY__NODE__NODE_STRING) {
-    return node->string->sval;
-  }
-  return {};
-}
-
-std::vector<std::string> NamesOf(PgQuery__Node* const* nodes, size_t count) {
-  std::vector<std::string> names;
-  for (size_t i = 0; i < count; ++i) names.push_back(StringOf(nodes[i]));
-  return names;
-}
-
-// The string value of a constant ('...'), if `node` is one.
-const char* StringConstant(const PgQuery__Node* node) {
-  if (node == nullptr || node->node_case != PG_QUERY__NODE__NODE_A_CONST) return nullptr;
-  const PgQuery__AConst* value = node->a_const;
-  if (value->isnull || value->val_case != PG_QUERY__A__CONST__VAL_SVAL) return nullptr;
-  return value->sval->sval;
-}
-
-// Calls `visit` on each message-typed child of `message` (set oneof members only).
-template <typename Visit>
-void ForEachChild(const ProtobufCMessage* message, Visit&& visit) {
-  const ProtobufCMessageDescriptor* descriptor = message->descriptor;
-  const char* base = reinterpret_cast<const char*>(message);
-  for (unsigned i = 0; i < descriptor->n_fields; ++i) {
-    const ProtobufCFieldDescriptor& field = descriptor->fields[i];
-    if (field.type != PROTOBUF_C_TYPE_MESSAGE) continue;
-    if ((field.flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0 &&
-        *reinterpret_cast<const uint32_t*>(base + field.quantifier_offset) != field.id) {
-      continue;
-    }
-    if (field.label == PROTOBUF_C_LABEL_REPEATED) {
-      const size_t count = *reinterpret_cast<const size_t*>(base + field.quantifier_offset);
-      const auto* items = *reinterpret_cast<ProtobufCMessage* const* const*>(base + field.offset);
-      for (size_t k = 0; k < count; ++k) visit(items[k]);
-    } else if (const auto* child = *reinterpret_cast<ProtobufCMessage* const*>(base + field.offset);
-               child != nullptr) {
-      visit(child);
-    }
-  }
-}
-
-// The smallest source location in the subtree of `message` (where its text starts), or -1.
-int32_t StartOf(const ProtobufCMessage* message) {
-  int32_t start = -1;
-  const ProtobufCFieldDescriptor* location =
-      protobuf_c_message_descriptor_get_field_by_name(message->descriptor, "location");
-  if (location != nullptr && location->type == PROTOBUF_C_TYPE_INT32) {
-    start = *reinterpret_cast<const int32_t*>(reinterpret_cast<const char*>(message) +
-                                              location->offset);
-  }
-  ForEachChild(message, [&](const ProtobufCMessage* child) {
-    const int32_t child_start = StartOf(child);
-    if (child_start >= 0 && (start < 0 || child_start < start)) start = child_start;
-  });
-  return start;
 }
 
 struct Edit {
@@ -189,78 +131,11 @@ std::optional<std::pair<size_t, size_t>> Rewriter::NameAt(int32_t location, size
 
 void Rewriter::Statement(const PgQuery__Node* stmt) {
   switch (stmt->node_case) {
-    case PG_QUERY__NODE__NODE_VARIABLE_SET_STMT: {
-      const PgQuery__VariableSetStmt* set = stmt->variable_set_stmt;
-      std::vector<std::string> values;
-      std::string name = set->name;
-      if (set->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_SET_MULTI) {
-        // SET TRANSACTION ... / SET SESSION CHARACTERISTICS AS TRANSACTION ...: DuckDB's
-        // transactions are snapshot isolated whatever is asked; the choice is remembered.
-        const bool session = name == "SESSION CHARACTERISTICS";
-        for (size_t i = 0; i < set->n_args; ++i) {
-          const PgQuery__Node* arg = set->args[i];
-          if (arg->node_case != PG_QUERY__NODE__NODE_DEF_ELEM) continue;
-          const PgQuery__DefElem* option = arg->def_elem;
-          name = std::string(session ? "default_" : "") + option->defname;
-          if (const char* text = StringConstant(option->arg)) {
-            values = {text};
-          } else if (option->arg != nullptr &&
-                     option->arg->node_case == PG_QUERY__NODE__NODE_A_CONST &&
-                     option->arg->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
-            values = {option->arg->a_const->ival->ival != 0 ? "on" : "off"};
-          }
-          break;
-        }
-        if (values.empty()) return;
-      }
-      for (size_t i = 0; i < set->n_args && set->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_SET_VALUE;
-           ++i) {
-        const PgQuery__Node* arg = set->args[i];
-        if (const char* text = StringConstant(arg)) {
-          values.emplace_back(text);
-        } else if (arg->node_case == PG_QUERY__NODE__NODE_A_CONST &&
-                   arg->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
-          values.push_back(std::to_string(arg->a_const->ival->ival));
-        } else if (arg->node_case == PG_QUERY__NODE__NODE_A_CONST &&
-                   arg->a_const->val_case == PG_QUERY__A__CONST__VAL_FVAL) {
-          values.emplace_back(arg->a_const->fval->fval);
-        } else {
-          return;  // an expression (SET TIME ZONE INTERVAL ...): DuckDB decides
-        }
-      }
-      const bool reset = set->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_SET_DEFAULT ||
-                         set->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_RESET;
-      if (set->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_RESET_ALL ||
-          set->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_SET_CURRENT) {
-        return;
-      }
-      whole_ = SetStatementSql(name, values, reset);
-      return;
-    }
+    case PG_QUERY__NODE__NODE_VARIABLE_SET_STMT:
     case PG_QUERY__NODE__NODE_VARIABLE_SHOW_STMT:
-      whole_ = ShowStatementSql(stmt->variable_show_stmt->name);
+    case PG_QUERY__NODE__NODE_TRANSACTION_STMT:
+      whole_ = RewriteSessionStatement(stmt);
       return;
-    case PG_QUERY__NODE__NODE_TRANSACTION_STMT: {
-      const PgQuery__TransactionStmt* transaction = stmt->transaction_stmt;
-      const bool begins = transaction->kind == PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_BEGIN ||
-                          transaction->kind == PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_START;
-      if (!begins || transaction->n_options == 0) return;
-      // DuckDB has no isolation levels to choose (its transactions are snapshot isolated);
-      // READ ONLY it knows.
-      bool read_only = false;
-      for (size_t i = 0; i < transaction->n_options; ++i) {
-        const PgQuery__Node* option = transaction->options[i];
-        if (option->node_case != PG_QUERY__NODE__NODE_DEF_ELEM) continue;
-        const PgQuery__DefElem* def = option->def_elem;
-        if (std::string_view(def->defname) == "transaction_read_only" && def->arg != nullptr &&
-            def->arg->node_case == PG_QUERY__NODE__NODE_A_CONST &&
-            def->arg->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
-          read_only = def->arg->a_const->ival->ival != 0;
-        }
-      }
-      whole_ = read_only ? "BEGIN TRANSACTION READ ONLY" : "BEGIN TRANSACTION";
-      return;
-    }
     case PG_QUERY__NODE__NODE_CREATE_SCHEMA_STMT:
     case PG_QUERY__NODE__NODE_DROP_STMT:
       PublicNameTokens();
@@ -387,7 +262,9 @@ bool Rewriter::FuncCall(const PgQuery__FuncCall* call) {
       }
     }
   }
-  if (IsPgCatalogFunction(function)) {
+  if (function == "json_build_object" || function == "jsonb_build_object") {
+    Replace(name->first, name->second, "json_object");  // DuckDB's name, same arguments
+  } else if (IsPgCatalogFunction(function)) {
     Replace(name->first, name->second,
             std::string(kPgCatalog) + "." + function + (has_parens ? "" : "()"));
   } else if (!schema.empty()) {

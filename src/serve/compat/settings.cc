@@ -31,6 +31,7 @@ const std::vector<PgSetting>& PgSettings() {
       {"client_encoding", "UTF8", "string", true},
       {"client_min_messages", "notice", "enum", true},
       {"DateStyle", "ISO, MDY", "string", true},
+      {"default_table_access_method", "heap", "string", true},
       {"default_transaction_deferrable", "off", "bool", true},
       {"default_transaction_isolation", "read committed", "enum", true},
       {"default_transaction_read_only", "off", "bool", true},

@@ -97,6 +97,7 @@ TEST(RewriteForDuckDb, FunctionsResolveToWeirsOrDuckDbs) {
   EXPECT_EQ(RewriteForDuckDb("SELECT current_setting('server_version_num')"), "SELECT ('150000')");
   EXPECT_EQ(RewriteForDuckDb("SELECT current_setting('threads')"),
             "SELECT current_setting('threads')");
+  EXPECT_EQ(RewriteForDuckDb("SELECT json_build_object('a', 1)"), "SELECT json_object('a', 1)");
   // SQL-syntax functions are left alone.
   EXPECT_EQ(RewriteForDuckDb("SELECT extract(year FROM d), substring(s FROM 1 FOR 2) FROM pg_x"),
             "SELECT extract(year FROM d), substring(s FROM 1 FOR 2) FROM pg_x");
@@ -153,6 +154,9 @@ TEST(RewriteForDuckDb, SessionSettings) {
   EXPECT_EQ(RewriteForDuckDb("BEGIN ISOLATION LEVEL READ COMMITTED"), "BEGIN TRANSACTION");
   EXPECT_EQ(RewriteForDuckDb("START TRANSACTION READ ONLY"), "BEGIN TRANSACTION READ ONLY");
   EXPECT_EQ(RewriteForDuckDb("BEGIN"), "BEGIN");
+  EXPECT_EQ(RewriteForDuckDb("SAVEPOINT \"_pg3_1\""), "SET VARIABLE weir_savepoint = '_pg3_1'");
+  EXPECT_EQ(RewriteForDuckDb("RELEASE SAVEPOINT \"_pg3_1\""), "RESET VARIABLE weir_savepoint");
+  EXPECT_EQ(RewriteForDuckDb("ROLLBACK TO SAVEPOINT s").substr(0, 13), "SELECT error(");
   // Settings DuckDB owns are DuckDB's to accept or refuse.
   EXPECT_EQ(RewriteForDuckDb("SET threads = 4"), "SET threads = 4");
   EXPECT_EQ(RewriteForDuckDb("SET TimeZone = 'UTC'"), "SET TimeZone = 'UTC'");
