@@ -34,8 +34,9 @@ std::string QuoteIdentifier(const std::string& name) {
   return out + "\"";
 }
 
-// The upper-cased first word of a statement, skipping spaces and comments.
-std::string FirstWord(const std::string& sql) {
+}  // namespace
+
+std::string FirstKeyword(const std::string& sql) {
   size_t i = 0;
   while (i < sql.size()) {
     if (std::isspace(static_cast<unsigned char>(sql[i]))) {
@@ -57,6 +58,8 @@ std::string FirstWord(const std::string& sql) {
   }
   return word;
 }
+
+namespace {
 
 struct ParseDeleter {
   void operator()(PgQuery__ParseResult* result) const {
@@ -267,7 +270,7 @@ Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& 
 }
 
 Result<Command> RecognizeCommand(const std::string& statement) {
-  const std::string word = FirstWord(statement);
+  const std::string word = FirstKeyword(statement);
   static const char* kOurs[] = {"COPY",  "DECLARE", "FETCH", "MOVE",
                                 "CLOSE", "SET",     "RESET", "SHOW"};
   bool ours = false;

@@ -72,6 +72,9 @@ using Command = std::variant<std::monostate, CopyCommand, DeclareCommand, FetchC
 // file, which the sandbox refuses). Malformed commands are 42601.
 Result<Command> RecognizeCommand(const std::string& statement);
 
+// The upper-cased first keyword of a statement, after spaces and comments ("" when none).
+std::string FirstKeyword(const std::string& statement);
+
 // The settings RecognizeCommand treats as the server's own.
 bool IsServerSetting(const std::string& name);
 

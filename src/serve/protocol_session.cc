@@ -233,10 +233,35 @@ Status ProtocolSession::HandleQuery(const std::string& sql) {
   return Status::OK();
 }
 
+// Ending a transaction that is not open, or opening one inside another, is a warning in
+// PostgreSQL (DuckDB makes both errors); clients rely on it, e.g. a ROLLBACK "just in case".
+bool ProtocolSession::AnswerTransactionNoOp(const std::string& statement) {
+  const std::string word = FirstKeyword(statement);
+  const char status = session_->transaction_status();
+  const bool ends = word == "COMMIT" || word == "END" || word == "ROLLBACK" || word == "ABORT";
+  const bool begins = word == "BEGIN" || word == "START";
+  if (!(ends && status == 'I') && !(begins && status != 'I')) return false;
+  MessageWriter writer;
+  writer.NoticeResponse(ErrorFields{
+      "WARNING", ends ? "25P01" : "25001",
+      ends ? "there is no transaction in progress" : "there is already a transaction in progress",
+      "", "", 0});
+  writer.CommandComplete(begins                                  ? "BEGIN"
+                         : word == "ROLLBACK" || word == "ABORT" ? "ROLLBACK"
+                                                                 : "COMMIT");
+  out_ += writer.Take();
+  return true;
+}
+
 Status ProtocolSession::RunStatement(const std::string& statement) {
   Arm();
   uint64_t rows = 0;
   Status status;
+  if (AnswerTransactionNoOp(statement)) {
+    Disarm();
+    LogQuery(statement, status, 0);
+    return status;
+  }
   auto command = RecognizeCommand(statement);
   if (!command.ok()) {
     status = command.status();

@@ -66,6 +66,7 @@ class ProtocolSession {
   // Simple query.
   Status HandleQuery(const std::string& sql);
   Status RunStatement(const std::string& statement);
+  bool AnswerTransactionNoOp(const std::string& statement);
   Status RunCommand(Command& command, Portal* extended, int64_t max_rows);
   Status CopyOut(const CopyCommand& copy);
   Status CopyIn(const CopyCommand& copy);

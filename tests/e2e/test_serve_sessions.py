@@ -323,3 +323,42 @@ def test_metrics_and_query_log(served):
     assert len(lines) == 5, log
     assert "user=weir" in lines[0] and "rows=10" in lines[0] and "sqlstate=00000" in lines[0]
     assert any("sqlstate=42P01" in line and "missing_table" in line for line in log.splitlines())
+
+
+def test_transaction_no_ops_are_warnings_as_in_postgresql(served):
+    port, _, _, _ = served
+    run = psql(port, "COMMIT")
+    assert run.returncode == 0, run.stderr
+    assert "WARNING:  25P01: there is no transaction in progress" in run.stderr, run.stderr
+    run = psql(port, "BEGIN; BEGIN; INSERT INTO notes (id) VALUES (1); COMMIT; ROLLBACK")
+    assert run.returncode == 0, run.stderr
+    assert "25001: there is already a transaction in progress" in run.stderr, run.stderr
+    assert "25P01" in run.stderr, run.stderr
+    assert psql(port, "SELECT count(*) FROM notes").stdout.strip() == "1"
+
+
+def test_sigterm_interrupts_statements_running_past_the_grace_period(build_dir, tmp_path):
+    import psycopg
+
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 1 AS x")
+    port, process = start_serve(build_dir, lake, tmp_path, "--shutdown-timeout", "1")
+    busy = psycopg.connect(dsn(port), autocommit=True)
+    outcome = {}
+
+    def run_busy():
+        try:
+            busy.execute("SELECT count(*) FROM range(30000000000) t(i) WHERE i % 7 = 3")
+        except psycopg.Error as error:
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run_busy)
+    thread.start()
+    time.sleep(1.0)
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    thread.join(timeout=60)
+    assert process.wait(timeout=60) == 0
+    assert time.monotonic() - started < 15  # the grace period, not the statement, decides
+    error = outcome.get("error")
+    assert error is not None and (error.sqlstate == "57P01"
+                                  or "terminating connection" in str(error)), outcome
