@@ -77,9 +77,12 @@ struct ValueDeleter {
 using OwnedValue = std::unique_ptr<std::remove_pointer_t<duckdb_value>, ValueDeleter>;
 
 // Decodes a value sent by a client (a Bind parameter, a COPY field) for type `oid`: format 0
-// is PostgreSQL's text format, 1 binary; nullopt is NULL. Text of unknown or text-like types
-// becomes a VARCHAR value that DuckDB casts; malformed input is 22P02 (text) or 08P01
-// (binary), the message naming `what` (e.g. "parameter $2").
+// is PostgreSQL's text format, 1 binary; nullopt gives a NULL value. Text becomes a VARCHAR value
+// that DuckDB casts (rewritten where DuckDB reads PostgreSQL's output differently: BC dates,
+// "+" in intervals), except bytea (BLOB), boolean and arrays (LIST values). Malformed input is
+// 22P02 (text: bytea, boolean, array literals; other text DuckDB cannot read fails when bound) or
+// 08P01 (binary), invalid UTF-8 22021, an out-of-range date or time 22008, the message naming
+// `what` (e.g. "parameter $2").
 Result<OwnedValue> DecodeValue(std::optional<std::string_view> bytes, int16_t format, uint32_t oid,
                                std::string_view what);
 

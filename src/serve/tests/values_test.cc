@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,14 @@ const Case kCases[] = {
     {"5e-324::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "5e-324", "0000000000000001"},
     {"(-2.5)::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "-2.5", "c004000000000000"},
     {"0::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "0", "0000000000000000"},
+    // Shortest digits on a bound of the rounding interval: PostgreSQL prints longer ones.
+    {"'-6.8659681752636816e+16'::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "-6.8659681752636816e+16", "c36e7db3bca83bb2"},
+    {"'5.51e21'::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "5.510000000000001e+21", "4472ab29c5ec4d26"},
+    {"'7e22'::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "7.0000000000000004e+22", "44ada56a4b0835c0"},
+    {"'1.21636864e+08'::FLOAT", "FLOAT", 700, -1, 4, "real", "1.21636864e+08", "4ce80100"},
+    {"'-6.66e9'::FLOAT", "FLOAT", 700, -1, 4, "real", "-6.6599997e+09", "cfc67bc4"},
+    {"'2.2250738585072014e-308'::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "2.2250738585072014e-308", "0010000000000000"},
+    {"'9007199254740993'::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "9.007199254740992e+15", "4340000000000000"},
     {"1.5::DECIMAL(4,2)", "DECIMAL(4,2)", 1700, 262150, -1, "numeric(4,2)", "1.50", "000200000000000200011388"},
     {"0::DECIMAL(4,2)", "DECIMAL(4,2)", 1700, 262150, -1, "numeric(4,2)", "0.00", "0000000000000002"},
     {"(-0.05)::DECIMAL(4,2)", "DECIMAL(4,2)", 1700, 262150, -1, "numeric(4,2)", "-0.05", "0001ffff4000000201f4"},
@@ -166,6 +175,19 @@ const Case kCases[] = {
     {"[18446744073709551615::UBIGINT]", "UBIGINT[]", 1231, -1, -1, "numeric[]", "{18446744073709551615}", "0000000100000000000006a4000000010000000100000012000500040000000007341a5802e103bb064f"},
     {"[1, 2, 3]::INTEGER[3]", "INTEGER[3]", 1007, -1, -1, "integer[]", "{1,2,3}", "0000000100000000000000170000000300000001000000040000000100000004000000020000000400000003"},
     {"['x y', NULL]::VARCHAR[2]", "VARCHAR[2]", 1009, -1, -1, "text[]", "{\"x y\",NULL}", "000000010000000100000019000000020000000100000003782079ffffffff"},
+    {"0.00012345::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "0.00012345", "3f202e4b6ce5dc68"},
+    {"123.456::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "123.456", "405edd2f1a9fbe77"},
+    {"(-0.00001)::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "-1e-05", "bee4f8b588e368f1"},
+    {"999999999999999.9::DOUBLE", "DOUBLE", 701, -1, 8, "double precision", "999999999999999.9", "430c6bf52633ffff"},
+    {"0.0001::FLOAT", "FLOAT", 700, -1, 4, "real", "0.0001", "38d1b717"},
+    {"999999::FLOAT", "FLOAT", 700, -1, 4, "real", "999999", "497423f0"},
+    {"1000000::FLOAT", "FLOAT", 700, -1, 4, "real", "1e+06", "49742400"},
+    {"(-0.001)::DECIMAL(18,3)", "DECIMAL(18,3)", 1700, 1179655, -1, "numeric(18,3)", "-0.001", "0001ffff40000003000a"},
+    {"1000000000000000000000000000::DECIMAL(38,10)", "DECIMAL(38,10)", 1700, 2490382, -1, "numeric(38,10)", "1000000000000000000000000000.0000000000", "000100060000000a03e8"},
+    {"INTERVAL '-100000 hours'", "INTERVAL", 1186, -1, 16, "interval", "-100000:00:00", "fffeb894f7e180000000000000000000"},
+    {"'10000-01-01 00:00:00'::TIMESTAMP", "TIMESTAMP", 1114, -1, 8, "timestamp without time zone", "10000-01-01 00:00:00", "0380e70b913b8000"},
+    {"['a' || chr(10) || 'b', 'c\\\\d']", "VARCHAR[]", 1009, -1, -1, "text[]", "{\"a\nb\",\"c\\\\\\\\d\"}", "000000010000000000000019000000020000000100000003610a6200000004635c5c64"},
+    {"[INTERVAL '1 day', NULL]", "INTERVAL[]", 1187, -1, -1, "interval[]", "{\"1 day\",NULL}", "0000000100000001000004a200000002000000010000001000000000000000000000000100000000ffffffff"},
     {"[[1, 2], [3, NULL]]", "INTEGER[][]", 1007, -1, -1, "integer[]", "{{1,2},{3,NULL}}", kTextOnly},
     {"[['a b'], ['c']]", "VARCHAR[][]", 1009, -1, -1, "text[]", "{{\"a b\"},{c}}", kTextOnly},
 };
@@ -321,6 +343,33 @@ TEST_F(ValuesTest, TextParametersRoundTrip) {
   }
 }
 
+// Random decimals of every scale, through both the 64-bit and the 128-bit storage: the text is
+// the literal, and the binary form decodes back to the same value.
+TEST_F(ValuesTest, DecimalsOfEveryScaleRoundTrip) {
+  std::mt19937_64 random(11);
+  for (int i = 0; i < 300; ++i) {
+    const int scale = static_cast<int>(random() % 19);
+    std::string digits = std::to_string(random() % 1000000000000000000ULL);
+    digits.resize(1 + random() % digits.size());
+    while (digits.size() <= static_cast<size_t>(scale)) digits.insert(0, "0");
+    std::string literal =
+        (random() % 2 != 0 && digits.find_first_not_of('0') != std::string::npos) ? "-" : "";
+    literal += digits.substr(0, digits.size() - scale);
+    if (scale > 0) literal += "." + digits.substr(digits.size() - scale);
+    SCOPED_TRACE(literal + " scale " + std::to_string(scale));
+    for (const char* width : {"18", "38"}) {
+      const std::string type = std::string("DECIMAL(") + width + "," + std::to_string(scale) + ")";
+      const Encoded encoded = QueryOne("SELECT '" + literal + "'::" + type);
+      EXPECT_EQ(encoded.text, literal);
+      Result<OwnedValue> value = DecodeValue(encoded.binary, 1, 1700, "parameter $1");
+      ASSERT_TRUE(value.ok()) << value.status().ToString();
+      const Encoded again = BindAndSelect(std::move(*value), type);
+      EXPECT_EQ(again.text, literal);
+      EXPECT_EQ(again.binary, encoded.binary);
+    }
+  }
+}
+
 TEST_F(ValuesTest, NullsAreReportedAndDecoded) {
   const std::vector<Encoded> row =
       Query("SELECT NULL::INTEGER, NULL::VARCHAR, NULL::INTEGER[], NULL::STRUCT(a INTEGER)");
@@ -461,6 +510,33 @@ TEST_F(DecodeTest, MalformedBinaryIsAProtocolViolation) {
   ExpectError("1", 2, 23, "22023");
   ExpectError("\xff\xfe", 0, 25, "22021");
   ExpectError("\xff\xfe", 1, 25, "22021");
+}
+
+TEST_F(DecodeTest, DamagedInputIsAnErrorOrAValueNeverACrash) {
+  std::mt19937 random(7);
+  auto check = [](std::string_view bytes, int16_t format, uint32_t oid) {
+    Result<OwnedValue> value = DecodeValue(bytes, format, oid, "field 1");
+    if (value.ok()) {
+      EXPECT_NE(value->get(), nullptr);
+    } else {
+      ASSERT_NE(GetErrorDetail(value.status()), nullptr);
+    }
+  };
+  for (const Case& c : kCases) {
+    const std::string valid = c.binary == kTextOnly ? std::string(c.text) : Unhex(c.binary);
+    for (size_t cut = 0; cut < valid.size(); ++cut) {
+      check(std::string_view(valid).substr(0, cut), 1, c.oid);
+      check(std::string_view(c.text).substr(0, std::min(cut, std::strlen(c.text))), 0, c.oid);
+    }
+    for (int i = 0; i < 50 && !valid.empty(); ++i) {
+      std::string damaged = valid;
+      damaged[random() % damaged.size()] = static_cast<char>(random());
+      check(damaged, 1, c.oid);
+      std::string text = c.text;
+      if (!text.empty()) text[random() % text.size()] = "{}\\\",x "[random() % 7];
+      check(text, 0, c.oid);
+    }
+  }
 }
 
 TEST(DuckDbTypeNameOf, NamesTheDecodedType) {
