@@ -1408,6 +1408,7 @@ void AppendArrayBinary(const Node& node, idx_t row, Sink& out, std::string& scra
 }
 
 void AppendRendered(const Node& node, idx_t row, Sink& out) {
+  if (node.owned_type == nullptr) return;
   OwnedValue value(ValueAt(node.vector, node.owned_type, row));
   if (!value) return;
   DuckDbString text(duckdb_get_varchar(value.get()));
@@ -2161,7 +2162,12 @@ std::string DuckDbDateTimeText(std::string_view text) {
   const size_t date_end = std::min(body.find_first_of(" T"), body.size());
   std::string result(body.substr(0, date_end));
   result += " (BC)";
-  result += body.substr(date_end);
+  if (date_end < body.size() && body[date_end] == 'T') {
+    result += ' ';
+    result += body.substr(date_end + 1);
+  } else {
+    result += body.substr(date_end);
+  }
   return result;
 }
 

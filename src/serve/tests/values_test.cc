@@ -434,6 +434,9 @@ TEST_F(DecodeTest, DateTimeAndIntervalTextInPostgresForms) {
   EXPECT_EQ(Selected("0044-03-15 13:04:05+00 bc", 0, 1184, "TIMESTAMPTZ"),
             "0044-03-15 13:04:05+00 BC");
   EXPECT_EQ(Selected("2024-03-01T13:04:05Z", 0, 1184, "TIMESTAMPTZ"), "2024-03-01 13:04:05+00");
+  EXPECT_EQ(Selected("0044-03-15T13:04:05 BC", 0, 1114, "TIMESTAMP"), "0044-03-15 13:04:05 BC");
+  EXPECT_EQ(Selected("2024-03-01 13:04:05+05:30", 0, 1184, "TIMESTAMPTZ"),
+            "2024-03-01 07:34:05+00");
   EXPECT_EQ(Selected("1 day +04:05:06", 0, 1186, "INTERVAL"), "1 day 04:05:06");
   EXPECT_EQ(Selected("-1 years +2 mons -3 days +00:00:01", 0, 1186, "INTERVAL"),
             "-10 mons -3 days +00:00:01");
@@ -610,6 +613,22 @@ TEST_F(ValuesTest, ListsOfOtherTypesAreTextArrays) {
             "0000000b7b2761273a204e554c4c7d");
 }
 
+TEST_F(ValuesTest, UnresolvedTypesAreText) {
+  for (const duckdb_type id : {DUCKDB_TYPE_INVALID, DUCKDB_TYPE_ANY, DUCKDB_TYPE_SQLNULL}) {
+    duckdb_logical_type type = duckdb_create_logical_type(id);
+    EXPECT_EQ(PgTypeOf(type).oid, 25u) << id;
+    ColumnEncoder encoder(type);
+    EXPECT_EQ(encoder.pg_type().name, "text");
+    duckdb_destroy_logical_type(&type);
+  }
+  duckdb_prepared_statement statement;
+  ASSERT_EQ(duckdb_prepare(connection_, "SELECT $1", &statement), DuckDBSuccess);
+  duckdb_logical_type type = duckdb_param_logical_type(statement, 1);
+  EXPECT_EQ(PgTypeOf(type).oid, 25u);
+  duckdb_destroy_logical_type(&type);
+  duckdb_destroy_prepare(&statement);
+}
+
 TEST_F(ValuesTest, VariantNeedsACastInTheQuery) {
   duckdb_result result;
   ASSERT_EQ(
@@ -697,6 +716,34 @@ TEST_F(ValuesTest, DataRowsAreCompleteMessages) {
             (std::vector<std::vector<std::string>>{{"2", "x2", "2.5", "{{2}}"}}));
   duckdb_destroy_data_chunk(&chunk);
   duckdb_destroy_result(&result);
+}
+
+// Constant and repeated values across rows (DuckDB hands the C API flat vectors).
+TEST_F(ValuesTest, DataRowsOfConstants) {
+  duckdb_result result;
+  ASSERT_EQ(duckdb_query(connection_,
+                         "SELECT 42, 'a long constant string', [1, 2], NULL::INTEGER, "
+                         "{'k': range % 2} FROM range(3000)",
+                         &result),
+            DuckDBSuccess);
+  std::vector<ColumnEncoder> columns;
+  for (idx_t c = 0; c < duckdb_column_count(&result); ++c) {
+    duckdb_logical_type type = duckdb_column_logical_type(&result, c);
+    columns.emplace_back(type);
+    duckdb_destroy_logical_type(&type);
+  }
+  std::string out;
+  while (duckdb_data_chunk chunk = duckdb_fetch_chunk(result)) {
+    AppendDataRows(columns, {}, chunk, 0, duckdb_data_chunk_get_size(chunk), out);
+    duckdb_destroy_data_chunk(&chunk);
+  }
+  duckdb_destroy_result(&result);
+  const auto rows = ParseDataRows(out);
+  ASSERT_EQ(rows.size(), 3000u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i], (std::vector<std::string>{"42", "a long constant string", "{1,2}", "NULL",
+                                                 i % 2 == 0 ? "{'k': 0}" : "{'k': 1}"}));
+  }
 }
 
 TEST_F(ValuesTest, DataRowsAcrossChunks) {
