@@ -10,7 +10,7 @@ namespace weir::config {
 std::string Describe(const IngestSettings& settings) {
   std::string out;
   for (const Setting& setting : SettingTable()) {
-    if (setting.scope != Scope::kProcess) continue;
+    if (setting.scope != Scope::kProcess || !UsedBy(setting, Command::kIngest)) continue;
     out += fmt::format("{} = {}\n", setting.name,
                        DisplayValue(setting, setting.get_process(settings)));
   }
@@ -20,6 +20,16 @@ std::string Describe(const IngestSettings& settings) {
       out += fmt::format("datasets[{}].{} = {}\n", i, setting.name,
                          DisplayValue(setting, setting.get_dataset(settings.datasets[i])));
     }
+  }
+  return out;
+}
+
+std::string Describe(const ServeSettings& settings) {
+  std::string out;
+  for (const Setting& setting : SettingTable()) {
+    if (!UsedBy(setting, Command::kServe)) continue;
+    out +=
+        fmt::format("{} = {}\n", setting.name, DisplayValue(setting, setting.get_serve(settings)));
   }
   return out;
 }

@@ -1,4 +1,4 @@
-// Effective settings as text, with secrets masked: the startup log and `weir check` print it.
+// Effective settings as text, with secrets masked: the startup logs and `weir check` print it.
 #pragma once
 
 #include <string>
@@ -10,5 +10,7 @@ namespace weir::config {
 // One `name = value` line per setting, datasets as `datasets[<i>].<name>`. Passwords and secret
 // keys print as ****, a conninfo's password too, and secret librdkafka properties.
 std::string Describe(const IngestSettings& settings);
+// The same for weir serve: the settings it reads.
+std::string Describe(const ServeSettings& settings);
 
 }  // namespace weir::config

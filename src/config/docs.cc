@@ -23,6 +23,11 @@ lake and any number of **datasets** (one topic into one table each). Every setti
 given in the environment, and the environment contract of millpond is accepted as-is, so a
 millpond DuckLake deployment can switch binaries without changing its manifests.
 
+`weir serve` reads the same sources (`weir serve --config weir.yaml`): the `serve.*` settings,
+and the catalog, S3 credential and log settings it shares with ingest (marked *Ingest and
+serve* below). Each command leaves the other's settings alone, so one file and one environment
+can configure both.
+
 ## Precedence
 
 Lowest first; a later source replaces an earlier one setting by setting (map settings such as
@@ -30,14 +35,18 @@ Lowest first; a later source replaces an earlier one setting by setting (map set
 
 1. defaults (below)
 2. the YAML file
-3. millpond variables (`KAFKA_TOPIC`, `FLUSH_SIZE`, ...; table at the end)
+3. millpond variables (`KAFKA_TOPIC`, `FLUSH_SIZE`, ...; table at the end); `weir serve` takes
+   only those of the settings it shares (`DUCKLAKE_RDS_*`, `DUCKDB_S3_*`, `LOG_LEVEL`)
 4. `WEIR_` variables
-5. `--set <setting>=<value>` on the command line
+5. `--set <setting>=<value>` on the command line, and the shortcut flags listed by
+   `weir ingest --help` and `weir serve --help` (`weir serve --port 5433` is
+   `--set serve.port=5433`)
 
 All settings are checked before anything starts. Every problem is reported at once, one per
 line, naming the setting, the bad value and where it came from, e.g.
 `flush.max_bytes: value "12x" is not a byte size (...) (dataset "events", from WEIR_FLUSH_MAX_BYTES)`.
 Unknown YAML keys are errors; unknown `WEIR_` and `MILLPOND_` variables are logged as warnings.
+`--set` of a setting the command does not read is an error.
 
 ## Environment variables
 
@@ -88,6 +97,9 @@ datasets:
   - topic: pageviews
     table: pageviews
     flush: {max_bytes: 256MiB, interval: 2m}
+serve:
+  host: 0.0.0.0
+  statement_timeout: 5m
 ```
 )";
 
@@ -109,6 +121,16 @@ constexpr std::string_view kRules = R"(
 Secrets (`catalog.postgres_password`, `storage.s3_secret_access_key`, the password in
 `catalog.postgres_dsn`, and `kafka.properties` whose name contains password, secret, jaas or
 token) are printed as `****` in the startup log and by `weir check`.
+)";
+
+constexpr std::string_view kServeIntro =
+    R"(`weir serve`'s own settings; it also reads the catalog, S3 credential and log settings
+marked *Ingest and serve*. Two secrets are read only from the environment, never from a file
+or the command line, and stored only as SCRAM verifiers in `<serve.tls_dir>/users`:
+`WEIR_SERVE_PASSWORD`, the password of user `weir` when the users file is first created, and
+`WEIR_SERVE_NEW_PASSWORD`, that of `weir serve --add-user NAME --role read|write`. Without
+them a password is generated and printed once.
+
 )";
 
 std::string Cell(std::string_view text) {
@@ -149,9 +171,7 @@ std::string TypeName(const Setting& setting) {
 std::string DefaultText(const Setting& setting) {
   if (!setting.default_note.empty()) return std::string(setting.default_note);
   if (setting.required) return "**required**";
-  const Value value = setting.scope == Scope::kProcess ? setting.get_process(IngestSettings{})
-                                                       : setting.get_dataset(DatasetSettings{});
-  const std::string text = FormatValue(setting, value);
+  const std::string text = FormatValue(setting, DefaultValue(setting));
   return text.empty() ? "" : fmt::format("`{}`", text);
 }
 
@@ -182,6 +202,7 @@ std::string SectionOf(const Setting& setting) {
   if (head == "kafka") return "Kafka";
   if (head == "catalog") return "Catalog";
   if (head == "storage") return "Storage";
+  if (head == "serve") return "Serve";
   return "Process";
 }
 
@@ -190,17 +211,20 @@ void RenderSection(std::string_view section, std::string* out) {
   if (section == "Datasets") {
     *out += "Each entry of `datasets:` has these settings (names relative to the entry).\n\n";
   }
+  if (section == "Serve") *out += kServeIntro;
   *out += "| Setting | Type | Default | Bounds | Environment | millpond | Description |\n";
   *out += "|---|---|---|---|---|---|---|\n";
   for (const Setting& setting : SettingTable()) {
     if (SectionOf(setting) != section) continue;
     const std::string millpond =
         setting.millpond_env.empty() ? "" : fmt::format("`{}`", setting.millpond_env);
+    const bool shared = UsedBy(setting, Command::kIngest) && UsedBy(setting, Command::kServe);
     *out +=
-        fmt::format("| `{}` | {} | {} | {} | {} | {} | {}{} |\n", FullName(setting),
+        fmt::format("| `{}` | {} | {} | {} | {} | {} | {}{}{} |\n", FullName(setting),
                     Cell(TypeName(setting)), Cell(DefaultText(setting)), Cell(BoundsText(setting)),
                     Cell(EnvText(setting)), Cell(millpond), Cell(setting.description),
-                    setting.secrecy == Secrecy::kPublic ? "" : " *Secret.*");
+                    setting.secrecy == Secrecy::kPublic ? "" : " *Secret.*",
+                    shared ? " *Ingest and serve.*" : "");
   }
 }
 
@@ -242,7 +266,8 @@ ones and unknown `MILLPOND_*` variables are logged as warnings.
 
 std::string RenderConfigurationMarkdown() {
   std::string out(kIntro);
-  for (const std::string_view section : {"Kafka", "Catalog", "Storage", "Process", "Datasets"}) {
+  for (const std::string_view section :
+       {"Kafka", "Catalog", "Storage", "Process", "Datasets", "Serve"}) {
     RenderSection(section, &out);
   }
   out += kRules;

@@ -21,6 +21,9 @@ namespace {
 constexpr std::string_view kWeirPrefix = "WEIR_";
 constexpr std::string_view kDatasetPrefix = "WEIR_DATASET_";
 constexpr std::string_view kTestPrefix = "WEIR_TEST_";  // the test harness's own variables
+// Secrets weir serve reads when it creates a user (the first one, --add-user): never settings,
+// so never in a file or on a command line.
+constexpr std::string_view kServeSecrets[] = {"WEIR_SERVE_PASSWORD", "WEIR_SERVE_NEW_PASSWORD"};
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -92,29 +95,48 @@ void ReadDatasetVariable(const std::string& name, const std::string& text,
   layer->named[*best][std::string(setting->name)] = Raw(text, name);
 }
 
-RawLayer ReadWeirEnvironment(const std::map<std::string, std::string>& environment,
+bool IsServeSecret(std::string_view name) {
+  for (const std::string_view secret : kServeSecrets) {
+    if (name == secret) return true;
+  }
+  return false;
+}
+
+// Why `command` refuses a --set of a setting only the other command reads.
+std::string_view OtherCommands(Command command) {
+  return command == Command::kServe ? "a setting of weir ingest, not of weir serve"
+                                    : "a setting of weir serve, not of weir ingest";
+}
+
+// The variables of `command`'s settings. Those of the other command's settings are known but
+// left alone; other WEIR_ variables are warnings. `keys` name the YAML datasets (ingest).
+RawLayer ReadWeirEnvironment(const std::map<std::string, std::string>& environment, Command command,
                              const std::vector<std::string>& keys, Problems* problems) {
   RawLayer layer;
   for (const auto& [name, text] : environment) {
-    if (!StartsWith(name, kWeirPrefix) || StartsWith(name, kTestPrefix)) continue;
+    if (!StartsWith(name, kWeirPrefix) || StartsWith(name, kTestPrefix) || IsServeSecret(name)) {
+      continue;
+    }
     bool matched = false;
     for (const Setting& setting : SettingTable()) {
       const std::string env = EnvName(setting);
       if (env.empty()) continue;
+      const bool map_entry = setting.type == SettingType::kStringMap && StartsWith(name, env) &&
+                             name.size() > env.size();
+      if (!map_entry && name != env) continue;
+      matched = true;
+      if (!UsedBy(setting, command)) continue;
       RawValues& values = setting.scope == Scope::kDataset ? layer.every_dataset : layer.process;
-      if (setting.type == SettingType::kStringMap && StartsWith(name, env) &&
-          name.size() > env.size()) {
+      if (map_entry) {
         PutEntry(LibrdkafkaPropertyName(std::string_view(name).substr(env.size())), text, env + "*",
                  &values[std::string(setting.name)]);
-        matched = true;
-      } else if (name == env) {
+      } else {
         values[std::string(setting.name)] = Raw(text, name);
-        matched = true;
       }
     }
     if (matched) continue;
     if (StartsWith(name, kDatasetPrefix)) {
-      ReadDatasetVariable(name, text, keys, &layer, problems);
+      if (command == Command::kIngest) ReadDatasetVariable(name, text, keys, &layer, problems);
       continue;
     }
     problems->warnings.push_back(fmt::format("{} is not a weir setting (ignored)", name));
@@ -122,13 +144,24 @@ RawLayer ReadWeirEnvironment(const std::map<std::string, std::string>& environme
   return layer;
 }
 
-RawLayer ReadOverrides(const std::map<std::string, std::string>& overrides,
+RawLayer ReadOverrides(const std::map<std::string, std::string>& overrides, Command command,
                        const std::vector<std::string>& keys, Problems* problems) {
   RawLayer layer;
   for (const auto& [name, text] : overrides) {
     const std::string origin = "--set " + name;
-    if (FindSetting(Scope::kProcess, name) != nullptr) {
-      layer.process[name] = Raw(text, origin);
+    if (const Setting* setting = FindSetting(Scope::kProcess, name)) {
+      if (UsedBy(*setting, command)) {
+        layer.process[name] = Raw(text, origin);
+      } else {
+        problems->errors.push_back(fmt::format("{}: {}", origin, OtherCommands(command)));
+      }
+      continue;
+    }
+    if (command == Command::kServe) {
+      const bool ingest = StartsWith(name, "kafka.properties.") || StartsWith(name, "datasets") ||
+                          FindSetting(Scope::kDataset, name) != nullptr;
+      problems->errors.push_back(
+          fmt::format("{}: {}", origin, ingest ? OtherCommands(command) : "unknown setting"));
       continue;
     }
     if (StartsWith(name, "kafka.properties.") && name.size() > 17) {
@@ -199,6 +232,25 @@ std::optional<int> OrdinalOf(const std::string& host) {
   return ordinal;
 }
 
+// The libpq conninfo of a PostgreSQL catalog given by its parts.
+void DeriveCatalog(const RawValues& process, CatalogSettings* catalog, Problems* problems) {
+  if (catalog->kind == CatalogKind::kPostgres && !catalog->postgres_host.empty()) {
+    if (!catalog->postgres_dsn.empty()) {
+      problems->errors.push_back(SettingError("catalog.postgres_dsn",
+                                              "set either it or catalog.postgres_host, not both",
+                                              "", process.at("catalog.postgres_dsn").origin));
+    } else {
+      catalog->postgres_dsn =
+          fmt::format("host={} port={} dbname={} user={}", ConninfoValue(catalog->postgres_host),
+                      catalog->postgres_port, ConninfoValue(catalog->postgres_database),
+                      ConninfoValue(catalog->postgres_user));
+      if (!catalog->postgres_password.empty()) {
+        catalog->postgres_dsn += " password=" + ConninfoValue(catalog->postgres_password);
+      }
+    }
+  }
+}
+
 // Defaults that depend on other settings or on the environment.
 void Derive(const std::map<std::string, std::string>& environment, bool millpond_contract,
             const RawValues& process, IngestSettings* settings, Problems* problems) {
@@ -230,22 +282,7 @@ void Derive(const std::map<std::string, std::string>& environment, bool millpond
                         : fmt::format("{} has no trailing -<n>", fmt::join(tried, " nor "))));
     }
   }
-  CatalogSettings& catalog = settings->catalog;
-  if (catalog.kind == CatalogKind::kPostgres && !catalog.postgres_host.empty()) {
-    if (!catalog.postgres_dsn.empty()) {
-      problems->errors.push_back(SettingError("catalog.postgres_dsn",
-                                              "set either it or catalog.postgres_host, not both",
-                                              "", process.at("catalog.postgres_dsn").origin));
-    } else {
-      catalog.postgres_dsn =
-          fmt::format("host={} port={} dbname={} user={}", ConninfoValue(catalog.postgres_host),
-                      catalog.postgres_port, ConninfoValue(catalog.postgres_database),
-                      ConninfoValue(catalog.postgres_user));
-      if (!catalog.postgres_password.empty()) {
-        catalog.postgres_dsn += " password=" + ConninfoValue(catalog.postgres_password);
-      }
-    }
-  }
+  DeriveCatalog(process, &settings->catalog, problems);
 }
 
 std::string Label(const RawValues& values, size_t index) {
@@ -256,11 +293,9 @@ std::string Label(const RawValues& values, size_t index) {
   return fmt::format("#{}", index + 1);
 }
 
-}  // namespace
-
-Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
-  Problems problems;
-  RawLayer yaml;
+// The configuration file (or the inline YAML) as a layer; its problems go to `problems`. Only
+// an unreadable file stops here.
+Result<RawLayer> ReadConfigFile(const LoadInput& in, Problems* problems) {
   std::optional<std::string> text = in.yaml_text;
   std::string source = "config";
   if (!text && in.yaml_path) {
@@ -273,18 +308,51 @@ Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
     content << file.rdbuf();
     text = content.str();
   }
-  if (text) {
-    YamlSource read = ReadYaml(*text, source);
-    yaml = std::move(read.layer);
-    problems.errors = std::move(read.errors);
+  if (!text) return RawLayer{};
+  YamlSource read = ReadYaml(*text, source);
+  problems->errors.insert(problems->errors.end(), read.errors.begin(), read.errors.end());
+  return std::move(read.layer);
+}
+
+void Apply(const Setting& setting, const Value& value, IngestSettings* settings) {
+  setting.set_process(*settings, value);
+}
+void Apply(const Setting& setting, const Value& value, ServeSettings* settings) {
+  setting.set_serve(*settings, value);
+}
+constexpr Command CommandOf(const IngestSettings*) { return Command::kIngest; }
+constexpr Command CommandOf(const ServeSettings*) { return Command::kServe; }
+
+// Parses the merged process values into `settings`. Values of the other command's settings
+// (from a file or environment both commands read) are left alone.
+template <typename Settings>
+void ParseProcess(const RawValues& process, Settings* settings, Origins* origins,
+                  Problems* problems) {
+  for (const auto& [name, raw] : process) {
+    const Setting* setting = FindSetting(Scope::kProcess, name);
+    if (!UsedBy(*setting, CommandOf(settings))) continue;
+    auto value = ToValue(*setting, raw);
+    if (const auto* problem = std::get_if<std::string>(&value)) {
+      problems->errors.push_back(SettingError(name, *problem, "", raw.origin));
+      continue;
+    }
+    Apply(*setting, std::get<Value>(value), settings);
+    origins->process[name] = raw.origin;
   }
+}
+
+}  // namespace
+
+Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
+  Problems problems;
+  WEIR_ASSIGN_OR_RAISE(const RawLayer yaml, ReadConfigFile(in, &problems));
   const std::vector<std::string> keys = DatasetKeys(yaml);
   MillpondEnvironment millpond = ReadMillpondEnvironment(in.environment);
   problems.errors.insert(problems.errors.end(), millpond.errors.begin(), millpond.errors.end());
   problems.warnings = std::move(millpond.warnings);
   const RawLayer layers[] = {yaml, millpond.layer,
-                             ReadWeirEnvironment(in.environment, keys, &problems),
-                             ReadOverrides(in.overrides, keys, &problems)};
+                             ReadWeirEnvironment(in.environment, Command::kIngest, keys, &problems),
+                             ReadOverrides(in.overrides, Command::kIngest, keys, &problems)};
 
   // Merge in precedence order.
   RawValues process;
@@ -311,16 +379,7 @@ Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
   LoadedSettings loaded;
   IngestSettings& settings = loaded.settings;
   Origins origins;
-  for (const auto& [name, raw] : process) {
-    const Setting* setting = FindSetting(Scope::kProcess, name);
-    auto value = ToValue(*setting, raw);
-    if (const auto* problem = std::get_if<std::string>(&value)) {
-      problems.errors.push_back(SettingError(name, *problem, "", raw.origin));
-      continue;
-    }
-    setting->set_process(settings, std::get<Value>(value));
-    origins.process[name] = raw.origin;
-  }
+  ParseProcess(process, &settings, &origins, &problems);
   for (size_t i = 0; i < datasets.size(); ++i) {
     DatasetSettings& dataset = settings.datasets.emplace_back();
     auto& dataset_origins = origins.datasets.emplace_back();
@@ -337,6 +396,30 @@ Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
   }
   Derive(in.environment, millpond.contract_used, process, &settings, &problems);
   for (std::string& error : ValidationErrors(settings, origins)) {
+    problems.errors.push_back(std::move(error));
+  }
+  if (!problems.errors.empty()) {
+    return Status::Invalid(fmt::format("{}", fmt::join(problems.errors, "\n")));
+  }
+  loaded.warnings = std::move(problems.warnings);
+  return loaded;
+}
+
+Result<LoadedServeSettings> LoadServeSettings(const LoadInput& in) {
+  Problems problems;
+  WEIR_ASSIGN_OR_RAISE(const RawLayer yaml, ReadConfigFile(in, &problems));
+  const RawLayer layers[] = {yaml, ReadMillpondEnvironment(in.environment).layer,
+                             ReadWeirEnvironment(in.environment, Command::kServe, {}, &problems),
+                             ReadOverrides(in.overrides, Command::kServe, {}, &problems)};
+  RawValues process;
+  for (const RawLayer& layer : layers) {
+    for (const auto& [name, raw] : layer.process) Overlay(raw, &process[name]);
+  }
+  LoadedServeSettings loaded;
+  Origins origins;
+  ParseProcess(process, &loaded.settings, &origins, &problems);
+  DeriveCatalog(process, &loaded.settings.catalog, &problems);
+  for (std::string& error : ValidationErrors(loaded.settings, origins)) {
     problems.errors.push_back(std::move(error));
   }
   if (!problems.errors.empty()) {

@@ -1,8 +1,12 @@
-// Loading `weir ingest` settings from YAML, the environment and --set overrides.
+// Loading the settings of `weir ingest` and `weir serve` from YAML, the environment and --set
+// overrides.
 //
 // Precedence, lowest first: defaults < YAML < millpond environment < WEIR_ environment < --set.
-// Everything is read from LoadInput (never from the process directly), so tests stay hermetic.
-// Call before any thread starts; nothing here has side effects.
+// Each command reads its own settings and those it shares (config/setting_table.h); the other
+// command's settings in the same file or environment are left alone, so one file and one
+// environment can configure both. Everything is read from LoadInput (never from the process
+// directly), so tests stay hermetic. Call before any thread starts; nothing here has side
+// effects.
 #pragma once
 
 #include <map>
@@ -30,9 +34,19 @@ struct LoadedSettings {
   std::vector<std::string> warnings;
 };
 
+struct LoadedServeSettings {
+  ServeSettings settings;
+  std::vector<std::string> warnings;  // unknown WEIR_ variables
+};
+
 // Loads and validates. All problems come back together in one Invalid status, one per line,
 // each naming the setting, the value and where it came from.
 Result<LoadedSettings> LoadIngestSettings(const LoadInput& in);
+
+// The same for `weir serve`: serve.*, and the catalog.*, storage.s3_* and log.* settings it
+// shares with ingest. Of the millpond environment it takes only those shared settings (its
+// refusals concern ingest). A setting of ingest only given with --set is an error.
+Result<LoadedServeSettings> LoadServeSettings(const LoadInput& in);
 
 // The process environment (environ) as a map.
 std::map<std::string, std::string> EnvironmentMap();

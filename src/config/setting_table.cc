@@ -43,9 +43,15 @@ Value ToValue(CatalogKind field) { return std::string(ToString(field)); }
 #define WEIR_DATASET_FIELD(field)                                                 \
   .set_dataset = [](DatasetSettings& d, const Value& v) { Assign(v, &d.field); }, \
   .get_dataset = [](const DatasetSettings& d) { return ToValue(d.field); }
+#define WEIR_SERVE_FIELD(field)                                               \
+  .set_serve = [](ServeSettings& s, const Value& v) { Assign(v, &s.field); }, \
+  .get_serve = [](const ServeSettings& s) { return ToValue(s.field); }
+// A setting both commands read, bound to the field of the same name in each.
+#define WEIR_SHARED_FIELD(field) WEIR_PROCESS_FIELD(field), WEIR_SERVE_FIELD(field)
 
 constexpr int64_t kMiB = 1LL << 20;
 constexpr int64_t kGiB = 1LL << 30;
+constexpr int64_t kDayMs = 24 * 3600 * 1000LL;
 
 // Designated initializers name only what differs from Setting's defaults; GCC's -Wextra would
 // flag every member left to its default member initializer.
@@ -136,46 +142,46 @@ std::vector<Setting> BuildTable() {
        .allowed = {"sqlite", "postgres"},
        .default_note = "`sqlite`; `postgres` when DUCKLAKE_RDS_HOST is set",
        .description = "Where the DuckLake catalog lives.",
-       WEIR_PROCESS_FIELD(catalog.kind)},
+       WEIR_SHARED_FIELD(catalog.kind)},
       {.name = "catalog.sqlite_path",
        .type = S::kString,
        .description = "SQLite catalog file (kind sqlite).",
-       WEIR_PROCESS_FIELD(catalog.sqlite_path)},
+       WEIR_SHARED_FIELD(catalog.sqlite_path)},
       {.name = "catalog.postgres_dsn",
        .type = S::kString,
        .default_note = "built from the postgres_* settings",
        .secrecy = Secrecy::kConninfo,
        .description = "libpq connection string or postgres:// URI (kind postgres). Set either "
                       "this or postgres_host, not both.",
-       WEIR_PROCESS_FIELD(catalog.postgres_dsn)},
+       WEIR_SHARED_FIELD(catalog.postgres_dsn)},
       {.name = "catalog.postgres_host",
        .type = S::kString,
        .millpond_env = "DUCKLAKE_RDS_HOST",
        .description = "PostgreSQL host (kind postgres, when postgres_dsn is not set).",
-       WEIR_PROCESS_FIELD(catalog.postgres_host)},
+       WEIR_SHARED_FIELD(catalog.postgres_host)},
       {.name = "catalog.postgres_port",
        .type = S::kInt,
        .min = 1,
        .max = 65535,
        .millpond_env = "DUCKLAKE_RDS_PORT",
        .description = "PostgreSQL port.",
-       WEIR_PROCESS_FIELD(catalog.postgres_port)},
+       WEIR_SHARED_FIELD(catalog.postgres_port)},
       {.name = "catalog.postgres_database",
        .type = S::kString,
        .millpond_env = "DUCKLAKE_RDS_DATABASE",
        .description = "PostgreSQL database.",
-       WEIR_PROCESS_FIELD(catalog.postgres_database)},
+       WEIR_SHARED_FIELD(catalog.postgres_database)},
       {.name = "catalog.postgres_user",
        .type = S::kString,
        .millpond_env = "DUCKLAKE_RDS_USERNAME",
        .description = "PostgreSQL user.",
-       WEIR_PROCESS_FIELD(catalog.postgres_user)},
+       WEIR_SHARED_FIELD(catalog.postgres_user)},
       {.name = "catalog.postgres_password",
        .type = S::kString,
        .millpond_env = "DUCKLAKE_RDS_PASSWORD",
        .secrecy = Secrecy::kSecret,
        .description = "PostgreSQL password. Never printed.",
-       WEIR_PROCESS_FIELD(catalog.postgres_password)},
+       WEIR_SHARED_FIELD(catalog.postgres_password)},
       // Storage.
       {.name = "storage.data_path",
        .type = S::kString,
@@ -186,34 +192,34 @@ std::vector<Setting> BuildTable() {
        .type = S::kString,
        .millpond_env = "DUCKDB_S3_ACCESS_KEY_ID",
        .description = "S3 access key id; empty uses the default credential chain.",
-       WEIR_PROCESS_FIELD(storage.s3_access_key_id)},
+       WEIR_SHARED_FIELD(storage.s3_access_key_id)},
       {.name = "storage.s3_secret_access_key",
        .type = S::kString,
        .millpond_env = "DUCKDB_S3_SECRET_ACCESS_KEY",
        .secrecy = Secrecy::kSecret,
        .description = "S3 secret access key. Never printed.",
-       WEIR_PROCESS_FIELD(storage.s3_secret_access_key)},
+       WEIR_SHARED_FIELD(storage.s3_secret_access_key)},
       {.name = "storage.s3_region",
        .type = S::kString,
        .millpond_env = "DUCKDB_S3_REGION",
        .description = "S3 region. An s3:// data_path needs a region or an endpoint.",
-       WEIR_PROCESS_FIELD(storage.s3_region)},
+       WEIR_SHARED_FIELD(storage.s3_region)},
       {.name = "storage.s3_endpoint",
        .type = S::kString,
        .millpond_env = "DUCKDB_S3_ENDPOINT",
        .description = "S3-compatible endpoint (`localhost:9000`, `http://minio:9000`).",
-       WEIR_PROCESS_FIELD(storage.s3_endpoint)},
+       WEIR_SHARED_FIELD(storage.s3_endpoint)},
       {.name = "storage.s3_use_ssl",
        .type = S::kBool,
        .millpond_env = "DUCKDB_S3_USE_SSL",
        .description = "HTTPS to the endpoint.",
-       WEIR_PROCESS_FIELD(storage.s3_use_ssl)},
+       WEIR_SHARED_FIELD(storage.s3_use_ssl)},
       {.name = "storage.s3_url_style",
        .type = S::kEnum,
        .allowed = {"vhost", "path"},
        .millpond_env = "DUCKDB_S3_URL_STYLE",
        .description = "Bucket in the host name (vhost) or in the path (path, for MinIO).",
-       WEIR_PROCESS_FIELD(storage.s3_url_style)},
+       WEIR_SHARED_FIELD(storage.s3_url_style)},
       // Process.
       {.name = "memory_budget",
        .type = S::kBytes,
@@ -235,12 +241,12 @@ std::vector<Setting> BuildTable() {
        .aliases = {{"warning", "warn"}},
        .millpond_env = "LOG_LEVEL",
        .description = "Log level, any case; millpond's WARNING means warn.",
-       WEIR_PROCESS_FIELD(log_level)},
+       WEIR_SHARED_FIELD(log_level)},
       {.name = "log.format",
        .type = S::kEnum,
        .allowed = {"text", "json"},
        .description = "Log line format.",
-       WEIR_PROCESS_FIELD(log_format)},
+       WEIR_SHARED_FIELD(log_format)},
       {.name = "shutdown.drain_timeout",
        .type = S::kDuration,
        .min = 1000,
@@ -255,6 +261,98 @@ std::vector<Setting> BuildTable() {
        .description = "Attempts of a lake write or commit (exponential backoff from 1s, cap 30s) "
                       "before the process exits non-zero, losing nothing.",
        WEIR_PROCESS_FIELD(commit_max_attempts)},
+      // weir serve.
+      {.name = "serve.host",
+       .type = S::kString,
+       .description = "Address the PostgreSQL endpoint (and serve.http_port) listens on; "
+                      "`0.0.0.0` for every interface.",
+       WEIR_SERVE_FIELD(host)},
+      {.name = "serve.port",
+       .type = S::kInt,
+       .min = 0,
+       .max = 65535,
+       .description = "PostgreSQL protocol port; 0 picks a free one.",
+       WEIR_SERVE_FIELD(port)},
+      {.name = "serve.tls_dir",
+       .type = S::kString,
+       .description = "Directory of the TLS certificate and key (a self-signed pair is created "
+                      "when missing) and of the `users` file (SCRAM verifiers, never passwords).",
+       WEIR_SERVE_FIELD(tls_dir)},
+      {.name = "serve.max_connections",
+       .type = S::kInt,
+       .min = 1,
+       .max = 100000,
+       .description = "Connections in total; more are answered with FATAL 53300.",
+       WEIR_SERVE_FIELD(max_connections)},
+      {.name = "serve.max_connections_per_ip",
+       .type = S::kInt,
+       .min = 1,
+       .max = 100000,
+       .description = "Connections per client address; more are answered with FATAL 53300.",
+       WEIR_SERVE_FIELD(max_connections_per_ip)},
+      {.name = "serve.max_failed_logins",
+       .type = S::kInt,
+       .min = 1,
+       .max = 10000,
+       .description = "Failed logins from one address within 60 s before it is banned.",
+       WEIR_SERVE_FIELD(max_failed_logins)},
+      {.name = "serve.ban_seconds",
+       .type = S::kInt,
+       .min = 1,
+       .max = 604800,
+       .description = "Seconds a banned address is refused (FATAL 28000).",
+       WEIR_SERVE_FIELD(ban_seconds)},
+      {.name = "serve.statement_timeout",
+       .type = S::kDuration,
+       .min = 0,
+       .max = 7 * kDayMs,
+       .description = "Default of each session's statement_timeout (SET changes it); a statement "
+                      "running longer is cancelled with 57014. 0: none.",
+       WEIR_SERVE_FIELD(statement_timeout)},
+      {.name = "serve.idle_session_timeout",
+       .type = S::kDuration,
+       .min = 0,
+       .max = 7 * kDayMs,
+       .description = "A session idle longer is ended with FATAL 57P05. 0: never.",
+       WEIR_SERVE_FIELD(idle_session_timeout)},
+      {.name = "serve.shutdown_timeout",
+       .type = S::kDuration,
+       .min = 0,
+       .max = 3600000,
+       .description = "On SIGTERM, time running statements get before their sessions are ended "
+                      "with 57P01.",
+       WEIR_SERVE_FIELD(shutdown_timeout)},
+      {.name = "serve.session_memory",
+       .type = S::kBytes,
+       .min = kMiB,
+       .max = 1024 * kGiB,
+       .description = "Buffered results (open portals and cursors) one session may hold; beyond "
+                      "it the statement fails with 53200.",
+       WEIR_SERVE_FIELD(session_memory_bytes)},
+      {.name = "serve.memory_limit",
+       .type = S::kString,
+       .default_note = "DuckDB's (80% of RAM)",
+       .description = "DuckDB's memory_limit for the whole server, in DuckDB's grammar: a "
+                      "number and a unit (`4GB`, `1.5GiB`, `512MB`).",
+       WEIR_SERVE_FIELD(memory_limit)},
+      {.name = "serve.threads",
+       .type = S::kInt,
+       .min = 0,
+       .max = 4096,
+       .description = "DuckDB worker threads; 0: DuckDB's default (one per core).",
+       WEIR_SERVE_FIELD(threads)},
+      {.name = "serve.http_port",
+       .type = S::kInt,
+       .min = -1,
+       .max = 65535,
+       .description = "Port of /metrics, /healthz and /readyz on serve.host; -1 turns HTTP off, "
+                      "0 picks a free port.",
+       WEIR_SERVE_FIELD(http_port)},
+      {.name = "serve.query_log",
+       .type = S::kBool,
+       .description = "One log line per statement (user, application, statement, rows, "
+                      "SQLSTATE).",
+       WEIR_SERVE_FIELD(query_log)},
       // Datasets.
       {.name = "name",
        .scope = kD,
@@ -354,6 +452,8 @@ std::vector<Setting> BuildTable() {
 
 #undef WEIR_PROCESS_FIELD
 #undef WEIR_DATASET_FIELD
+#undef WEIR_SERVE_FIELD
+#undef WEIR_SHARED_FIELD
 
 }  // namespace
 
@@ -377,6 +477,18 @@ bool IsSettingPrefix(Scope scope, std::string_view prefix) {
     }
   }
   return false;
+}
+
+bool UsedBy(const Setting& setting, Command command) {
+  return command == Command::kServe
+             ? setting.set_serve != nullptr
+             : setting.set_process != nullptr || setting.set_dataset != nullptr;
+}
+
+Value DefaultValue(const Setting& setting) {
+  if (setting.get_dataset != nullptr) return setting.get_dataset(DatasetSettings{});
+  if (setting.get_process != nullptr) return setting.get_process(IngestSettings{});
+  return setting.get_serve(ServeSettings{});
 }
 
 std::string FullName(const Setting& setting) {

@@ -1,8 +1,10 @@
-// The settings table: every setting of `weir ingest` declared once.
+// The settings table: every setting of `weir ingest` and `weir serve` declared once.
 //
 // Loading (config/load.h), validation, Describe and docs/CONFIGURATION.md all read this table.
 // A setting's default is the value of its field in a default-constructed IngestSettings /
-// DatasetSettings (config/settings.h); the table reads it back through `get`.
+// DatasetSettings / ServeSettings (config/settings.h); the table reads it back through `get`.
+// Settings that mean the same to both commands (the catalog, S3 credentials, logging) are
+// declared once and bound to a field of each.
 #pragma once
 
 #include <chrono>
@@ -22,6 +24,9 @@ enum class SettingType { kString, kInt, kBool, kBytes, kDuration, kEnum, kString
 
 // Process settings apply once; dataset settings apply to each entry of `datasets:`.
 enum class Scope { kProcess, kDataset };
+
+// The commands that read settings: `weir ingest` (and `weir check`) and `weir serve`.
+enum class Command { kIngest, kServe };
 
 // How Describe prints a value: as is, fully masked, or with the password of a conninfo masked.
 enum class Secrecy { kPublic, kSecret, kConninfo };
@@ -44,11 +49,14 @@ struct Setting {
   Secrecy secrecy = Secrecy::kPublic;
   bool env = true;  // settable from WEIR_ variables
   std::string_view description;
-  // Exactly one pair is set, by scope.
+  // The fields it binds to: a dataset setting has the dataset pair; a process setting the
+  // process pair (read by weir ingest), the serve pair (read by weir serve), or both.
   void (*set_process)(IngestSettings&, const Value&) = nullptr;
   Value (*get_process)(const IngestSettings&) = nullptr;
   void (*set_dataset)(DatasetSettings&, const Value&) = nullptr;
   Value (*get_dataset)(const DatasetSettings&) = nullptr;
+  void (*set_serve)(ServeSettings&, const Value&) = nullptr;
+  Value (*get_serve)(const ServeSettings&) = nullptr;
 };
 
 // Every setting, in documentation order.
@@ -59,6 +67,13 @@ const Setting* FindSetting(Scope scope, std::string_view name);
 
 // True when some setting of `scope` is nested under `prefix` ("kafka", "flush").
 bool IsSettingPrefix(Scope scope, std::string_view prefix);
+
+// True when `command` reads the setting.
+bool UsedBy(const Setting& setting, Command command);
+
+// The setting's default value: its field in default-constructed settings of a command that
+// reads it.
+Value DefaultValue(const Setting& setting);
 
 // The full name in docs: "kafka.group_id", "datasets[].flush.max_bytes".
 std::string FullName(const Setting& setting);

@@ -1,8 +1,9 @@
-// The validated settings of `weir ingest`: what the rest of the program reads.
+// The validated settings of `weir ingest` and `weir serve`: what the rest of the program reads.
 //
-// Plain values, built once by LoadIngestSettings (config/load.h) before any thread starts and
-// read-only afterwards. The defaults written here are the documented defaults: the settings
-// table (config/setting_table.h) reads them back for docs/CONFIGURATION.md.
+// Plain values, built once by LoadIngestSettings / LoadServeSettings (config/load.h) before any
+// thread starts and read-only afterwards. The defaults written here are the documented
+// defaults: the settings table (config/setting_table.h) reads them back for
+// docs/CONFIGURATION.md.
 #pragma once
 
 #include <chrono>
@@ -88,6 +89,28 @@ struct IngestSettings {
   std::string log_format = "text";                 // text | json
   std::chrono::milliseconds drain_timeout{96000};  // shutdown.drain_timeout
   int commit_max_attempts = 10;                    // retry budget for lake commits
+};
+
+struct ServeSettings {
+  CatalogSettings catalog;  // the same catalog.* settings as weir ingest
+  StorageSettings storage;  // its s3_* credentials; data_path is ingest's (the catalog has it)
+  std::string host = "127.0.0.1";
+  int port = 5432;                              // 0 = any free port
+  std::string tls_dir = "weir-lake/serve-tls";  // certificate, key and the users file
+  int max_connections = 100;                    // in total; more get FATAL 53300
+  int max_connections_per_ip = 20;              // per client address
+  int max_failed_logins = 5;                    // per address within 60 s, then a ban
+  int ban_seconds = 300;
+  std::chrono::milliseconds statement_timeout{0};           // default of SET; 0 = none
+  std::chrono::milliseconds idle_session_timeout{3600000};  // 0 = never
+  std::chrono::milliseconds shutdown_timeout{30000};        // grace on SIGTERM
+  int64_t session_memory_bytes = 256LL << 20;               // buffered results per session
+  std::string memory_limit;        // DuckDB's memory_limit ("" = DuckDB's own)
+  int threads = 0;                 // DuckDB worker threads (0 = DuckDB's default)
+  int http_port = -1;              // /metrics /healthz /readyz (-1 off, 0 any)
+  bool query_log = true;           // one log line per statement
+  std::string log_level = "info";  // the same log.* settings as weir ingest
+  std::string log_format = "text";
 };
 
 }  // namespace weir::config

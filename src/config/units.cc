@@ -61,6 +61,7 @@ std::optional<int64_t> ParseByteSize(std::string_view text) {
 std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   text = TrimSpace(text);
   if (text.empty()) return std::nullopt;
+  if (text == "0") return std::chrono::milliseconds(0);  // zero needs no unit
   int64_t total = 0;
   while (!text.empty()) {
     int64_t amount = 0;
@@ -132,6 +133,7 @@ std::string FormatByteSize(int64_t bytes) {
 
 std::string FormatDuration(std::chrono::milliseconds duration) {
   const int64_t ms = duration.count();
+  if (ms == 0) return "0";
   if (ms != 0 && ms % (60 * 60 * 1000) == 0) return std::to_string(ms / (60 * 60 * 1000)) + "h";
   if (ms != 0 && ms % (60 * 1000) == 0) return std::to_string(ms / (60 * 1000)) + "m";
   if (ms != 0 && ms % 1000 == 0) return std::to_string(ms / 1000) + "s";

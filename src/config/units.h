@@ -14,7 +14,7 @@ namespace weir::config {
 std::optional<int64_t> ParseByteSize(std::string_view text);
 
 // "500ms", "60s", "2m", "1h", or a sum such as "1m30s". A bare number has no unit and is
-// refused. nullopt when not a duration.
+// refused, except 0. nullopt when not a duration.
 std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
 // true/false, yes/no, on/off, 1/0 (any case). nullopt otherwise.
@@ -26,7 +26,7 @@ std::optional<int64_t> ParseInteger(std::string_view text);
 // The shortest exact text: "100MiB", "64KiB", "1000" (plain bytes when not a whole unit).
 std::string FormatByteSize(int64_t bytes);
 
-// The shortest exact text: "96s", "500ms", "2m", "1h".
+// The shortest exact text: "96s", "500ms", "2m", "1h", "0".
 std::string FormatDuration(std::chrono::milliseconds duration);
 
 }  // namespace weir::config

@@ -7,6 +7,8 @@
 
 #include "config/setting_table.h"
 
+#include "base/text.h"
+
 namespace weir::config {
 namespace {
 
@@ -104,6 +106,26 @@ void CheckUnique(const IngestSettings& settings, ErrorList& errors) {
   }
 }
 
+void CheckCatalog(const CatalogSettings& catalog, ErrorList& errors) {
+  if (catalog.kind == CatalogKind::kPostgres && catalog.postgres_dsn.empty()) {
+    errors.Process("catalog.postgres_dsn",
+                   "required when catalog.kind is postgres (or set catalog.postgres_host / "
+                   "DUCKLAKE_RDS_HOST)");
+  }
+  if (catalog.kind == CatalogKind::kSqlite && catalog.sqlite_path.empty()) {
+    errors.Process("catalog.sqlite_path", "required when catalog.kind is sqlite");
+  }
+}
+
+void CheckS3Keys(const StorageSettings& storage, ErrorList& errors) {
+  if (storage.s3_access_key_id.empty() != storage.s3_secret_access_key.empty()) {
+    errors.Process(storage.s3_access_key_id.empty() ? "storage.s3_access_key_id"
+                                                    : "storage.s3_secret_access_key",
+                   "must be set together with the other of storage.s3_access_key_id / "
+                   "storage.s3_secret_access_key (or neither, for the credential chain)");
+  }
+}
+
 void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
   for (const Setting& setting : SettingTable()) {
     if (setting.scope != Scope::kProcess || !setting.required) continue;
@@ -124,15 +146,7 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
                    "group.id and auto.offset.reset are set by kafka.group_id and "
                    "kafka.auto_offset_reset, not as properties");
   }
-  const CatalogSettings& catalog = settings.catalog;
-  if (catalog.kind == CatalogKind::kPostgres && catalog.postgres_dsn.empty()) {
-    errors.Process("catalog.postgres_dsn",
-                   "required when catalog.kind is postgres (or set catalog.postgres_host / "
-                   "DUCKLAKE_RDS_HOST)");
-  }
-  if (catalog.kind == CatalogKind::kSqlite && catalog.sqlite_path.empty()) {
-    errors.Process("catalog.sqlite_path", "required when catalog.kind is sqlite");
-  }
+  CheckCatalog(settings.catalog, errors);
   const StorageSettings& storage = settings.storage;
   if (storage.data_path.empty()) {
     errors.Process("storage.data_path", "required, not set");
@@ -152,11 +166,19 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
         "storage.data_path",
         fmt::format("value \"{}\" is neither a local directory nor s3://", storage.data_path));
   }
-  if (storage.s3_access_key_id.empty() != storage.s3_secret_access_key.empty()) {
-    errors.Process(storage.s3_access_key_id.empty() ? "storage.s3_access_key_id"
-                                                    : "storage.s3_secret_access_key",
-                   "must be set together with the other of storage.s3_access_key_id / "
-                   "storage.s3_secret_access_key (or neither, for the credential chain)");
+  CheckS3Keys(storage, errors);
+}
+
+void CheckServe(const ServeSettings& settings, ErrorList& errors) {
+  CheckCatalog(settings.catalog, errors);
+  CheckS3Keys(settings.storage, errors);
+  if (settings.host.empty()) errors.Process("serve.host", "required, not set");
+  if (settings.tls_dir.empty()) errors.Process("serve.tls_dir", "required, not set");
+  if (!settings.memory_limit.empty() && !IsDuckDbMemorySize(settings.memory_limit)) {
+    errors.Process("serve.memory_limit",
+                   fmt::format("value \"{}\" is not a DuckDB memory size (a number and a unit: "
+                               "4GB, 1.5GiB, 512MB)",
+                               settings.memory_limit));
   }
 }
 
@@ -207,6 +229,33 @@ std::vector<std::string> ValidationErrors(const IngestSettings& settings, const 
   }
   CheckUnique(settings, errors);
   return messages;
+}
+
+std::vector<std::string> ValidationErrors(const ServeSettings& settings, const Origins& origins) {
+  std::vector<std::string> messages;
+  ErrorList errors(origins, &messages);
+  CheckServe(settings, errors);
+  return messages;
+}
+
+bool IsDuckDbMemorySize(std::string_view text) {
+  text = TrimSpace(text);
+  size_t digits = 0;
+  size_t dots = 0;
+  size_t i = 0;
+  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.');
+       ++i) {
+    (text[i] == '.' ? dots : digits) += 1;
+  }
+  if (digits == 0 || dots > 1) return false;
+  const std::string unit = ToLower(TrimSpace(text.substr(i)));
+  for (const std::string_view known :
+       {"b",  "byte",     "bytes",     "k",   "kb",  "kilobyte", "kilobytes", "m",
+        "mb", "megabyte", "megabytes", "g",   "gb",  "gigabyte", "gigabytes", "t",
+        "tb", "terabyte", "terabytes", "kib", "mib", "gib",      "tib"}) {
+    if (unit == known) return true;
+  }
+  return false;
 }
 
 Status ValidateIngestSettings(const IngestSettings& settings) {

@@ -1,5 +1,5 @@
 // Checks of settings that no single value shows: required settings, identifiers, partition
-// keys, uniqueness across datasets and rules between settings.
+// keys, uniqueness across datasets and rules between settings, for ingest and for serve.
 #pragma once
 
 #include <map>
@@ -40,6 +40,11 @@ std::string SettingError(std::string_view setting, std::string_view problem,
 
 // Every problem found, one message each, naming the setting, the value and its origin.
 std::vector<std::string> ValidationErrors(const IngestSettings& settings, const Origins& origins);
+std::vector<std::string> ValidationErrors(const ServeSettings& settings, const Origins& origins);
+
+// True for a memory size in DuckDB's grammar of its memory_limit setting: a number, optional
+// spaces and a unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, K, M, G, T or the words; any case).
+bool IsDuckDbMemorySize(std::string_view text);
 
 // ValidationErrors as one Invalid status (one error per line), or OK.
 Status ValidateIngestSettings(const IngestSettings& settings);

@@ -70,11 +70,8 @@ TEST(LoadTest, Defaults) {
 }
 
 TEST(LoadTest, EveryDefaultParsesBackWithinBounds) {
-  const IngestSettings process;
-  const DatasetSettings dataset;
   for (const Setting& setting : SettingTable()) {
-    const Value value = setting.scope == Scope::kProcess ? setting.get_process(process)
-                                                         : setting.get_dataset(dataset);
+    const Value value = DefaultValue(setting);
     if (setting.type == SettingType::kStringList || setting.type == SettingType::kStringMap) {
       continue;
     }

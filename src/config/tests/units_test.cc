@@ -29,7 +29,9 @@ TEST(UnitsTest, Durations) {
   EXPECT_EQ(ParseDuration("2m"), milliseconds(120000));
   EXPECT_EQ(ParseDuration("1h"), milliseconds(3600000));
   EXPECT_EQ(ParseDuration("1m30s"), milliseconds(90000));
-  EXPECT_EQ(ParseDuration("60"), std::nullopt);  // no unit
+  EXPECT_EQ(ParseDuration("60"), std::nullopt);    // no unit
+  EXPECT_EQ(ParseDuration("0"), milliseconds(0));  // zero needs none
+  EXPECT_EQ(ParseDuration("00"), std::nullopt);
   EXPECT_EQ(ParseDuration("5d"), std::nullopt);
   EXPECT_EQ(ParseDuration("s"), std::nullopt);
   EXPECT_EQ(ParseDuration(""), std::nullopt);
@@ -53,6 +55,7 @@ TEST(UnitsTest, FormatsRoundTrip) {
   EXPECT_EQ(FormatDuration(milliseconds(60000)), "1m");
   EXPECT_EQ(FormatDuration(milliseconds(500)), "500ms");
   EXPECT_EQ(FormatDuration(milliseconds(7200000)), "2h");
+  EXPECT_EQ(FormatDuration(milliseconds(0)), "0");
   for (const int64_t bytes : {int64_t{1}, int64_t{1536}, int64_t{1} << 40}) {
     EXPECT_EQ(ParseByteSize(FormatByteSize(bytes)), bytes);
   }
