@@ -435,6 +435,10 @@ Result<std::unique_ptr<Session>> Engine::Connect(size_t memory_limit) {
 
 void Session::Interrupt() { duckdb_interrupt(handles_->conn); }
 
+Status Session::SetVariable(const std::string& name, const std::string& value) {
+  return Exec(handles_->conn, "SET VARIABLE " + name + " = " + QuoteLiteral(value));
+}
+
 void Session::ClearStatementCache() {
   for (auto& [sql, statement] : handles_->cache) duckdb_destroy_prepare(&statement);
   handles_->cache.clear();

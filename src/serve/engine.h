@@ -144,6 +144,8 @@ class Session {
   Result<std::unique_ptr<TableAppender>> OpenAppender(const std::string& table,
                                                       const std::vector<std::string>& columns);
 
+  // Sets a DuckDB variable of this session (the catalog reads weir_user, weir_backend_pid).
+  Status SetVariable(const std::string& name, const std::string& value);
   // Interrupts the statement running on this session (from another thread).
   void Interrupt();
   // 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.

@@ -771,12 +771,18 @@ Status ProtocolSession::DescribePortal(const std::string& name) {
     return Status::OK();
   }
   std::vector<ResultColumn> columns;
-  if (portal.stream) {
-    columns = portal.stream->columns();
-  } else {
+  if (!portal.stream) {
     WEIR_ASSIGN_OR_RAISE(auto info, session_->Describe(portal.statement));
-    columns = info.columns;
+    if (!info.columns.empty()) {
+      // A query's columns are only certain once its parameters are bound (DuckDB cannot type
+      // `$1 * 2` before it has a value), so a query portal starts here; Execute streams it.
+      Arm();
+      Status started = StartStream(portal, session_->Execute(portal.statement, portal.parameters));
+      Disarm();
+      WEIR_RETURN_NOT_OK(Classify(started));
+    }
   }
+  if (portal.stream) columns = portal.stream->columns();
   if (columns.empty()) {
     writer.NoData();
   } else {

@@ -383,6 +383,8 @@ void Server::Serve(int fd) {
   const auto role = options_.roles.find(user);
   (*session)->SetReadOnly(role != options_.roles.end() && role->second == "read");
   const int32_t process_id = next_process_id_++;
+  (void)(*session)->SetVariable("weir_user", user);
+  (void)(*session)->SetVariable("weir_backend_pid", std::to_string(process_id));
   int32_t secret_key = 0;
   RAND_bytes(reinterpret_cast<unsigned char*>(&secret_key), sizeof secret_key);
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{

@@ -175,6 +175,12 @@ def test_psycopg_typed_parameters_and_binary_results_equal_text(served):
         found = conn.execute("SELECT id FROM notes WHERE at_ = %s AND tag = %s AND raw = %s",
                              [at, tag, b"\x00\x01\xff"]).fetchall()
         assert found == [(7,)]
+        # A parameter DuckDB cannot type before it has a value still gives the right columns.
+        assert conn.execute("SELECT id, body FROM notes WHERE id = %s * 2", [5]).fetchall() == []
+        assert conn.execute("SELECT id, %s * 2 AS twice FROM notes WHERE id = 7",
+                            [21]).fetchall() == [(7, 42)]
+        assert conn.execute("SELECT current_user, pg_backend_pid() > 0").fetchone() == (
+            "weir", True)
 
 
 def result_lines(stdout: str) -> list[str]:
