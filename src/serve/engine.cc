@@ -525,6 +525,14 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
                                        : duckdb_execute_prepared(statement, &result);
   if (state != DuckDBSuccess) {
     Status status = ResultError(result);
+    // Sessions run with DuckDB's configuration locked: a SET that DuckDB refuses as invalid
+    // input is a setting sessions may not change, PostgreSQL's "permission denied to set".
+    if (type == DUCKDB_STATEMENT_TYPE_SET &&
+        duckdb_result_error_type(&result) == DUCKDB_ERROR_INVALID_INPUT) {
+      status = ClassifiedError(
+          ErrorClass::kBadData, "sqlstate", "42501",
+          std::string("permission denied to set parameter: ") + duckdb_result_error(&result));
+    }
     duckdb_destroy_result(&result);
     if (transaction_status_ == 'T') transaction_status_ = 'E';
     (void)EndImplicitTransaction(false);

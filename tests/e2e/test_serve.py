@@ -287,8 +287,11 @@ def test_sessions_are_sandboxed(served_lake):
         run = psql(port, sql)
         assert run.returncode != 0, sql
         assert "42501" in run.stderr and "Permission Error" in run.stderr, (sql, run.stderr)
-    locked = psql(port, "SET enable_external_access = true")
-    assert locked.returncode != 0 and "22023" in locked.stderr, locked.stderr
+    for sql in ["SET enable_external_access = true", "SET allowed_directories = ['/']",
+                "RESET lock_configuration", "SET GLOBAL threads = 1"]:
+        locked = psql(port, sql)
+        assert locked.returncode != 0 and "42501" in locked.stderr, (sql, locked.stderr)
+        assert "permission denied to set parameter" in locked.stderr, locked.stderr
     assert not (tmp_path / "x.csv").exists()
     # The lake itself still reads and writes.
     assert psql(port, "INSERT INTO events (id, name, even) VALUES (-1, 'x', false)").returncode == 0
