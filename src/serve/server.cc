@@ -59,7 +59,7 @@ struct Server::Connection {
     // The socket itself is closed by the accept loop's thread, after it is forgotten.
   }
 
-  bool Write(const std::string& bytes) {
+  bool Write(std::string_view bytes) {
     size_t sent = 0;
     while (sent < bytes.size()) {
       const int n = ssl != nullptr
@@ -417,7 +417,7 @@ void Server::Serve(int fd) {
     conn.SetReadTimeout(idle);
     return conn.Read(false);
   };
-  io.write = [&conn](std::string_view bytes) { return conn.Write(std::string(bytes)); };
+  io.write = [&conn](std::string_view bytes) { return conn.Write(bytes); };
   io.idle_expired = [&conn] { return conn.timed_out; };
   ProtocolSession protocol(session->get(), std::move(io), session_options, metrics_.get(),
                            &stopping_);
