@@ -69,6 +69,49 @@ def test_psql_backslash_commands_list_the_lake(served_catalog):
     assert backslash(port, r"\dv") == ["public|v1|view|weir"]
 
 
+# Statements that would change weir's catalog for every session. The catalog database is
+# attached READ_ONLY, so DuckDB refuses each with its read-only error (InvalidInput: 22023).
+CATALOG_WRITES = [
+    "DROP VIEW weir_catalog.weir_pg_catalog.pg_class",
+    'DROP VIEW IF EXISTS "weir_catalog"."weir_pg_catalog"."pg_namespace"',
+    "DROP SCHEMA weir_catalog.weir_pg_catalog CASCADE",
+    "DROP SCHEMA weir_catalog.weir_information_schema CASCADE",
+    "CREATE OR REPLACE VIEW weir_catalog.weir_pg_catalog.pg_class AS SELECT 1 AS oid",
+    "CREATE TABLE weir_catalog.weir_pg_catalog.extra (i INTEGER)",
+    "CREATE SCHEMA weir_catalog.extra",
+    "ALTER VIEW weir_catalog.weir_information_schema.tables RENAME TO gone",
+    "COMMENT ON VIEW weir_catalog.weir_pg_catalog.pg_class IS 'gone'",
+    "DROP MACRO weir_catalog.weir_pg_catalog.format_type",
+    "CREATE OR REPLACE MACRO weir_catalog.weir_pg_catalog.version() AS 'gone'",
+]
+
+
+def test_sessions_cannot_change_the_catalog(served_catalog):
+    port = served_catalog
+    for sql in CATALOG_WRITES:
+        run = psql(port, sql)
+        assert run.returncode != 0, sql
+        assert "22023" in run.stderr and "read-only mode" in run.stderr, (sql, run.stderr)
+    # pg_catalog names as clients write them never reach weir's catalog (DuckDB's own refuses).
+    for sql in ["DROP VIEW pg_catalog.pg_class", "DROP VIEW pg_class",
+                "DROP VIEW information_schema.tables"]:
+        assert psql(port, sql).returncode != 0, sql
+    # Every session, new ones included, still lists the lake.
+    assert backslash(port, r"\dt") == ["public|events|table|weir"]
+    assert backslash(port, r"\dn") == ["other|weir", "public|weir"]
+    assert backslash(port, r"\d other.o2") == ["x|integer|||"]
+
+
+@pytest.mark.xfail(strict=True, reason="the engine does not refuse DETACH yet (statement type "
+                                       "DUCKDB_STATEMENT_TYPE_DETACH): a session can detach "
+                                       "weir_catalog, memory or lake for every session")
+def test_sessions_cannot_detach_the_catalog(served_catalog):
+    port = served_catalog
+    run = psql(port, "DETACH weir_catalog")
+    assert run.returncode != 0 and "42501" in run.stderr, run.stderr
+    assert backslash(port, r"\dt") == ["public|events|table|weir"]
+
+
 def test_pgjdbc_prepared_statements_batches_and_metadata(served_catalog):
     jars = sorted((DEPS / "clients" / "jdbc").glob("postgresql-*.jar"))
     if shutil.which("java") is None or not jars:

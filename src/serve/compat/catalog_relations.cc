@@ -45,7 +45,7 @@ SELECT coalesce(@.weir_system_relation_oid(v.view_name), v.view_oid), v.database
   CASE v.schema_name WHEN 'weir_pg_catalog' THEN 11 ELSE 13183 END, 0, v.column_count, 0, 0,
   NULL, v.sql
 FROM duckdb_views() v
-WHERE v.database_name = 'memory' AND v.schema_name IN ('weir_pg_catalog', 'weir_information_schema')
+WHERE v.database_name = '@catalog' AND v.schema_name IN ('weir_pg_catalog', 'weir_information_schema')
   AND NOT starts_with(v.view_name, 'weir_'))";
 
 constexpr const char* kNamespace = R"(CREATE VIEW @.pg_namespace AS

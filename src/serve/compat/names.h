@@ -2,10 +2,11 @@
 // creates exactly these objects; the rewriter sends clients' pg_catalog and information_schema
 // references to them.
 //
-// The objects live in schemas of DuckDB's in-memory default database (`memory`), which every
-// connection of the process shares: created once, before the sandbox locks the configuration.
-// (DuckDB reserves the schema names pg_catalog and information_schema for its own views, so
-// weir's have their own names and the rewriter qualifies references fully.)
+// The objects live in a DuckDB database of their own (kCatalogDatabase), which InstallCatalog
+// builds in a private file and attaches read-only: every connection of the process sees it, and
+// none can drop, replace or alter what is in it. (DuckDB reserves the schema names pg_catalog and
+// information_schema for its own views, so weir's have their own names and the rewriter
+// qualifies references fully.)
 #pragma once
 
 #include <span>
@@ -13,8 +14,9 @@
 
 namespace weir::serve::compat {
 
-inline constexpr std::string_view kPgCatalog = "memory.weir_pg_catalog";
-inline constexpr std::string_view kInformationSchema = "memory.weir_information_schema";
+inline constexpr std::string_view kCatalogDatabase = "weir_catalog";
+inline constexpr std::string_view kPgCatalog = "weir_catalog.weir_pg_catalog";
+inline constexpr std::string_view kInformationSchema = "weir_catalog.weir_information_schema";
 // The catalog the engine attaches the lake as; its schema `main` is PostgreSQL's `public`.
 inline constexpr std::string_view kLakeCatalog = "lake";
 

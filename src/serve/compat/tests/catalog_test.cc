@@ -1,9 +1,11 @@
 // The catalog on a real DuckDB: an in-memory database with an in-memory `lake` attached, the
-// objects installed once, then clients' queries (rewritten as the engine does) from a second
-// connection.
+// objects installed once and the sandbox locked as the engine does, then clients' queries
+// (rewritten as the engine does) from a second connection.
 #include <duckdb.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,9 @@ class CatalogTest : public ::testing::Test {
          "CREATE VIEW v1 AS SELECT 1 AS one");
     auto installed = InstallCatalog(setup_);
     ASSERT_TRUE(installed.ok()) << installed.ToString();
+    Exec(setup_,
+         "SET allowed_directories = ['/nonexistent-weir']; SET enable_external_access = false; "
+         "SET lock_configuration = true");
     ASSERT_EQ(duckdb_connect(db_, &session_), DuckDBSuccess);
     Exec(session_, "USE lake");
   }
@@ -71,6 +76,15 @@ class CatalogTest : public ::testing::Test {
     return rows;
   }
 
+  // Runs `sql` as it is; the type of DuckDB's error (DUCKDB_ERROR_INVALID on success).
+  duckdb_error_type ErrorOf(const std::string& sql) {
+    duckdb_result result;
+    const bool ok = duckdb_query(session_, sql.c_str(), &result) == DuckDBSuccess;
+    const duckdb_error_type type = ok ? DUCKDB_ERROR_INVALID : duckdb_result_error_type(&result);
+    duckdb_destroy_result(&result);
+    return type;
+  }
+
   duckdb_database db_ = nullptr;
   duckdb_connection setup_ = nullptr;
   duckdb_connection session_ = nullptr;
@@ -78,14 +92,14 @@ class CatalogTest : public ::testing::Test {
 
 TEST_F(CatalogTest, EveryNamedObjectExists) {
   for (std::string_view name : PgCatalogRelations()) {
-    EXPECT_EQ(Query("SELECT count(*) FROM duckdb_views() WHERE database_name = 'memory' AND "
+    EXPECT_EQ(Query("SELECT count(*) FROM duckdb_views() WHERE database_name = 'weir_catalog' AND "
                     "schema_name = 'weir_pg_catalog' AND view_name = '" +
                     std::string(name) + "'"),
               (Rows{{"1"}}))
         << name;
   }
   for (std::string_view name : InformationSchemaRelations()) {
-    EXPECT_EQ(Query("SELECT count(*) FROM duckdb_views() WHERE database_name = 'memory' AND "
+    EXPECT_EQ(Query("SELECT count(*) FROM duckdb_views() WHERE database_name = 'weir_catalog' AND "
                     "schema_name = 'weir_information_schema' AND view_name = '" +
                     std::string(name) + "'"),
               (Rows{{"1"}}))
@@ -93,18 +107,19 @@ TEST_F(CatalogTest, EveryNamedObjectExists) {
   }
   for (std::string_view name : PgCatalogFunctions()) {
     EXPECT_EQ(Query("SELECT count(DISTINCT function_name) FROM duckdb_functions() WHERE "
-                    "database_name = 'memory' AND schema_name = 'weir_pg_catalog' AND "
+                    "database_name = 'weir_catalog' AND schema_name = 'weir_pg_catalog' AND "
                     "function_name = '" +
                     std::string(name) + "'"),
               (Rows{{"1"}}))
         << name;
   }
   for (std::string_view name : InformationSchemaFunctions()) {
-    EXPECT_EQ(Query("SELECT count(DISTINCT function_name) FROM duckdb_functions() WHERE "
-                    "database_name = 'memory' AND schema_name = 'weir_information_schema' AND "
-                    "function_name = '" +
-                    std::string(name) + "'"),
-              (Rows{{"1"}}))
+    EXPECT_EQ(
+        Query("SELECT count(DISTINCT function_name) FROM duckdb_functions() WHERE "
+              "database_name = 'weir_catalog' AND schema_name = 'weir_information_schema' AND "
+              "function_name = '" +
+              std::string(name) + "'"),
+        (Rows{{"1"}}))
         << name;
   }
   // Every view binds and answers (empty ones included).
@@ -114,6 +129,76 @@ TEST_F(CatalogTest, EveryNamedObjectExists) {
   for (std::string_view name : InformationSchemaRelations()) {
     Query("SELECT * FROM information_schema." + std::string(name));
   }
+}
+
+// The catalog lives in a database attached read-only: whatever a session writes to it fails
+// with DuckDB's read-only error (InvalidInput), and the catalog answers as before.
+TEST_F(CatalogTest, SessionsCannotChangeTheCatalog) {
+  for (const std::string sql : {
+           "DROP VIEW weir_catalog.weir_pg_catalog.pg_class",
+           "DROP VIEW IF EXISTS \"weir_catalog\".\"weir_pg_catalog\".\"pg_namespace\"",
+           "DROP SCHEMA weir_catalog.weir_pg_catalog CASCADE",
+           "DROP SCHEMA weir_catalog.weir_information_schema CASCADE",
+           "CREATE OR REPLACE VIEW weir_catalog.weir_pg_catalog.pg_class AS SELECT 1 AS oid",
+           "CREATE TABLE weir_catalog.weir_information_schema.x (i INTEGER)",
+           "CREATE SCHEMA weir_catalog.extra",
+           "CREATE OR REPLACE MACRO weir_catalog.weir_pg_catalog.version() AS 'x'",
+           "DROP MACRO weir_catalog.weir_pg_catalog.format_type",
+           "ALTER VIEW weir_catalog.weir_pg_catalog.pg_class RENAME TO gone",
+           "COMMENT ON VIEW weir_catalog.weir_pg_catalog.pg_class IS 'x'",
+           "CREATE TABLE weir_catalog.main.t (i INTEGER)",
+       }) {
+    EXPECT_EQ(ErrorOf(sql), DUCKDB_ERROR_INVALID_INPUT) << sql;
+  }
+  // With the catalog as the session's default schema, unqualified names are refused the same.
+  EXPECT_EQ(ErrorOf("USE weir_catalog.weir_pg_catalog"), DUCKDB_ERROR_INVALID);
+  EXPECT_EQ(ErrorOf("DROP VIEW pg_type"), DUCKDB_ERROR_INVALID_INPUT);
+  EXPECT_EQ(ErrorOf("CREATE VIEW pg_extra AS SELECT 1"), DUCKDB_ERROR_INVALID_INPUT);
+  EXPECT_EQ(ErrorOf("USE lake"), DUCKDB_ERROR_INVALID);
+  // What clients write, rewritten: DDL on pg_catalog names is never sent to weir's catalog.
+  EXPECT_NE(ErrorOf(RewriteForDuckDb("DROP VIEW pg_catalog.pg_class")), DUCKDB_ERROR_INVALID);
+  EXPECT_NE(ErrorOf(RewriteForDuckDb("CREATE OR REPLACE VIEW pg_catalog.pg_class AS SELECT 1")),
+            DUCKDB_ERROR_INVALID);
+  EXPECT_EQ(Query("SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+                  "ON n.oid = c.relnamespace WHERE n.nspname = 'public'"),
+            (Rows{{"2"}}));
+  EXPECT_EQ(Query("SELECT count(*) FROM information_schema.tables WHERE table_name = 'events'"),
+            (Rows{{"1"}}));
+}
+
+// The database file exists only while the catalog is built: what is left in the temporary
+// directory afterwards is nothing, and the attached catalog still answers.
+TEST(InstallCatalog, LeavesNothingInTheTemporaryDirectory) {
+  const std::filesystem::path temp =
+      std::filesystem::temp_directory_path() / ("weir-catalog-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(temp);
+  const char* previous = getenv("TMPDIR");
+  const std::string saved = previous == nullptr ? "" : previous;
+  setenv("TMPDIR", temp.c_str(), 1);
+  duckdb_database db = nullptr;
+  duckdb_connection conn = nullptr;
+  ASSERT_EQ(duckdb_open(nullptr, &db), DuckDBSuccess);
+  ASSERT_EQ(duckdb_connect(db, &conn), DuckDBSuccess);
+  duckdb_result result;
+  ASSERT_EQ(duckdb_query(conn, "ATTACH ':memory:' AS lake", &result), DuckDBSuccess);
+  duckdb_destroy_result(&result);
+  const Status installed = InstallCatalog(conn);
+  if (previous == nullptr) {
+    unsetenv("TMPDIR");
+  } else {
+    setenv("TMPDIR", saved.c_str(), 1);
+  }
+  EXPECT_TRUE(installed.ok()) << installed.ToString();
+  EXPECT_TRUE(std::filesystem::is_empty(temp));
+  const std::string sql =
+      RewriteForDuckDb("SELECT count(*) FROM pg_catalog.pg_type WHERE typname = 'int4'");
+  ASSERT_EQ(duckdb_query(conn, sql.c_str(), &result), DuckDBSuccess)
+      << duckdb_result_error(&result);
+  EXPECT_EQ(duckdb_value_int64(&result, 0, 0), 1);
+  duckdb_destroy_result(&result);
+  duckdb_disconnect(&conn);
+  duckdb_close(&db);
+  std::filesystem::remove_all(temp);
 }
 
 TEST_F(CatalogTest, TablesAndSchemasAsPsqlListsThem) {

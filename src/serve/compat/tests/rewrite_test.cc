@@ -34,15 +34,15 @@ TEST(RewriteForDuckDb, DuckDbNativeStatementsComeBackByteIdentical) {
 
 TEST(RewriteForDuckDb, CatalogRelationsGoToWeirsCatalog) {
   EXPECT_EQ(RewriteForDuckDb("SELECT relname FROM pg_catalog.pg_class c WHERE c.relkind = 'r'"),
-            "SELECT relname FROM memory.weir_pg_catalog.pg_class c WHERE c.relkind = 'r'");
+            "SELECT relname FROM weir_catalog.weir_pg_catalog.pg_class c WHERE c.relkind = 'r'");
   EXPECT_EQ(RewriteForDuckDb("select * from pg_namespace"),
-            "select * from memory.weir_pg_catalog.pg_namespace");
+            "select * from weir_catalog.weir_pg_catalog.pg_namespace");
   EXPECT_EQ(RewriteForDuckDb("SELECT table_name FROM information_schema.tables"),
-            "SELECT table_name FROM memory.weir_information_schema.tables");
+            "SELECT table_name FROM weir_catalog.weir_information_schema.tables");
   EXPECT_EQ(RewriteForDuckDb("select column_name from \"lake\".information_schema.\"columns\""),
-            "select column_name from memory.weir_information_schema.columns");
+            "select column_name from weir_catalog.weir_information_schema.columns");
   EXPECT_EQ(RewriteForDuckDb("SELECT (information_schema._pg_expandarray(i.indkey)).n FROM t i"),
-            "SELECT (memory.weir_information_schema._pg_expandarray(i.indkey)).n FROM t i");
+            "SELECT (weir_catalog.weir_information_schema._pg_expandarray(i.indkey)).n FROM t i");
   // An information_schema view weir does not define stays DuckDB's.
   EXPECT_EQ(RewriteForDuckDb("SELECT * FROM information_schema.character_sets"),
             "SELECT * FROM information_schema.character_sets");
@@ -58,7 +58,7 @@ TEST(RewriteForDuckDb, PublicIsTheLakesMainSchema) {
   EXPECT_EQ(RewriteForDuckDb("SELECT public.events.id FROM public.events"),
             "SELECT main.events.id FROM main.events");
   EXPECT_EQ(RewriteForDuckDb("SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class"),
-            "SELECT pg_class.relname FROM memory.weir_pg_catalog.pg_class");
+            "SELECT pg_class.relname FROM weir_catalog.weir_pg_catalog.pg_class");
   EXPECT_EQ(RewriteForDuckDb("DROP TABLE IF EXISTS \"public\".\"t\""),
             "DROP TABLE IF EXISTS main.\"t\"");
   EXPECT_EQ(RewriteForDuckDb("CREATE SCHEMA IF NOT EXISTS public"),
@@ -68,10 +68,10 @@ TEST(RewriteForDuckDb, PublicIsTheLakesMainSchema) {
 TEST(RewriteForDuckDb, PsqlsPatternMatchAndCollation) {
   EXPECT_EQ(RewriteForDuckDb("SELECT c.oid FROM pg_catalog.pg_class c WHERE c.relname "
                              "OPERATOR(pg_catalog.~) '^(events)$' COLLATE pg_catalog.default"),
-            "SELECT c.oid FROM memory.weir_pg_catalog.pg_class c WHERE c.relname "
+            "SELECT c.oid FROM weir_catalog.weir_pg_catalog.pg_class c WHERE c.relname "
             "~ '(?s).*(?:^(events)$).*' ");
   EXPECT_EQ(RewriteForDuckDb("SELECT 1 FROM pg_namespace n WHERE n.nspname !~ '^pg_'"),
-            "SELECT 1 FROM memory.weir_pg_catalog.pg_namespace n WHERE n.nspname !~ "
+            "SELECT 1 FROM weir_catalog.weir_pg_catalog.pg_namespace n WHERE n.nspname !~ "
             "'(?s).*(?:^pg_).*'");
   EXPECT_EQ(RewriteForDuckDb("SELECT 'ABC' ~* 'b'"), "SELECT 'ABC' ~ '(?si).*(?:b).*'");
   EXPECT_EQ(RewriteForDuckDb("SELECT 'it''s' ~ 't''s'"), "SELECT 'it''s' ~ '(?s).*(?:t''s).*'");
@@ -82,18 +82,18 @@ TEST(RewriteForDuckDb, PsqlsPatternMatchAndCollation) {
 
 TEST(RewriteForDuckDb, FunctionsResolveToWeirsOrDuckDbs) {
   EXPECT_EQ(RewriteForDuckDb("SELECT pg_catalog.format_type(a.atttypid, a.atttypmod) FROM t a"),
-            "SELECT memory.weir_pg_catalog.format_type(a.atttypid, a.atttypmod) FROM t a");
+            "SELECT weir_catalog.weir_pg_catalog.format_type(a.atttypid, a.atttypmod) FROM t a");
   EXPECT_EQ(RewriteForDuckDb("SELECT pg_catalog.lower(x), pg_catalog.array_to_string(l, ',')"),
             "SELECT lower(x), array_to_string(l, ',')");
   EXPECT_EQ(RewriteForDuckDb("SELECT current_schema()"),
-            "SELECT memory.weir_pg_catalog.current_schema()");
+            "SELECT weir_catalog.weir_pg_catalog.current_schema()");
   EXPECT_EQ(RewriteForDuckDb("SELECT current_schema"),
-            "SELECT memory.weir_pg_catalog.current_schema()");
+            "SELECT weir_catalog.weir_pg_catalog.current_schema()");
   EXPECT_EQ(RewriteForDuckDb("select pg_catalog.version()"),
-            "select memory.weir_pg_catalog.version()");
+            "select weir_catalog.weir_pg_catalog.version()");
   EXPECT_EQ(RewriteForDuckDb("SELECT current_user, session_user"),
-            "SELECT memory.weir_pg_catalog.weir_user_name(), "
-            "memory.weir_pg_catalog.weir_user_name()");
+            "SELECT weir_catalog.weir_pg_catalog.weir_user_name(), "
+            "weir_catalog.weir_pg_catalog.weir_user_name()");
   EXPECT_EQ(RewriteForDuckDb("SELECT current_setting('server_version_num')"), "SELECT ('150000')");
   EXPECT_EQ(RewriteForDuckDb("SELECT current_setting('threads')"),
             "SELECT current_setting('threads')");
@@ -105,23 +105,23 @@ TEST(RewriteForDuckDb, FunctionsResolveToWeirsOrDuckDbs) {
 
 TEST(RewriteForDuckDb, ObjectIdentifierCasts) {
   EXPECT_EQ(RewriteForDuckDb("SELECT 'pg_class'::regclass"),
-            "SELECT memory.weir_pg_catalog.weir_regclass_oid('pg_class')");
+            "SELECT weir_catalog.weir_pg_catalog.weir_regclass_oid('pg_class')");
   EXPECT_EQ(RewriteForDuckDb("SELECT '16385'::pg_catalog.regclass"),
-            "SELECT memory.weir_pg_catalog.weir_regclass_oid('16385')");
+            "SELECT weir_catalog.weir_pg_catalog.weir_regclass_oid('16385')");
   EXPECT_EQ(RewriteForDuckDb("SELECT c.oid::pg_catalog.regclass FROM pg_class c"),
-            "SELECT memory.weir_pg_catalog.weir_regclass_name(c.oid) FROM "
-            "memory.weir_pg_catalog.pg_class c");
+            "SELECT weir_catalog.weir_pg_catalog.weir_regclass_name(c.oid) FROM "
+            "weir_catalog.weir_pg_catalog.pg_class c");
   EXPECT_EQ(RewriteForDuckDb("SELECT c.reloftype::pg_catalog.regtype::pg_catalog.text FROM t c"),
-            "SELECT memory.weir_pg_catalog.weir_regtype_name(c.reloftype)::text FROM t c");
+            "SELECT weir_catalog.weir_pg_catalog.weir_regtype_name(c.reloftype)::text FROM t c");
   EXPECT_EQ(RewriteForDuckDb("SELECT typinput = 'pg_catalog.array_in'::regproc FROM pg_type"),
-            "SELECT typinput = 'array_in' FROM memory.weir_pg_catalog.pg_type");
+            "SELECT typinput = 'array_in' FROM weir_catalog.weir_pg_catalog.pg_type");
   EXPECT_EQ(RewriteForDuckDb("SELECT $1::regclass"),
-            "SELECT memory.weir_pg_catalog.weir_regclass_oid($1)");
+            "SELECT weir_catalog.weir_pg_catalog.weir_regclass_oid($1)");
   EXPECT_EQ(RewriteForDuckDb("SELECT CAST(x AS regtype) FROM t"),
-            "SELECT memory.weir_pg_catalog.weir_regtype_name(x ) FROM t");
+            "SELECT weir_catalog.weir_pg_catalog.weir_regtype_name(x ) FROM t");
   EXPECT_EQ(RewriteForDuckDb("SELECT 0::regclass"), "SELECT 0");
   EXPECT_EQ(RewriteForDuckDb("SELECT (a + 1)::regclass FROM t"),
-            "SELECT (memory.weir_pg_catalog.weir_regclass_name(a + 1)) FROM t");
+            "SELECT (weir_catalog.weir_pg_catalog.weir_regclass_name(a + 1)) FROM t");
   EXPECT_EQ(RewriteForDuckDb("SELECT x::pg_catalog.int2[], y::name FROM t"),
             "SELECT x::int2[], y::VARCHAR FROM t");
 }
@@ -130,7 +130,7 @@ TEST(RewriteForDuckDb, FunctionInFromNamesItsColumnAfterTheAlias) {
   EXPECT_EQ(RewriteForDuckDb("SELECT a[s] FROM pg_catalog.generate_series(0, 3) s, t"),
             "SELECT a[s] FROM generate_series(0, 3) s(s), t");
   EXPECT_EQ(RewriteForDuckDb("SELECT x FROM unnest(pg_catalog.current_schemas(true)) AS x"),
-            "SELECT x FROM unnest(memory.weir_pg_catalog.current_schemas(true)) AS x(x)");
+            "SELECT x FROM unnest(weir_catalog.weir_pg_catalog.current_schemas(true)) AS x(x)");
   EXPECT_EQ(RewriteForDuckDb("SELECT r FROM generate_series(1, 3) AS s(r)"),
             "SELECT r FROM generate_series(1, 3) AS s(r)");
 }
