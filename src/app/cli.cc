@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <sstream>
 
 #include <arrow/config.h>
@@ -13,6 +14,7 @@
 #include "app/serve_command.h"
 #include "app/version.h"
 #include "config/load.h"
+#include "config/setting_table.h"
 
 namespace weir::app {
 namespace {
@@ -30,6 +32,45 @@ constexpr std::array<Subcommand, 5> kSubcommands = {{
     {"wal", "Inspect and recover the local write-ahead log (WAL mode)"},
     {"check", "Validate a configuration and probe broker, catalog and storage, then exit"},
 }};
+
+// The command-line shortcuts of weir serve's settings: `--port 5433` is `--set serve.port=5433`.
+// A bare number given to a flag with a unit gets that unit (`--idle-session-timeout 2` is 2s).
+struct ServeShortcut {
+  const char* flag;
+  const char* setting;
+  const char* unit;
+};
+constexpr ServeShortcut kServeShortcuts[] = {
+    {"--catalog-sqlite", "catalog.sqlite_path", ""},
+    {"--host", "serve.host", ""},
+    {"--port", "serve.port", ""},
+    {"--tls-dir", "serve.tls_dir", ""},
+    {"--max-connections", "serve.max_connections", ""},
+    {"--max-connections-per-ip", "serve.max_connections_per_ip", ""},
+    {"--max-failed-logins", "serve.max_failed_logins", ""},
+    {"--ban-seconds", "serve.ban_seconds", ""},
+    {"--statement-timeout-ms", "serve.statement_timeout", "ms"},
+    {"--idle-session-timeout", "serve.idle_session_timeout", "s"},
+    {"--shutdown-timeout", "serve.shutdown_timeout", "s"},
+    {"--session-memory-mb", "serve.session_memory", "MiB"},
+    {"--memory-limit", "serve.memory_limit", ""},
+    {"--threads", "serve.threads", ""},
+    {"--http-port", "serve.http_port", ""},
+};
+
+bool IsDigits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
+}
+
+// The setting's description from the table, and the --set it stands for.
+std::string ShortcutHelp(const std::string& setting, const std::string& unit) {
+  const config::Setting* found = config::FindSetting(config::Scope::kProcess, setting);
+  std::string help = found == nullptr ? "" : std::string(found->description) + " ";
+  if (unit.empty()) return help + "Same as --set " + setting + "=...";
+  return help + "A bare number n means n" + unit + ". Same as --set " + setting + "=<n>" + unit;
+}
 
 }  // namespace
 
@@ -76,37 +117,33 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
             "Same as --set " + setting + "=...");
       }
     } else if (std::string_view(sub.name) == "serve") {
-      command->add_option("--catalog-sqlite", serve_args.catalog_sqlite,
-                          "SQLite DuckLake catalog (default weir-lake/catalog.sqlite)");
-      command->add_option("--catalog-postgres", serve_args.catalog_postgres,
-                          "PostgreSQL DuckLake catalog (a libpq connection string)");
-      command->add_option("--host", serve_args.host, "Address to listen on (default 127.0.0.1)");
-      command->add_option("--port", serve_args.port, "Port to listen on (default 5432; 0: any)");
-      command->add_option("--tls-dir", serve_args.tls_dir,
-                          "Certificate, key and users file (created when missing)");
-      command->add_option("--max-connections", serve_args.max_connections,
-                          "Connections in total (default 100; more get FATAL 53300)");
-      command->add_option("--max-connections-per-ip", serve_args.max_connections_per_ip,
-                          "Connections per client address (default 20)");
-      command->add_option("--max-failed-logins", serve_args.max_failed_logins,
-                          "Failed logins per address within 60 s before a ban (default 5)");
-      command->add_option("--ban-seconds", serve_args.ban_seconds,
-                          "How long a banned address is refused (default 300)");
-      command->add_option("--statement-timeout-ms", serve_args.statement_timeout_ms,
-                          "Default statement_timeout in ms (default 0: none; 57014 when hit)");
-      command->add_option("--idle-session-timeout", serve_args.idle_session_timeout_s,
-                          "Seconds a session may idle before FATAL 57P05 (default 3600; 0: never)");
-      command->add_option("--shutdown-timeout", serve_args.shutdown_timeout_s,
-                          "Seconds running statements get on SIGTERM before 57P01 (default 30)");
-      command->add_option("--session-memory-mb", serve_args.session_memory_mb,
-                          "MiB of buffered results a session may hold (default 256; else 53200)");
-      command->add_option("--memory-limit", serve_args.memory_limit,
-                          "DuckDB memory_limit for the whole server, e.g. 4GB (default DuckDB's)");
-      command->add_option("--threads", serve_args.threads, "DuckDB worker threads (default all)");
-      command->add_option("--http-port", serve_args.http_port,
-                          "Port of /metrics, /healthz and /readyz (default off)");
-      command->add_flag("--query-log,!--no-query-log", serve_args.query_log,
-                        "One log line per statement (default on)");
+      command->add_option("-c,--config", config_path,
+                          "YAML configuration file (serve.*, catalog.*, storage.s3_*, log.*)");
+      command->add_option("--set", sets,
+                          "Override one setting: name=value (see docs/CONFIGURATION.md)");
+      for (const ServeShortcut& shortcut : kServeShortcuts) {
+        const std::string setting = shortcut.setting, unit = shortcut.unit;
+        command->add_option_function<std::string>(
+            shortcut.flag,
+            [&shortcuts, setting, unit](const std::string& v) {
+              shortcuts[setting] = IsDigits(v) ? v + unit : v;
+            },
+            ShortcutHelp(setting, unit));
+      }
+      command->add_option_function<std::string>(
+          "--catalog-postgres",
+          [&shortcuts](const std::string& v) {
+            shortcuts["catalog.kind"] = "postgres";
+            shortcuts["catalog.postgres_dsn"] = v;
+          },
+          "PostgreSQL DuckLake catalog, a libpq connection string. Same as --set "
+          "catalog.kind=postgres --set catalog.postgres_dsn=...");
+      command->add_flag_callback(
+          "--query-log", [&shortcuts] { shortcuts["serve.query_log"] = "true"; },
+          "Same as --set serve.query_log=true");
+      command->add_flag_callback(
+          "--no-query-log", [&shortcuts] { shortcuts["serve.query_log"] = "false"; },
+          "Same as --set serve.query_log=false");
       command->add_option("--add-user", serve_args.add_user,
                           "Add or replace a user (password from $WEIR_SERVE_NEW_PASSWORD, else "
                           "generated and printed once), then exit");
@@ -145,18 +182,23 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitUsage;
   }
   const std::string name = (*chosen)->get_name();
-  if (name == "ingest" || name == "check") {
-    if (!config_path.empty()) ingest_args.config_path = config_path;
-    ingest_args.overrides = shortcuts;
+  if (name == "ingest" || name == "check" || name == "serve") {
+    std::map<std::string, std::string> overrides = shortcuts;
     for (const auto& set : sets) {
-      if (auto added = config::AddOverride(set, &ingest_args.overrides); !added.ok()) {
+      if (auto added = config::AddOverride(set, &overrides); !added.ok()) {
         err << "weir " << name << ": --set " << set << ": " << added.message() << "\n";
         return kExitUsage;
       }
     }
+    if (name == "serve") {
+      if (!config_path.empty()) serve_args.config_path = config_path;
+      serve_args.overrides = std::move(overrides);
+      return RunServe(serve_args, out, err);
+    }
+    if (!config_path.empty()) ingest_args.config_path = config_path;
+    ingest_args.overrides = std::move(overrides);
     return name == "ingest" ? RunIngest(ingest_args, out, err) : RunCheck(ingest_args, out, err);
   }
-  if (name == "serve") return RunServe(serve_args, out, err);
   err << "weir " << name << ": not implemented yet in weir " << kVersion << "\n";
   return kExitNotImplemented;
 }

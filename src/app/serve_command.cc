@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -17,6 +19,9 @@
 #include <spdlog/spdlog.h>
 
 #include "app/cli.h"
+#include "base/logging.h"
+#include "config/describe.h"
+#include "config/load.h"
 #include "lake/duckdb_engine.h"
 #include "observe/http_server.h"
 #include "observe/metrics_registry.h"
@@ -94,8 +99,8 @@ Result<std::map<std::string, User>> LoadUsers(const std::string& dir, std::ostre
 }
 
 // `weir serve --add-user NAME --role R`: writes the user's verifier (replacing an older line).
-Status AddUser(const ServeArgs& args, std::ostream& out) {
-  WEIR_RETURN_NOT_OK(LoadUsers(args.tls_dir, out).status());
+Status AddUser(const ServeArgs& args, const std::string& tls_dir, std::ostream& out) {
+  WEIR_RETURN_NOT_OK(LoadUsers(tls_dir, out).status());
   std::string password;
   if (const char* given = std::getenv("WEIR_SERVE_NEW_PASSWORD"); given != nullptr && *given) {
     password = given;
@@ -105,7 +110,7 @@ Status AddUser(const ServeArgs& args, std::ostream& out) {
         << " (shown once)\n";
   }
   WEIR_ASSIGN_OR_RAISE(auto verifier, serve::auth::MakeVerifier(password));
-  const std::string path = args.tls_dir + "/users";
+  const std::string path = tls_dir + "/users";
   std::vector<std::string> lines;
   {
     std::ifstream file(path);
@@ -127,72 +132,119 @@ Status AddUser(const ServeArgs& args, std::ostream& out) {
   return Status::OK();
 }
 
+serve::LakeAttachment MakeLakeAttachment(const config::ServeSettings& s) {
+  serve::LakeAttachment lake;
+  lake.catalog = s.catalog.kind == config::CatalogKind::kPostgres
+                     ? "postgres:" + s.catalog.postgres_dsn
+                     : "sqlite:" + s.catalog.sqlite_path;
+  lake.extension_directory = lake::DefaultExtensionDirectory();
+  lake.memory_limit = s.memory_limit;
+  lake.threads = s.threads;
+  lake.s3_access_key_id = s.storage.s3_access_key_id;
+  lake.s3_secret_access_key = s.storage.s3_secret_access_key;
+  lake.s3_region = s.storage.s3_region;
+  lake.s3_endpoint = s.storage.s3_endpoint;
+  lake.s3_use_ssl = s.storage.s3_use_ssl;
+  lake.s3_url_style = s.storage.s3_url_style;
+  return lake;
+}
+
+// Everything but the users, the certificate and the metrics registry.
+serve::ServerOptions MakeServerOptions(const config::ServeSettings& s) {
+  serve::ServerOptions options;
+  options.host = s.host;
+  options.port = s.port;
+  options.max_connections = s.max_connections;
+  options.max_connections_per_ip = s.max_connections_per_ip;
+  options.max_failed_logins = s.max_failed_logins;
+  options.ban_duration = std::chrono::seconds(s.ban_seconds);
+  options.statement_timeout = s.statement_timeout;
+  options.idle_session_timeout = s.idle_session_timeout;
+  options.shutdown_timeout = std::chrono::ceil<std::chrono::seconds>(s.shutdown_timeout);
+  options.session_memory_limit = static_cast<size_t>(s.session_memory_bytes);
+  options.query_log = s.query_log;
+  return options;
+}
+
+// Loads and checks the settings and sets up logging; prints the problem and returns nullopt on
+// failure.
+std::optional<config::ServeSettings> Load(const ServeArgs& args, std::ostream& err) {
+  config::LoadInput input;
+  input.yaml_path = args.config_path;
+  input.environment = config::EnvironmentMap();
+  input.overrides = args.overrides;
+  auto loaded = config::LoadServeSettings(input);
+  if (!loaded.ok()) {
+    err << "weir serve: invalid configuration:\n" << loaded.status().message() << "\n";
+    return std::nullopt;
+  }
+  const config::ServeSettings& s = loaded->settings;
+  const Status logging =
+      ConfigureLogging(s.log_level, s.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
+  if (!logging.ok()) {
+    err << "weir serve: " << logging.message() << "\n";
+    return std::nullopt;
+  }
+  for (const auto& warning : loaded->warnings) spdlog::warn("{}", warning);
+  return s;
+}
+
 }  // namespace
 
 int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
+  const auto settings = Load(args, err);
+  if (!settings) return kExitFailure;
+  const config::ServeSettings& s = *settings;
+
   struct sigaction action = {};
   action.sa_handler = OnServeStop;
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
 
   std::error_code ec;
-  std::filesystem::create_directories(args.tls_dir, ec);
-  const std::string cert = args.tls_dir + "/server.crt", key = args.tls_dir + "/server.key";
+  std::filesystem::create_directories(s.tls_dir, ec);
+  const std::string cert = s.tls_dir + "/server.crt", key = s.tls_dir + "/server.key";
   if (auto made = serve::auth::EnsureSelfSignedCertificate(cert, key, "weir"); !made.ok()) {
-    err << "weir serve: " << made.message() << "\n";
+    err << "weir serve: serve.tls_dir " << s.tls_dir << ": " << made.message() << "\n";
     return kExitFailure;
   }
   if (!args.add_user.empty()) {
-    Status added = AddUser(args, out);
+    Status added = AddUser(args, s.tls_dir, out);
     if (!added.ok()) err << "weir serve: " << added.message() << "\n";
     return added.ok() ? kExitOk : kExitFailure;
   }
-  auto users = LoadUsers(args.tls_dir, out);
+  auto users = LoadUsers(s.tls_dir, out);
   if (!users.ok()) {
     err << "weir serve: " << users.status().message() << "\n";
     return kExitFailure;
   }
-  serve::LakeAttachment lake;
-  lake.catalog = args.catalog_postgres.empty() ? "sqlite:" + args.catalog_sqlite
-                                               : "postgres:" + args.catalog_postgres;
-  lake.extension_directory = lake::DefaultExtensionDirectory();
-  lake.memory_limit = args.memory_limit;
-  lake.threads = args.threads;
-  auto engine = serve::Engine::Open(lake);
+  spdlog::info("weir serve starting\n{}", config::Describe(s));
+  auto engine = serve::Engine::Open(MakeLakeAttachment(s));
   if (!engine.ok()) {
     err << "weir serve: " << engine.status().message() << "\n";
     return kExitFailure;
   }
-  serve::ServerOptions options;
-  options.host = args.host;
-  options.port = args.port;
+  serve::ServerOptions options = MakeServerOptions(s);
   options.cert_path = cert;
   options.key_path = key;
   for (const auto& [name, user] : *users) {
     options.users[name] = user.verifier;
     options.roles[name] = user.role;
   }
-  options.statement_timeout = std::chrono::milliseconds(args.statement_timeout_ms);
-  options.idle_session_timeout = std::chrono::seconds(args.idle_session_timeout_s);
-  options.shutdown_timeout = std::chrono::seconds(args.shutdown_timeout_s);
-  options.session_memory_limit = static_cast<size_t>(args.session_memory_mb) << 20;
-  options.query_log = args.query_log;
   observe::MetricsRegistry registry;
   options.registry = &registry;
-  options.max_connections = args.max_connections;
-  options.max_connections_per_ip = args.max_connections_per_ip;
-  options.max_failed_logins = args.max_failed_logins;
-  options.ban_duration = std::chrono::seconds(args.ban_seconds);
   auto server = serve::Server::Make(options, engine->get());
-  if (!server.ok() || !(*server)->Start().ok()) {
-    err << "weir serve: cannot start on " << args.host << ":" << args.port << "\n";
+  const Status started = server.ok() ? (*server)->Start() : server.status();
+  if (!started.ok()) {
+    err << "weir serve: cannot start on " << s.host << ":" << s.port
+        << " (serve.host, serve.port): " << started.message() << "\n";
     return kExitFailure;
   }
   std::unique_ptr<observe::HttpServer> http;
-  if (args.http_port >= 0) {
+  if (s.http_port >= 0) {
     observe::HttpServerOptions http_options;
-    http_options.host = args.host;
-    http_options.port = args.http_port;
+    http_options.host = s.host;
+    http_options.port = s.http_port;
     http_options.registry = &registry;
     http_options.health = [] { return observe::ProbeResult{true, "serving"}; };
     http_options.readiness = [] {
@@ -200,16 +252,18 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
                                  : observe::ProbeResult{true, "accepting connections"};
     };
     auto made = observe::HttpServer::Make(http_options);
-    Status started = made.ok() ? (*made)->Start() : made.status();
-    if (!started.ok()) {
-      err << "weir serve: --http-port: " << started.message() << "\n";
+    Status http_started = made.ok() ? (*made)->Start() : made.status();
+    if (!http_started.ok()) {
+      err << "weir serve: serve.http_port " << s.http_port << ": " << http_started.message()
+          << "\n";
+      (*server)->Stop();
       return kExitFailure;
     }
     http = std::move(*made);
-    out << "weir serve: metrics on http://" << args.host << ":" << http->port() << "/metrics"
+    out << "weir serve: metrics on http://" << s.host << ":" << http->port() << "/metrics"
         << std::endl;
   }
-  out << "weir serve: listening on " << args.host << ":" << (*server)->port()
+  out << "weir serve: listening on " << s.host << ":" << (*server)->port()
       << " (TLS required, SCRAM-SHA-256)" << std::endl;
   while (!g_serve_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   (*server)->Stop();

@@ -1,0 +1,58 @@
+"""weir serve's settings come from the settings table like ingest's: YAML, WEIR_SERVE_*
+variables, --set and the flag shortcuts; a bad one stops the start naming it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.e2e.test_serve import PASSWORD, duckdb_lake, start_serve
+
+
+def test_bad_settings_stop_the_start_with_exit_1_naming_each(build_dir, tmp_path):
+    config = tmp_path / "weir.yaml"
+    config.write_text("serve:\n  max_connections: 0\n")
+    run = subprocess.run(
+        [str(build_dir / "weir"), "serve", "--config", str(config), "--tls-dir",
+         str(tmp_path / "tls"), "--set", "serve.statement_timeout=soon", "--http-port", "70000"],
+        env=dict(os.environ, WEIR_SERVE_PORT="abc"), capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1, run
+    for line in [
+        'serve.port: value "abc" is not an integer (from WEIR_SERVE_PORT)',
+        'serve.statement_timeout: value "soon" is not a duration (e.g. 500ms, 60s, 2m, 1h) '
+        '(from --set serve.statement_timeout)',
+        'serve.http_port: value "70000" is out of range [-1, 65535] (from --set serve.http_port)',
+        f'serve.max_connections: value "0" is out of range [1, 100000] (from {config} line 2)',
+    ]:
+        assert line in run.stderr, run.stderr
+    assert run.stderr.startswith("weir serve: invalid configuration:\n"), run.stderr
+    assert not (tmp_path / "tls").exists()  # checked before anything started
+
+
+def test_statement_timeout_from_the_environment_cancels_with_57014(build_dir, tmp_path,
+                                                                   monkeypatch):
+    import psycopg
+
+    monkeypatch.setenv("WEIR_SERVE_STATEMENT_TIMEOUT", "300ms")
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 1 AS x")
+    port, process = start_serve(build_dir, lake, tmp_path)
+    try:
+        assert "serve.statement_timeout = 300ms" in (tmp_path / "serve.log").read_text()
+        dsn = (f"host=127.0.0.1 port={port} user=weir dbname=lake sslmode=require "
+               f"password='{PASSWORD}'")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            assert conn.execute("SHOW statement_timeout").fetchone() == ("300ms",)
+            started = time.monotonic()
+            with pytest.raises(psycopg.errors.QueryCanceled) as timed_out:
+                conn.execute("SELECT count(*) FROM range(3000000000) t(i) WHERE i % 7 = 3")
+            assert timed_out.value.sqlstate == "57014"
+            assert "statement timeout" in str(timed_out.value)
+            assert time.monotonic() - started < 20
+            assert conn.execute("SELECT 41 + 1").fetchone() == (42,)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
