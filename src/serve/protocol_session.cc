@@ -69,6 +69,7 @@ ProtocolSession::ProtocolSession(Session* session, SessionIo io, SessionOptions 
     : session_(session),
       io_(std::move(io)),
       options_(std::move(options)),
+      defaults_(options_),
       metrics_(metrics),
       stopping_(stopping) {}
 
@@ -397,20 +398,24 @@ Status ProtocolSession::RunCommand(Command& command, Portal* extended, int64_t m
 
 Status ProtocolSession::Setting(const SettingCommand& setting, bool send_rows) {
   MessageWriter writer;
-  std::chrono::milliseconds* target = setting.name == "statement_timeout"
-                                          ? &options_.statement_timeout
-                                          : &options_.idle_session_timeout;
+  const bool statement = setting.name == "statement_timeout";
+  std::chrono::milliseconds* target =
+      statement ? &options_.statement_timeout : &options_.idle_session_timeout;
+  const std::chrono::milliseconds configured =
+      statement ? defaults_.statement_timeout : defaults_.idle_session_timeout;
   if (setting.kind == SettingCommand::Kind::kShow) {
     if (send_rows) writer.RowDescription({{setting.name, 0, 0, 25, -1, -1, 0}});
     const std::string value = target->count() == 0 ? "0" : fmt::format("{}ms", target->count());
     writer.DataRow({std::optional<std::string_view>(value)});
     writer.CommandComplete("SHOW");
   } else {
-    int64_t millis = 0;
+    // RESET (and SET ... TO DEFAULT) go back to the server's configured value.
+    std::chrono::milliseconds value = configured;
     if (setting.kind == SettingCommand::Kind::kSet) {
-      WEIR_ASSIGN_OR_RAISE(millis, ParseDurationMillis(setting.name, setting.value));
+      WEIR_ASSIGN_OR_RAISE(int64_t millis, ParseDurationMillis(setting.name, setting.value));
+      value = std::chrono::milliseconds(millis);
     }
-    *target = std::chrono::milliseconds(millis);
+    *target = value;
     writer.CommandComplete(setting.kind == SettingCommand::Kind::kSet ? "SET" : "RESET");
   }
   out_ += writer.Take();

@@ -95,6 +95,7 @@ class ProtocolSession {
   Session* session_;
   SessionIo io_;
   SessionOptions options_;
+  const SessionOptions defaults_;  // what RESET goes back to
   ServeMetrics* metrics_;
   const std::atomic<bool>* stopping_;
   std::string out_;

@@ -53,6 +53,11 @@ def test_statement_timeout_from_the_environment_cancels_with_57014(build_dir, tm
             assert "statement timeout" in str(timed_out.value)
             assert time.monotonic() - started < 20
             assert conn.execute("SELECT 41 + 1").fetchone() == (42,)
+            # RESET goes back to the configured value, not to "none".
+            conn.execute("SET statement_timeout = 0")
+            assert conn.execute("SHOW statement_timeout").fetchone() == ("0",)
+            conn.execute("RESET statement_timeout")
+            assert conn.execute("SHOW statement_timeout").fetchone() == ("300ms",)
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
