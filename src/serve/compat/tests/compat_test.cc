@@ -16,6 +16,14 @@ TEST(SplitStatements, CutsAtSemicolonsOutsideQuotesAndComments) {
   EXPECT_EQ(SplitStatements("FROM t SELECT \"a;\""), Pieces{"FROM t SELECT \"a;\""});
 }
 
+TEST(SplitStatements, OneStatementWithoutASemicolonIsTrimmed) {
+  EXPECT_EQ(SplitStatements("  SELECT 1\n"), Pieces{"SELECT 1"});
+  EXPECT_EQ(SplitStatements("SELECT 'a' -- no semicolon\n\t"),
+            Pieces{"SELECT 'a' -- no semicolon"});
+  EXPECT_EQ(SplitStatements("SELECT 'unterminated"), Pieces{"SELECT 'unterminated"});
+  EXPECT_TRUE(SplitStatements(" \r\n\t").empty());
+}
+
 TEST(SplitStatements, EmptyInputGivesNoStatements) {
   EXPECT_TRUE(SplitStatements("").empty());
   EXPECT_TRUE(SplitStatements(" ; ;\n").empty());

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "serve/compat/compat.h"
 
 namespace weir::serve::compat {
@@ -160,6 +164,58 @@ TEST(RewriteForDuckDb, SessionSettings) {
   // Settings DuckDB owns are DuckDB's to accept or refuse.
   EXPECT_EQ(RewriteForDuckDb("SET threads = 4"), "SET threads = 4");
   EXPECT_EQ(RewriteForDuckDb("SET TimeZone = 'UTC'"), "SET TimeZone = 'UTC'");
+}
+
+// Each rule alone, in a statement with no other word that lets the rewriter look at it: the
+// substrings that decide whether a statement is parsed at all must cover every rule.
+TEST(RewriteForDuckDb, EachRuleIsReachedOnItsOwn) {
+  for (const auto& [pg, duck] : std::vector<std::pair<std::string, std::string>>{
+           {"name", "VARCHAR"},
+           {"jsonb", "JSON"},
+           {"xid8", "BIGINT"},
+           {"cid", "BIGINT"},
+           {"tid", "VARCHAR"},
+           {"oidvector", "VARCHAR"},
+           {"int2vector", "VARCHAR"},
+           {"aclitem", "VARCHAR"},
+           {"anyarray", "VARCHAR"},
+           {"cstring", "VARCHAR"},
+           {"xml", "VARCHAR"},
+           {"inet", "VARCHAR"},
+           {"cidr", "VARCHAR"},
+           {"macaddr", "VARCHAR"},
+           {"money", "DOUBLE"},
+       }) {
+    EXPECT_EQ(RewriteForDuckDb("SELECT x::" + pg + " FROM t"), "SELECT x::" + duck + " FROM t");
+  }
+  EXPECT_EQ(RewriteForDuckDb("SELECT g FROM generate_series(1, 3) g"),
+            "SELECT g FROM generate_series(1, 3) g(g)");
+  EXPECT_EQ(RewriteForDuckDb("SELECT u FROM unnest(ARRAY[1, 2]) u"),
+            "SELECT u FROM unnest(ARRAY[1, 2]) u(u)");
+  EXPECT_EQ(RewriteForDuckDb("RELEASE s"), "RESET VARIABLE weir_savepoint");
+  EXPECT_EQ(RewriteForDuckDb("ROLLBACK TO s").substr(0, 13), "SELECT error(");
+  EXPECT_EQ(RewriteForDuckDb("SELECT 'a' ~ 'b'"), "SELECT 'a' ~ '(?s).*(?:b).*'");
+  EXPECT_EQ(RewriteForDuckDb("SELECT x FROM t WHERE x LIKE 'a\\_b'"),
+            "SELECT x FROM t WHERE x LIKE 'a\\_b' ESCAPE '\\'");
+  EXPECT_EQ(RewriteForDuckDb("SELECT x COLLATE \"C\" FROM t"), "SELECT x  FROM t");
+  EXPECT_EQ(RewriteForDuckDb("SELECT user"),
+            "SELECT weir_catalog.weir_pg_catalog.weir_user_name()");
+  EXPECT_EQ(RewriteForDuckDb("SELECT jsonb_build_object('a', 1)"), "SELECT json_object('a', 1)");
+  EXPECT_EQ(RewriteForDuckDb("SELECT col_description(1, 2)"),
+            "SELECT weir_catalog.weir_pg_catalog.col_description(1, 2)");
+  EXPECT_EQ(RewriteForDuckDb("SELECT to_regclass('t')"),
+            "SELECT weir_catalog.weir_pg_catalog.to_regclass('t')");
+  EXPECT_EQ(RewriteForDuckDb("SELECT array_upper(a, 1) FROM t"),
+            "SELECT weir_catalog.weir_pg_catalog.array_upper(a, 1) FROM t");
+  EXPECT_EQ(RewriteForDuckDb("SELECT version()"), "SELECT weir_catalog.weir_pg_catalog.version()");
+}
+
+// Statements without any of those substrings are returned as sent, neither scanned nor parsed.
+TEST(RewriteForDuckDb, PlainStatementsAreReturnedAsSent) {
+  for (const std::string sql : {"SELECT 1", "select count(*) FROM events WHERE id > 3",
+                                "INSERT INTO events VALUES (1, 'a')"}) {
+    EXPECT_EQ(RewriteForDuckDb(sql), sql);
+  }
 }
 
 TEST(RewriteForDuckDb, UnparsableTextPassesThrough) {
