@@ -378,6 +378,13 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   WEIR_ASSIGN_OR_RAISE(auto setup, engine->Connect());
   duckdb_connection conn = setup->handles_->conn;
   const bool postgres = lake.catalog.starts_with("postgres:");
+  // httpfs before ATTACH: DuckLake refuses to attach a lake on S3 without it.
+  const bool s3_configured =
+      !lake.s3_access_key_id.empty() || !lake.s3_region.empty() || !lake.s3_endpoint.empty();
+  WEIR_RETURN_NOT_OK(Exec(conn, "LOAD httpfs"));
+  if (s3_configured) {
+    WEIR_RETURN_NOT_OK(WithContext(Exec(conn, S3Secret(lake)), "creating the S3 secret"));
+  }
   auto attached =
       Exec(conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
                      (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") + "ATTACH " +
@@ -404,11 +411,10 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
     }
     duckdb_destroy_result(&result);
   }
-  if (!allowed.empty() && allowed.front().starts_with("s3://")) {
-    WEIR_RETURN_NOT_OK(WithContext(
-        Exec(conn, std::string("LOAD httpfs; ") +
-                       (lake.s3_access_key_id.empty() ? "LOAD aws; " : "") + S3Secret(lake)),
-        "setting up S3 access to " + allowed.front()));
+  if (!s3_configured && !allowed.empty() && allowed.front().starts_with("s3://")) {
+    // No credentials given: the default chain (environment, instance profile, ...).
+    WEIR_RETURN_NOT_OK(WithContext(Exec(conn, "LOAD aws; " + S3Secret(lake)),
+                                   "setting up S3 access to " + allowed.front()));
   }
   if (!postgres) {
     const std::string file = lake.catalog.substr(std::string("sqlite:").size());
