@@ -378,12 +378,14 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   WEIR_ASSIGN_OR_RAISE(auto setup, engine->Connect());
   duckdb_connection conn = setup->handles_->conn;
   const bool postgres = lake.catalog.starts_with("postgres:");
-  // httpfs before ATTACH: DuckLake refuses to attach a lake on S3 without it.
-  const bool s3_configured =
-      !lake.s3_access_key_id.empty() || !lake.s3_region.empty() || !lake.s3_endpoint.empty();
-  WEIR_RETURN_NOT_OK(Exec(conn, "LOAD httpfs"));
-  if (s3_configured) {
-    WEIR_RETURN_NOT_OK(WithContext(Exec(conn, S3Secret(lake)), "creating the S3 secret"));
+  // A lake on S3 (which needs a region or an endpoint, as for ingest): httpfs and the secret
+  // come before ATTACH, which refuses an S3 data path without them. Without keys, the default
+  // credential chain (environment, instance profile, ...) of the aws extension.
+  if (!lake.s3_access_key_id.empty() || !lake.s3_region.empty() || !lake.s3_endpoint.empty()) {
+    WEIR_RETURN_NOT_OK(WithContext(
+        Exec(conn, std::string("LOAD httpfs; ") +
+                       (lake.s3_access_key_id.empty() ? "LOAD aws; " : "") + S3Secret(lake)),
+        "setting up S3 access"));
   }
   auto attached =
       Exec(conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
@@ -410,11 +412,6 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
       duckdb_free(path);
     }
     duckdb_destroy_result(&result);
-  }
-  if (!s3_configured && !allowed.empty() && allowed.front().starts_with("s3://")) {
-    // No credentials given: the default chain (environment, instance profile, ...).
-    WEIR_RETURN_NOT_OK(WithContext(Exec(conn, "LOAD aws; " + S3Secret(lake)),
-                                   "setting up S3 access to " + allowed.front()));
   }
   if (!postgres) {
     const std::string file = lake.catalog.substr(std::string("sqlite:").size());
