@@ -177,6 +177,19 @@ constexpr const char* kMacros[] = {
             ELSE [@.current_schema()] END)",
     R"(CREATE MACRO @.version() AS
        'PostgreSQL 15.0 (weir) on x86_64-pc-linux-gnu, DuckDB ' || system.main.version())",
+    // current_setting() of a name only known when the statement runs (SQLAlchemy sends
+    // current_setting($1)): weir's PostgreSQL settings, then DuckDB's own; NULL for others.
+    R"(CREATE MACRO @.weir_setting_value(setting_name) AS coalesce(
+       (SELECT weir_s.setting
+        FROM (SELECT lower(CAST(setting_name AS VARCHAR)) AS weir_value) weir_arg,
+          @.pg_settings weir_s
+        WHERE lower(weir_s.name) = weir_arg.weir_value),
+       (SELECT weir_d.value
+        FROM (SELECT lower(CAST(setting_name AS VARCHAR)) AS weir_value) weir_arg,
+          duckdb_settings() weir_d
+        WHERE lower(weir_d.name) = weir_arg.weir_value)))",
+    R"(CREATE MACRO @.weir_current_setting(setting_name) AS @.weir_setting_value(setting_name),
+       (setting_name, missing_ok) AS @.weir_setting_value(setting_name))",
     R"(CREATE MACRO @.pg_is_in_recovery() AS false)",
     R"(CREATE MACRO @.pg_backend_pid() AS
        coalesce(CAST(getvariable('weir_backend_pid') AS INTEGER), 0))",

@@ -259,6 +259,10 @@ bool Rewriter::FuncCall(const PgQuery__FuncCall* call) {
         Replace(name->first, *close, "(" + SettingValueSql(*setting) + ")");
         return false;
       }
+    } else if (call->n_args <= 2) {
+      // DuckDB's current_setting() takes a constant only; $1 is looked up when it runs.
+      Replace(name->first, name->second, std::string(kPgCatalog) + ".weir_current_setting");
+      return true;
     }
   }
   if (function == "json_build_object" || function == "jsonb_build_object") {

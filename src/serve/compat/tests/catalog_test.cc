@@ -314,6 +314,13 @@ TEST_F(CatalogTest, SessionSettingsAndFunctions) {
   EXPECT_EQ(Query("SELECT count(*) FROM o2"), (Rows{{"0"}}));
   EXPECT_EQ(Query("SHOW transaction isolation level"), (Rows{{"read committed"}}));
   EXPECT_EQ(Query("SELECT typname FROM pg_type WHERE oid = 'int4'::regtype"), (Rows{{"int4"}}));
+  EXPECT_EQ(
+      Query("SELECT name, current_setting(name) FROM (VALUES ('default_table_access_method'), "
+            "('APPLICATION_NAME'), ('threads'), ('no_such_setting')) AS t(name) ORDER BY 1"),
+      (Rows{{"APPLICATION_NAME", "psql"},
+            {"default_table_access_method", "heap"},
+            {"no_such_setting", "NULL"},
+            {"threads", Query("SELECT current_setting('threads')")[0][0]}}));
   EXPECT_EQ(Query("SELECT pg_catalog.array_upper(ARRAY[1, 2, 3], 1)"), (Rows{{"3"}}));
   EXPECT_EQ(Query("SELECT starts_with(version(), 'PostgreSQL 15.0')"), (Rows{{"true"}}));
 }

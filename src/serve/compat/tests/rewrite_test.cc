@@ -101,6 +101,10 @@ TEST(RewriteForDuckDb, FunctionsResolveToWeirsOrDuckDbs) {
   EXPECT_EQ(RewriteForDuckDb("SELECT current_setting('server_version_num')"), "SELECT ('150000')");
   EXPECT_EQ(RewriteForDuckDb("SELECT current_setting('threads')"),
             "SELECT current_setting('threads')");
+  EXPECT_EQ(RewriteForDuckDb("SELECT current_setting($1::VARCHAR)"),
+            "SELECT weir_catalog.weir_pg_catalog.weir_current_setting($1::VARCHAR)");
+  EXPECT_EQ(RewriteForDuckDb("SELECT pg_catalog.current_setting(name, true) FROM t"),
+            "SELECT weir_catalog.weir_pg_catalog.weir_current_setting(name, true) FROM t");
   EXPECT_EQ(RewriteForDuckDb("SELECT json_build_object('a', 1)"), "SELECT json_object('a', 1)");
   // SQL-syntax functions are left alone.
   EXPECT_EQ(RewriteForDuckDb("SELECT extract(year FROM d), substring(s FROM 1 FOR 2) FROM pg_x"),
