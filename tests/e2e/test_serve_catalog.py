@@ -4,6 +4,7 @@ session-setting behaviour clients rely on, as sqllogictest-style files run throu
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,62 @@ def test_psql_backslash_commands_list_the_lake(served_catalog):
     assert backslash(port, r"\l") == ["lake|weir|UTF8|C|C||libc|"]
     assert backslash(port, r"\df") == []
     assert backslash(port, r"\dv") == ["public|v1|view|weir"]
+
+
+# PostgreSQL's storage strategy of each type, as \d+ shows it (numeric is main, variable-length
+# types extended, fixed-length plain).
+EXTENDED = {"text", "integer[]", "bytea", "json", "text[]"}
+
+
+def psql_output(port: int, *commands: str, tuples_only: bool = True) -> list[str]:
+    """psql over TLS running each of `commands` in turn (unaligned); its output lines."""
+    env = dict(os.environ, PGPASSWORD=PASSWORD, PGCONNECT_TIMEOUT="10")
+    args = ["psql", f"host=127.0.0.1 port={port} user=weir dbname=lake sslmode=require", "-X",
+            "-A", *(["-t"] if tuples_only else [])]
+    for command in commands:
+        args += ["-c", command]
+    run = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stderr == "", (commands, run.stderr)
+    return run.stdout.splitlines()
+
+
+def test_psql_verbose_listings_roles_types_and_expanded_output(served_catalog):
+    port = served_catalog
+    # \d+: column, type, collation, nullable, default, storage, compression, stats target,
+    # description; the footer names the table access method as PostgreSQL's does.
+    storage = {name: "main" if type_.startswith("numeric") else
+               "extended" if type_ in EXTENDED else "plain" for name, type_ in EVENTS_COLUMNS}
+    assert backslash(port, r"\d+ events") == [
+        f"{name}|{type_}||{'not null' if name == 'id' else ''}||{storage[name]}|||"
+        for name, type_ in EVENTS_COLUMNS]
+    described = psql_output(port, r"\d+ events", tuples_only=False)
+    assert described[:2] == ['Table "public.events"',
+                             "Column|Type|Collation|Nullable|Default|Storage|Compression|"
+                             "Stats target|Description"]
+    assert described[-1] == "Access method: heap"
+    assert psql_output(port, r"\d+ v1", tuples_only=False)[-2:] == [
+        "View definition:", "SELECT 1 AS one;"]
+    assert backslash(port, r"\dt+") == ["public|events|table|weir|permanent|heap||"]
+    assert backslash(port, r"\dv+") == ["public|v1|view|weir|permanent||"]
+    assert backslash(port, r"\l+") == ["lake|weir|UTF8|C|C||libc|||pg_default|"]
+    # No user-defined types (as in a new PostgreSQL database); the built-in ones under pg_catalog.
+    assert backslash(port, r"\dT") == []
+    builtin = backslash(port, r"\dT pg_catalog.*")
+    for line in ["pg_catalog|bigint|", "pg_catalog|text|", "pg_catalog|numeric|",
+                 "pg_catalog|timestamp with time zone|", "pg_catalog|uuid|"]:
+        assert line in builtin, (line, builtin)
+    assert "pg_catalog|integer[]|" not in builtin  # psql leaves out array types
+    # One role, the session's user.
+    assert backslash(port, r"\du") == ["weir|Superuser, Create role, Create DB|{}"]
+    assert backslash(port, r"\du+") == ["weir|Superuser, Create role, Create DB|{}|"]
+    # \x: one "column|value" line per column, records separated by an empty line.
+    assert psql_output(port, r"\x", "SELECT id, name, even, amount FROM events "
+                                     "WHERE id IN (4, 7) ORDER BY id") == [
+        "Expanded display is on.",
+        "id|4", "name|name 4", "even|t", "amount|", "",
+        "id|7", "name|name 7", "even|f", "amount|"]
+    assert psql_output(port, r"\x", "SELECT count(*) AS n FROM events") == [
+        "Expanded display is on.", "n|100"]
 
 
 # Statements that would change weir's catalog for every session. The catalog database is

@@ -158,6 +158,7 @@ constexpr const char* kMacros[] = {
     R"(CREATE MACRO @.pg_total_relation_size(rel_oid) AS CAST(NULL AS BIGINT))",
     R"(CREATE MACRO @.pg_table_size(rel_oid) AS CAST(NULL AS BIGINT))",
     R"(CREATE MACRO @.pg_indexes_size(rel_oid) AS CAST(NULL AS BIGINT))",
+    R"(CREATE MACRO @.pg_database_size(database) AS CAST(NULL AS BIGINT))",
     R"(CREATE MACRO @.pg_relation_size(rel_oid) AS CAST(NULL AS BIGINT),
        (rel_oid, fork) AS CAST(NULL AS BIGINT))",
     R"(CREATE MACRO @.to_regclass(name) AS @.weir_regclass_oid(name))",

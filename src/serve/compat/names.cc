@@ -65,6 +65,7 @@ constexpr std::string_view kPgCatalogFunctions[] = {
     "format_type",
     "obj_description",
     "pg_backend_pid",
+    "pg_database_size",
     "pg_encoding_to_char",
     "pg_function_is_visible",
     "pg_get_constraintdef",
