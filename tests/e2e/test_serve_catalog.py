@@ -103,6 +103,8 @@ def test_psql_verbose_listings_roles_types_and_expanded_output(served_catalog):
     assert described[-1] == "Access method: heap"
     assert psql_output(port, r"\d+ v1", tuples_only=False)[-2:] == [
         "View definition:", "SELECT 1 AS one;"]
+    assert backslash(port, r"\sv v1") == ["CREATE OR REPLACE VIEW public.v1 AS", "SELECT 1 AS one"]
+    assert backslash(port, r"\df+") == []
     assert backslash(port, r"\dt+") == ["public|events|table|weir|permanent|heap||"]
     assert backslash(port, r"\dv+") == ["public|v1|view|weir|permanent||"]
     assert backslash(port, r"\l+") == ["lake|weir|UTF8|C|C||libc|||pg_default|"]

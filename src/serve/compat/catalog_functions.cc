@@ -135,6 +135,7 @@ constexpr const char* kMacros[] = {
         WHERE weir_r.oid = weir_arg.weir_value AND weir_r.relkind = 'v'))",
     R"(CREATE MACRO @.pg_get_viewdef(view_oid) AS @.weir_view_definition(view_oid),
        (view_oid, pretty) AS @.weir_view_definition(view_oid))",
+    R"(CREATE MACRO @.pg_get_function_sqlbody(function_oid) AS CAST(NULL AS VARCHAR))",
     R"(CREATE MACRO @.pg_get_triggerdef(trigger_oid) AS CAST(NULL AS VARCHAR),
        (trigger_oid, pretty) AS CAST(NULL AS VARCHAR))",
     R"(CREATE MACRO @.pg_get_ruledef(rule_oid) AS CAST(NULL AS VARCHAR),
@@ -167,6 +168,8 @@ constexpr const char* kMacros[] = {
     // Arrays (one dimension, as DuckDB lists are): bounds are 1 .. length.
     R"(CREATE MACRO @.array_upper(arr, dimension) AS
        CASE WHEN dimension = 1 AND len(arr) > 0 THEN CAST(len(arr) AS INTEGER) END)",
+    R"(CREATE MACRO @.array_remove(arr, element) AS
+       list_filter(arr, weir_x -> weir_x IS DISTINCT FROM element))",
     R"(CREATE MACRO @.array_lower(arr, dimension) AS
        CASE WHEN dimension = 1 AND len(arr) > 0 THEN 1 END)",
 

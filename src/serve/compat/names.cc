@@ -58,6 +58,7 @@ constexpr std::string_view kInformationSchemaRelations[] = {
 
 constexpr std::string_view kPgCatalogFunctions[] = {
     "array_lower",
+    "array_remove",
     "array_upper",
     "col_description",
     "current_schema",
@@ -73,6 +74,7 @@ constexpr std::string_view kPgCatalogFunctions[] = {
     "pg_get_function_arguments",
     "pg_get_function_identity_arguments",
     "pg_get_function_result",
+    "pg_get_function_sqlbody",
     "pg_get_indexdef",
     "pg_get_partkeydef",
     "pg_get_ruledef",
