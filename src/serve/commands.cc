@@ -271,8 +271,8 @@ Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& 
 
 Result<Command> RecognizeCommand(const std::string& statement) {
   const std::string word = FirstKeyword(statement);
-  static const char* kOurs[] = {"COPY",  "DECLARE", "FETCH", "MOVE",
-                                "CLOSE", "SET",     "RESET", "SHOW"};
+  static const char* kOurs[] = {"COPY", "DECLARE", "FETCH",      "MOVE", "CLOSE",
+                                "SET",  "RESET",   "DEALLOCATE", "SHOW"};
   bool ours = false;
   for (const char* w : kOurs) ours = ours || word == w;
   if (!ours) return Command();
@@ -318,6 +318,13 @@ Result<Command> RecognizeCommand(const std::string& statement) {
     case PG_QUERY__NODE__NODE_CLOSE_PORTAL_STMT: {
       CloseCommand command;
       const char* name = node->close_portal_stmt->portalname;
+      command.all = name == nullptr || *name == '\0';
+      if (!command.all) command.name = name;
+      return Command(std::move(command));
+    }
+    case PG_QUERY__NODE__NODE_DEALLOCATE_STMT: {
+      DeallocateCommand command;
+      const char* name = node->deallocate_stmt->name;
       command.all = name == nullptr || *name == '\0';
       if (!command.all) command.name = name;
       return Command(std::move(command));

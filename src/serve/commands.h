@@ -1,6 +1,7 @@
 // The statements `weir serve` answers itself instead of passing them to DuckDB: COPY with
-// STDIN/STDOUT, cursors (DECLARE / FETCH / MOVE / CLOSE) and the session settings the server
-// enforces (statement_timeout). Recognised with PostgreSQL's own parser (libpg_query).
+// STDIN/STDOUT, cursors (DECLARE / FETCH / MOVE / CLOSE), DEALLOCATE of protocol-level prepared
+// statements and the session settings the server enforces (statement_timeout). Recognised with
+// PostgreSQL's own parser (libpg_query).
 //
 // Threading: pure functions.
 #pragma once
@@ -57,6 +58,12 @@ struct CloseCommand {
   bool all = false;
 };
 
+// DEALLOCATE [PREPARE] name | ALL: closes named statements of the extended protocol.
+struct DeallocateCommand {
+  std::string name;  // empty with all = true
+  bool all = false;
+};
+
 // SET / RESET / SHOW of a setting the server itself enforces.
 struct SettingCommand {
   enum class Kind { kSet, kReset, kShow } kind = Kind::kSet;
@@ -66,7 +73,7 @@ struct SettingCommand {
 };
 
 using Command = std::variant<std::monostate, CopyCommand, DeclareCommand, FetchCommand,
-                             CloseCommand, SettingCommand>;
+                             CloseCommand, DeallocateCommand, SettingCommand>;
 
 // The command a statement is, or monostate when DuckDB runs it (including COPY to or from a
 // file, which the sandbox refuses). Malformed commands are 42601.

@@ -522,6 +522,13 @@ Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statemen
 Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement statement,
                                                    const std::string& sql) {
   const duckdb_statement_type type = duckdb_prepared_statement_type(statement);
+  if (type == DUCKDB_STATEMENT_TYPE_DETACH) {
+    // DuckDB checks no permission on DETACH; detaching the lake or the compatibility catalog
+    // would break every session.
+    (void)EndImplicitTransaction(false);
+    return ClassifiedError(ErrorClass::kBadData, "sqlstate", "42501",
+                           "permission denied: sessions cannot DETACH databases");
+  }
   const bool streaming = type == DUCKDB_STATEMENT_TYPE_SELECT;
   duckdb_result result;
   const duckdb_state state = streaming ? duckdb_execute_prepared_streaming(statement, &result)

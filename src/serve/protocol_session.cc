@@ -26,6 +26,12 @@ std::string OneLine(std::string_view text) {
   return out;
 }
 
+std::string QuotedName(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 }  // namespace
 
 std::string SqlStateOf(const Status& status) {
@@ -369,10 +375,38 @@ Status ProtocolSession::RunCommand(Command& command, Portal* extended, int64_t m
     out_ += writer.Take();
     return Status::OK();
   }
+  if (auto* deallocate = std::get_if<DeallocateCommand>(&command)) {
+    return Deallocate(*deallocate);
+  }
   if (auto* setting = std::get_if<SettingCommand>(&command)) {
     return Setting(*setting, extended == nullptr);
   }
   return SqlError("XX000", "unknown server command");
+}
+
+// DEALLOCATE closes the extended protocol's named statements (psycopg sends DEALLOCATE ALL after
+// a rollback once it has prepared statements); a name the protocol does not know is left to
+// DuckDB, whose SQL-level PREPARE it may be.
+Status ProtocolSession::Deallocate(const DeallocateCommand& deallocate) {
+  MessageWriter writer;
+  if (deallocate.all) {
+    for (const auto& [name, text] : statement_text_) session_->ClosePrepared(name);
+    statement_text_.clear();
+    command_statements_.clear();
+    declared_types_.clear();
+    writer.CommandComplete("DEALLOCATE ALL");
+  } else if (statement_text_.contains(deallocate.name)) {
+    session_->ClosePrepared(deallocate.name);
+    statement_text_.erase(deallocate.name);
+    command_statements_.erase(deallocate.name);
+    declared_types_.erase(deallocate.name);
+    writer.CommandComplete("DEALLOCATE");
+  } else {
+    WEIR_RETURN_NOT_OK(session_->Query("DEALLOCATE " + QuotedName(deallocate.name)).status());
+    writer.CommandComplete("DEALLOCATE");
+  }
+  out_ += writer.Take();
+  return Status::OK();
 }
 
 Status ProtocolSession::Setting(const SettingCommand& setting, bool send_rows) {

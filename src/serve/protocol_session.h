@@ -73,6 +73,7 @@ class ProtocolSession {
   Status Declare(const DeclareCommand& declare, Portal* extended);
   Status Fetch(const FetchCommand& fetch, bool describe_rows);
   Status Setting(const SettingCommand& setting, bool send_rows);
+  Status Deallocate(const DeallocateCommand& deallocate);
   // Extended query.
   Status HandleExtended(const pgwire::Frame& message);
   Status Bind(const pgwire::Bind& bind);

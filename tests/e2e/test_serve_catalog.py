@@ -161,13 +161,11 @@ def test_sessions_cannot_change_the_catalog(served_catalog):
     assert backslash(port, r"\d other.o2") == ["x|integer|||"]
 
 
-@pytest.mark.xfail(strict=True, reason="the engine does not refuse DETACH yet (statement type "
-                                       "DUCKDB_STATEMENT_TYPE_DETACH): a session can detach "
-                                       "weir_catalog, memory or lake for every session")
 def test_sessions_cannot_detach_the_catalog(served_catalog):
     port = served_catalog
-    run = psql(port, "DETACH weir_catalog")
-    assert run.returncode != 0 and "42501" in run.stderr, run.stderr
+    for sql in ["DETACH weir_catalog", "DETACH lake", "DETACH DATABASE IF EXISTS memory"]:
+        run = psql(port, sql)
+        assert run.returncode != 0 and "42501" in run.stderr, (sql, run.stderr)
     assert backslash(port, r"\dt") == ["public|events|table|weir"]
 
 

@@ -127,7 +127,6 @@ def test_reflected_tables_select_and_insert(engine):
     new_rows = [{"id": 1000 + k, "name": f"new {k}", "even": k % 2 == 0, "score": k / 8,
                  "ts": stamp, "amount": decimal.Decimal(f"{k}.125"), "tags": [k, k + 1]}
                 for k in range(5)]
-    # Each block ends in COMMIT: see test_rollback_after_prepared_statements for why.
     with engine.begin() as conn:
         conn.execute(events.insert(), new_rows)  # executemany (rowcount -1, as on PostgreSQL)
     with engine.begin() as conn:
@@ -149,10 +148,7 @@ def test_reflected_tables_select_and_insert(engine):
 
 # psycopg prepares executemany's statement (and any statement run 5 times) as a named
 # server-side statement; after a ROLLBACK it sends `DEALLOCATE ALL` (and `DEALLOCATE name` when
-# its cache rotates), which weir passes to DuckDB, whose parser refuses it. SQLAlchemy rolls
-# back whenever a Connection closes inside a transaction, so the error surfaces there.
-@pytest.mark.xfail(strict=True, reason="the protocol layer does not handle DEALLOCATE "
-                                       "[PREPARE] name|ALL for its named statements yet")
+# its cache rotates), which the protocol layer answers for its named statements.
 def test_rollback_after_prepared_statements(engine):
     from sqlalchemy import MetaData, Table, func, select
 

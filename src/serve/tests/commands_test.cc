@@ -89,6 +89,12 @@ TEST(RecognizeCommand, Cursors) {
   EXPECT_TRUE(std::get<CloseCommand>(Recognize("CLOSE ALL")).all);
 }
 
+TEST(RecognizeCommand, Deallocate) {
+  EXPECT_EQ(std::get<DeallocateCommand>(Recognize("DEALLOCATE _pg3_0")).name, "_pg3_0");
+  EXPECT_EQ(std::get<DeallocateCommand>(Recognize("DEALLOCATE PREPARE \"S 1\"")).name, "S 1");
+  EXPECT_TRUE(std::get<DeallocateCommand>(Recognize("DEALLOCATE ALL")).all);
+}
+
 TEST(RecognizeCommand, ServerSettings) {
   const auto set = std::get<SettingCommand>(Recognize("SET statement_timeout = '5s'"));
   EXPECT_EQ(set.kind, SettingCommand::Kind::kSet);
