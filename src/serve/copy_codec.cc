@@ -184,149 +184,138 @@ Result<bool> CopyRowReader::NextRow(std::vector<std::optional<std::string>>& fie
 }
 
 Result<bool> CopyRowReader::NextTextRow(std::vector<std::optional<std::string>>& fields) {
-  while (true) {
-    size_t end = buffer_.find('\n', position_);
-    size_t next = end + 1;
-    if (end == std::string::npos) {
-      if (!finished_ || position_ >= buffer_.size()) {
-        if (finished_) ended_ = true;
-        return false;
-      }
-      end = next = buffer_.size();
+  WEIR_ASSIGN_OR_RAISE(auto next, NextRecord(/*csv=*/false));
+  if (!next) return false;
+  const std::string_view line = *next;
+  fields.clear();
+  std::string field;
+  bool raw_null_candidate = true;  // the field's raw text, to compare with the NULL string
+  std::string raw;
+  const auto finish_field = [&] {
+    if (raw_null_candidate && raw == options_.null_string) {
+      fields.emplace_back(std::nullopt);
+    } else {
+      fields.emplace_back(std::move(field));
     }
-    std::string_view line(buffer_.data() + position_, end - position_);
-    position_ = next;
-    ++line_;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line == "\\.") {
-      ended_ = true;
-      return false;
-    }
-    if (options_.header && !header_done_) {
-      header_done_ = true;
+    field.clear();
+    raw.clear();
+  };
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == options_.delimiter) {
+      finish_field();
       continue;
     }
-    fields.clear();
-    std::string field;
-    bool raw_null_candidate = true;  // the field's raw text, to compare with the NULL string
-    std::string raw;
-    const auto finish_field = [&] {
-      if (raw_null_candidate && raw == options_.null_string) {
-        fields.emplace_back(std::nullopt);
-      } else {
-        fields.emplace_back(std::move(field));
+    raw.push_back(c);
+    if (c != '\\' || i + 1 >= line.size()) {
+      field.push_back(c);
+      continue;
+    }
+    const char e = line[++i];
+    raw.push_back(e);
+    switch (e) {
+      case 'b':
+        field.push_back('\b');
+        break;
+      case 'f':
+        field.push_back('\f');
+        break;
+      case 'n':
+        field.push_back('\n');
+        break;
+      case 'r':
+        field.push_back('\r');
+        break;
+      case 't':
+        field.push_back('\t');
+        break;
+      case 'v':
+        field.push_back('\v');
+        break;
+      case 'x': {
+        int value = 0, digits = 0;
+        while (digits < 2 && i + 1 < line.size() && HexValue(line[i + 1]) >= 0) {
+          value = value * 16 + HexValue(line[++i]);
+          raw.push_back(line[i]);
+          ++digits;
+        }
+        if (digits == 0) {
+          field.push_back('x');
+        } else {
+          field.push_back(static_cast<char>(value));
+        }
+        break;
       }
-      field.clear();
-      raw.clear();
-    };
-    for (size_t i = 0; i < line.size(); ++i) {
-      const char c = line[i];
-      if (c == options_.delimiter) {
-        finish_field();
-        continue;
-      }
-      raw.push_back(c);
-      if (c != '\\' || i + 1 >= line.size()) {
-        field.push_back(c);
-        continue;
-      }
-      const char e = line[++i];
-      raw.push_back(e);
-      switch (e) {
-        case 'b':
-          field.push_back('\b');
-          break;
-        case 'f':
-          field.push_back('\f');
-          break;
-        case 'n':
-          field.push_back('\n');
-          break;
-        case 'r':
-          field.push_back('\r');
-          break;
-        case 't':
-          field.push_back('\t');
-          break;
-        case 'v':
-          field.push_back('\v');
-          break;
-        case 'x': {
-          int value = 0, digits = 0;
-          while (digits < 2 && i + 1 < line.size() && HexValue(line[i + 1]) >= 0) {
-            value = value * 16 + HexValue(line[++i]);
+      default:
+        if (e >= '0' && e <= '7') {
+          int value = e - '0', digits = 1;
+          while (digits < 3 && i + 1 < line.size() && line[i + 1] >= '0' && line[i + 1] <= '7') {
+            value = value * 8 + (line[++i] - '0');
             raw.push_back(line[i]);
             ++digits;
           }
-          if (digits == 0) {
-            field.push_back('x');
-          } else {
-            field.push_back(static_cast<char>(value));
-          }
-          break;
+          field.push_back(static_cast<char>(value));
+        } else {
+          field.push_back(e);  // \\, \<delimiter> and any other escaped character
         }
-        default:
-          if (e >= '0' && e <= '7') {
-            int value = e - '0', digits = 1;
-            while (digits < 3 && i + 1 < line.size() && line[i + 1] >= '0' && line[i + 1] <= '7') {
-              value = value * 8 + (line[++i] - '0');
-              raw.push_back(line[i]);
-              ++digits;
-            }
-            field.push_back(static_cast<char>(value));
-          } else {
-            field.push_back(e);  // \\, \<delimiter> and any other escaped character
-          }
-      }
     }
-    finish_field();
-    return true;
   }
+  finish_field();
+  return true;
 }
 
-Result<bool> CopyRowReader::NextCsvRow(std::vector<std::optional<std::string>>& fields) {
-  while (true) {
-    // Find the end of the record first: a newline outside quotes.
-    size_t i = position_;
-    bool in_quotes = false;
-    size_t end = std::string::npos;
-    while (i < buffer_.size()) {
-      const char c = buffer_[i];
-      if (in_quotes) {
-        if (c == options_.escape && options_.escape != options_.quote && i + 1 < buffer_.size() &&
-            (buffer_[i + 1] == options_.quote || buffer_[i + 1] == options_.escape)) {
-          i += 2;
-          continue;
-        }
-        if (c == options_.quote) {
-          if (options_.escape == options_.quote && i + 1 < buffer_.size() &&
-              buffer_[i + 1] == options_.quote) {
-            i += 2;
-            continue;
-          }
-          if (options_.escape == options_.quote && i + 1 >= buffer_.size() && !finished_) {
-            break;  // a doubled quote may be split across messages
-          }
-          in_quotes = false;
-        }
-        ++i;
+// Where the CSV record at position_ ends: a newline outside quotes (npos when not here yet;
+// `open_quote` tells whether the data ran out inside quotes).
+size_t CopyRowReader::CsvRecordEnd(bool& open_quote) const {
+  size_t i = position_;
+  bool in_quotes = false;
+  while (i < buffer_.size()) {
+    const char c = buffer_[i];
+    if (in_quotes) {
+      if (c == options_.escape && options_.escape != options_.quote && i + 1 < buffer_.size() &&
+          (buffer_[i + 1] == options_.quote || buffer_[i + 1] == options_.escape)) {
+        i += 2;
         continue;
       }
       if (c == options_.quote) {
-        in_quotes = true;
-      } else if (c == '\n') {
-        end = i;
-        break;
+        if (options_.escape == options_.quote && i + 1 < buffer_.size() &&
+            buffer_[i + 1] == options_.quote) {
+          i += 2;
+          continue;
+        }
+        if (options_.escape == options_.quote && i + 1 >= buffer_.size() && !finished_) {
+          break;  // a doubled quote may be split across messages
+        }
+        in_quotes = false;
       }
       ++i;
+      continue;
     }
+    if (c == options_.quote) {
+      in_quotes = true;
+    } else if (c == '\n') {
+      return i;
+    }
+    ++i;
+  }
+  open_quote = in_quotes;
+  return std::string::npos;
+}
+
+// The next record (a line, or a CSV record that may hold quoted newlines) without its line
+// end; nullopt when more data is needed or the data ended (the "\." marker or CopyDone). The
+// header line is skipped.
+Result<std::optional<std::string_view>> CopyRowReader::NextRecord(bool csv) {
+  while (true) {
+    bool open_quote = false;
+    size_t end = csv ? CsvRecordEnd(open_quote) : buffer_.find('\n', position_);
     size_t next = end + 1;
     if (end == std::string::npos) {
       if (!finished_ || position_ >= buffer_.size()) {
         if (finished_) ended_ = true;
-        return false;
+        return std::nullopt;
       }
-      if (in_quotes) {
+      if (open_quote) {
         ++line_;
         return Malformed("unterminated CSV quoted field");
       }
@@ -338,63 +327,70 @@ Result<bool> CopyRowReader::NextCsvRow(std::vector<std::optional<std::string>>& 
     if (!record.empty() && record.back() == '\r') record.remove_suffix(1);
     if (record == "\\.") {
       ended_ = true;
-      return false;
+      return std::nullopt;
     }
     if (options_.header && !header_done_) {
       header_done_ = true;
       continue;
     }
-    fields.clear();
-    std::string field;
-    bool quoted = false;
-    size_t k = 0;
-    const auto finish_field = [&] {
-      if (!quoted && field == options_.null_string) {
-        fields.emplace_back(std::nullopt);
-      } else {
-        fields.emplace_back(std::move(field));
-      }
-      field.clear();
-      quoted = false;
-    };
-    while (true) {
-      if (k >= record.size()) {
-        finish_field();
-        break;
-      }
-      const char c = record[k];
-      if (c == options_.delimiter) {
-        finish_field();
-        ++k;
-        continue;
-      }
-      if (c == options_.quote) {
-        quoted = true;
-        ++k;
-        while (true) {
-          if (k >= record.size()) return Malformed("unterminated CSV quoted field");
-          const char q = record[k];
-          if (q == options_.escape && k + 1 < record.size() &&
-              (record[k + 1] == options_.quote || record[k + 1] == options_.escape) &&
-              (options_.escape != options_.quote || record[k + 1] == options_.quote)) {
-            field.push_back(record[k + 1]);
-            k += 2;
-            continue;
-          }
-          if (q == options_.quote) {
-            ++k;
-            break;
-          }
-          field.push_back(q);
-          ++k;
-        }
-        continue;
-      }
-      field.push_back(c);
-      ++k;
-    }
-    return true;
+    return record;
   }
+}
+
+Result<bool> CopyRowReader::NextCsvRow(std::vector<std::optional<std::string>>& fields) {
+  WEIR_ASSIGN_OR_RAISE(auto next, NextRecord(/*csv=*/true));
+  if (!next) return false;
+  const std::string_view record = *next;
+  fields.clear();
+  std::string field;
+  bool quoted = false;
+  size_t k = 0;
+  const auto finish_field = [&] {
+    if (!quoted && field == options_.null_string) {
+      fields.emplace_back(std::nullopt);
+    } else {
+      fields.emplace_back(std::move(field));
+    }
+    field.clear();
+    quoted = false;
+  };
+  while (true) {
+    if (k >= record.size()) {
+      finish_field();
+      break;
+    }
+    const char c = record[k];
+    if (c == options_.delimiter) {
+      finish_field();
+      ++k;
+      continue;
+    }
+    if (c == options_.quote) {
+      quoted = true;
+      ++k;
+      while (true) {
+        if (k >= record.size()) return Malformed("unterminated CSV quoted field");
+        const char q = record[k];
+        if (q == options_.escape && k + 1 < record.size() &&
+            (record[k + 1] == options_.quote || record[k + 1] == options_.escape) &&
+            (options_.escape != options_.quote || record[k + 1] == options_.quote)) {
+          field.push_back(record[k + 1]);
+          k += 2;
+          continue;
+        }
+        if (q == options_.quote) {
+          ++k;
+          break;
+        }
+        field.push_back(q);
+        ++k;
+      }
+      continue;
+    }
+    field.push_back(c);
+    ++k;
+  }
+  return true;
 }
 
 Result<bool> CopyRowReader::NextBinaryRow(std::vector<std::optional<std::string>>& fields) {

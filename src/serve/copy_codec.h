@@ -58,6 +58,8 @@ class CopyRowReader {
   bool at_end() const { return ended_; }
 
  private:
+  Result<std::optional<std::string_view>> NextRecord(bool csv);
+  size_t CsvRecordEnd(bool& open_quote) const;
   Result<bool> NextTextRow(std::vector<std::optional<std::string>>& fields);
   Result<bool> NextCsvRow(std::vector<std::optional<std::string>>& fields);
   Result<bool> NextBinaryRow(std::vector<std::optional<std::string>>& fields);
