@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/cli.h"
+#include "app/load_settings.h"
 #include "base/clock.h"
 #include "base/logging.h"
 #include "base/uuid.h"
@@ -108,28 +109,6 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
   return options;
 }
 
-// Loads settings and sets up logging; prints the problem and returns nullopt on failure.
-std::optional<config::IngestSettings> Load(const IngestArgs& args, std::ostream& err) {
-  config::LoadInput input;
-  input.yaml_path = args.config_path;
-  input.environment = config::EnvironmentMap();
-  input.overrides = args.overrides;
-  auto loaded = config::LoadIngestSettings(input);
-  if (!loaded.ok()) {
-    err << "weir: invalid configuration:\n" << loaded.status().message() << "\n";
-    return std::nullopt;
-  }
-  const auto& s = loaded->settings;
-  auto logging =
-      ConfigureLogging(s.log_level, s.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
-  if (!logging.ok()) {
-    err << "weir: " << logging.message() << "\n";
-    return std::nullopt;
-  }
-  for (const auto& warning : loaded->warnings) spdlog::warn("{}", warning);
-  return s;
-}
-
 // The startup checks shared by ingest and check: catalog reachable, storage writable (a marker
 // object), every topic present.
 Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::IngestSettings& s) {
@@ -167,7 +146,8 @@ Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::Ing
 }  // namespace
 
 int RunCheck(const IngestArgs& args, std::ostream& out, std::ostream& err) {
-  auto settings = Load(args, err);
+  auto settings =
+      LoadSettings(config::LoadIngestSettings, args.config_path, args.overrides, "weir", err);
   if (!settings) return kExitFailure;
   out << config::Describe(*settings);
   auto probed = Probe(*settings);
@@ -180,7 +160,8 @@ int RunCheck(const IngestArgs& args, std::ostream& out, std::ostream& err) {
 }
 
 int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) {
-  auto settings = Load(args, err);
+  auto settings =
+      LoadSettings(config::LoadIngestSettings, args.config_path, args.overrides, "weir", err);
   if (!settings) return kExitFailure;
   InstallStopHandlers();
   spdlog::info("weir ingest starting\n{}", config::Describe(*settings));

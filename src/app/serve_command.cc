@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/cli.h"
+#include "app/load_settings.h"
 #include "base/logging.h"
 #include "config/describe.h"
 #include "config/load.h"
@@ -166,33 +167,11 @@ serve::ServerOptions MakeServerOptions(const config::ServeSettings& s) {
   return options;
 }
 
-// Loads and checks the settings and sets up logging; prints the problem and returns nullopt on
-// failure.
-std::optional<config::ServeSettings> Load(const ServeArgs& args, std::ostream& err) {
-  config::LoadInput input;
-  input.yaml_path = args.config_path;
-  input.environment = config::EnvironmentMap();
-  input.overrides = args.overrides;
-  auto loaded = config::LoadServeSettings(input);
-  if (!loaded.ok()) {
-    err << "weir serve: invalid configuration:\n" << loaded.status().message() << "\n";
-    return std::nullopt;
-  }
-  const config::ServeSettings& s = loaded->settings;
-  const Status logging =
-      ConfigureLogging(s.log_level, s.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
-  if (!logging.ok()) {
-    err << "weir serve: " << logging.message() << "\n";
-    return std::nullopt;
-  }
-  for (const auto& warning : loaded->warnings) spdlog::warn("{}", warning);
-  return s;
-}
-
 }  // namespace
 
 int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
-  const auto settings = Load(args, err);
+  const auto settings =
+      LoadSettings(config::LoadServeSettings, args.config_path, args.overrides, "weir serve", err);
   if (!settings) return kExitFailure;
   const config::ServeSettings& s = *settings;
 
