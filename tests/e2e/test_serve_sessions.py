@@ -418,3 +418,23 @@ def test_a_lake_on_s3_with_a_postgres_catalog_reads_and_writes(postgres, s3, bui
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+def test_the_session_memory_limit_bounds_buffered_cursors(build_dir, tmp_path):
+    """A cursor left open while other statements run is kept in memory, within the limit."""
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 1 AS x")
+    port, process = start_serve(build_dir, lake, tmp_path, "--session-memory-mb", "1")
+    try:
+        small = psql(port, "BEGIN; DECLARE c CURSOR FOR SELECT range AS i FROM range(1000); "
+                           "FETCH 1 FROM c; SELECT 'between'; FETCH 2 FROM c; COMMIT")
+        assert small.returncode == 0, small.stderr
+        assert [line for line in small.stdout.splitlines() if line in ("0", "between", "1", "2")
+                ] == ["0", "between", "1", "2"]
+        big = psql(port, "BEGIN; DECLARE c CURSOR FOR SELECT range AS i, repeat('x', 100) AS pad "
+                         "FROM range(1000000); FETCH 1 FROM c; SELECT 'between'")
+        assert big.returncode != 0
+        assert "53200" in big.stderr and "memory limit of 1048576 bytes" in big.stderr, big.stderr
+        assert psql(port, "SELECT 42").stdout.strip() == "42"  # the server and others go on
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
