@@ -32,6 +32,13 @@ std::string QuotedName(const std::string& name) {
   return out + "\"";
 }
 
+// A statement ended by the server's shutdown ends its session too (FATAL, as PostgreSQL).
+ErrorFields Fatal(const Status& status) {
+  ErrorFields fields = ErrorOf(status);
+  fields.severity = "FATAL";
+  return fields;
+}
+
 }  // namespace
 
 std::string SqlStateOf(const Status& status) {
@@ -149,7 +156,7 @@ std::optional<ErrorFields> ProtocolSession::Run() {
       auto query = pgwire::ParseQuery(message.body);
       Status ran = query.ok() ? HandleQuery(query->sql) : query.status();
       if (!ran.ok()) {
-        if (SqlStateOf(ran) == "57P01") return ErrorOf(ran);
+        if (SqlStateOf(ran) == "57P01") return Fatal(ran);
         writer.ErrorResponse(ErrorOf(ran));
       }
       writer.ReadyForQuery(session_->transaction_status());
@@ -173,7 +180,7 @@ std::optional<ErrorFields> ProtocolSession::Run() {
     if (skipping_to_sync) continue;
     Status handled = HandleExtended(message);
     if (!handled.ok()) {
-      if (SqlStateOf(handled) == "57P01") return ErrorOf(handled);
+      if (SqlStateOf(handled) == "57P01") return Fatal(handled);
       writer.ErrorResponse(ErrorOf(handled));
       skipping_to_sync = std::string_view("PBDEC").find(message.type) != std::string_view::npos;
       if (!skipping_to_sync) writer.ReadyForQuery(session_->transaction_status());
