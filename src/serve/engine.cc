@@ -72,6 +72,27 @@ duckdb_error_type PrepareErrorType(std::string_view message) {
   return DUCKDB_ERROR_UNKNOWN_TYPE;
 }
 
+// Whether a prepared statement returns rows, known before it runs (for Describe): queries,
+// EXPLAIN and CALL do; DML does with RETURNING, when its columns are not DuckDB's single
+// BIGINT "Count" of changed rows.
+bool ReturnsRows(duckdb_prepared_statement statement) {
+  switch (duckdb_prepared_statement_type(statement)) {
+    case DUCKDB_STATEMENT_TYPE_SELECT:
+    case DUCKDB_STATEMENT_TYPE_EXPLAIN:
+    case DUCKDB_STATEMENT_TYPE_CALL:
+      return true;
+    case DUCKDB_STATEMENT_TYPE_INSERT:
+    case DUCKDB_STATEMENT_TYPE_UPDATE:
+    case DUCKDB_STATEMENT_TYPE_DELETE:
+    case DUCKDB_STATEMENT_TYPE_MERGE_INTO:
+      return !(duckdb_prepared_statement_column_count(statement) == 1 &&
+               std::string_view(duckdb_prepared_statement_column_name(statement, 0)) == "Count" &&
+               duckdb_prepared_statement_column_type(statement, 0) == DUCKDB_TYPE_BIGINT);
+    default:
+      return false;
+  }
+}
+
 Status PrepareError(duckdb_prepared_statement statement) {
   const std::string message = duckdb_prepare_error(statement);
   return ClassifiedError(ErrorClass::kBadData, "sqlstate", SqlStateOf(PrepareErrorType(message)),
@@ -233,10 +254,12 @@ Status ResultStream::Buffer() {
 }
 
 std::string ResultStream::CommandTag() const {
+  // With RETURNING, DML counts the rows it returned (DuckDB reports no changed rows then).
+  const uint64_t changed = returns_rows() ? rows_ : changed_;
   if (tag_prefix_ == "SELECT") return fmt::format("SELECT {}", rows_);
-  if (tag_prefix_ == "INSERT") return fmt::format("INSERT 0 {}", changed_);
+  if (tag_prefix_ == "INSERT") return fmt::format("INSERT 0 {}", changed);
   if (tag_prefix_ == "UPDATE" || tag_prefix_ == "DELETE") {
-    return fmt::format("{} {}", tag_prefix_, changed_);
+    return fmt::format("{} {}", tag_prefix_, changed);
   }
   return tag_prefix_;
 }
@@ -631,7 +654,7 @@ Result<StatementInfo> Session::Prepare(const std::string& name, const std::strin
     prepared.info.parameter_types.push_back(type != nullptr ? PgTypeOf(type).oid : 25);
     if (type != nullptr) duckdb_destroy_logical_type(&type);
   }
-  if (duckdb_prepared_statement_type(statement) == DUCKDB_STATEMENT_TYPE_SELECT) {
+  if (ReturnsRows(statement)) {
     for (idx_t c = 0; c < duckdb_prepared_statement_column_count(statement); ++c) {
       duckdb_logical_type type = duckdb_prepared_statement_column_logical_type(statement, c);
       prepared.info.columns.push_back({duckdb_prepared_statement_column_name(statement, c),

@@ -438,3 +438,24 @@ def test_the_session_memory_limit_bounds_buffered_cursors(build_dir, tmp_path):
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+def test_dml_with_returning_describes_and_returns_its_rows(served):
+    import psycopg
+
+    port, _, _, _ = served
+    # DuckLake tables refuse RETURNING; a session's temporary table takes it.
+    with psycopg.connect(dsn(port), autocommit=True) as conn:
+        conn.execute("CREATE TEMP TABLE scratch (id BIGINT, body VARCHAR)")
+        with conn.cursor() as cur:  # extended protocol: Describe must announce the rows
+            cur.execute("INSERT INTO scratch VALUES (%s, %s), (%s, %s) RETURNING id, body",
+                        [1, "one", 2, "two"])
+            assert [d.name for d in cur.description] == ["id", "body"]
+            assert cur.fetchall() == [(1, "one"), (2, "two")]
+            assert cur.rowcount == 2
+            cur.execute("UPDATE scratch SET body = upper(body) WHERE id = %s RETURNING body", [2])
+            assert cur.fetchall() == [("TWO",)]
+            cur.execute("DELETE FROM scratch WHERE id = %s", [1])
+            assert cur.description is None and cur.rowcount == 1
+            cur.execute("DELETE FROM scratch RETURNING id")
+            assert cur.fetchall() == [(2,)] and cur.rowcount == 1
