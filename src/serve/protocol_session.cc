@@ -260,7 +260,7 @@ Status ProtocolSession::RunStatement(const std::string& statement) {
     status = command.status();
   } else if (!std::holds_alternative<std::monostate>(*command)) {
     command_rows_ = 0;
-    status = RunCommand(*command, nullptr, 0);
+    status = RunCommand(*command, nullptr);
     rows = command_rows_;
   } else {
     Portal portal;
@@ -357,8 +357,7 @@ Result<bool> ProtocolSession::Pump(Portal& portal, uint64_t limit, uint64_t* sen
 
 // --- server commands ----------------------------------------------------------------------------
 
-Status ProtocolSession::RunCommand(Command& command, Portal* extended, int64_t max_rows) {
-  (void)max_rows;
+Status ProtocolSession::RunCommand(Command& command, Portal* extended) {
   if (auto* copy = std::get_if<CopyCommand>(&command)) {
     if (extended != nullptr) {
       return SqlError("0A000", "COPY is supported in the simple query protocol only");

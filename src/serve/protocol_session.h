@@ -67,7 +67,7 @@ class ProtocolSession {
   Status HandleQuery(const std::string& sql);
   Status RunStatement(const std::string& statement);
   bool AnswerTransactionNoOp(const std::string& statement);
-  Status RunCommand(Command& command, Portal* extended, int64_t max_rows);
+  Status RunCommand(Command& command, Portal* extended);
   Status CopyOut(const CopyCommand& copy);
   Status CopyIn(const CopyCommand& copy);
   Status Declare(const DeclareCommand& declare, Portal* extended);

@@ -196,7 +196,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
     }
     Command command = *portal.command;
     command_rows_ = 0;
-    status = RunCommand(command, &portal, execute.max_rows);
+    status = RunCommand(command, &portal);
     Disarm();
     status = Classify(status);
     LogQuery(text, status, command_rows_);
