@@ -37,8 +37,13 @@
 #include <utility>
 #include <vector>
 
+#include "bench_util.h"
+
 namespace weir {
 namespace {
+
+using bench::Die;
+using bench::SplitComma;
 
 struct Options {
   std::string conninfo;
@@ -50,21 +55,6 @@ struct Options {
   std::vector<std::string> formats = {"text", "binary"};
   bool libpq_rows = false;
 };
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "bench_serve: %s\n", message.c_str());
-  std::exit(1);
-}
-
-std::vector<std::string> SplitComma(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 Options ParseArgs(int argc, char** argv) {
   Options options;

@@ -24,12 +24,16 @@
 #include <utility>
 #include <vector>
 
+#include "bench_util.h"
 #include "lake/duckdb_engine.h"
 #include "lake/ducklake/ducklake_catalog.h"
 #include "lake/table.h"
 
 namespace weir {
 namespace {
+
+using bench::Die;
+using bench::SplitComma;
 
 struct Options {
   int commits = 200;
@@ -38,21 +42,6 @@ struct Options {
   std::vector<int> files = {1, 16, 64};
   std::vector<std::string> catalogs = {"sqlite", "postgres"};
 };
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "bench_commit: %s\n", message.c_str());
-  std::exit(1);
-}
-
-std::vector<std::string> SplitComma(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 Options ParseArgs(int argc, char** argv) {
   Options options;

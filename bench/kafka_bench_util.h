@@ -12,13 +12,9 @@
 #include <string>
 #include <thread>
 
-namespace weir::bench {
+#include "bench_util.h"
 
-[[noreturn]] inline void Die(const std::string& message) {
-  std::fprintf(stderr, "FATAL: %s\n", message.c_str());
-  std::fflush(stderr);
-  std::exit(1);
-}
+namespace weir::bench {
 
 struct KafkaDestroy {
   void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
