@@ -1,5 +1,6 @@
 #include "decode/json_batch_builder.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <arrow/builder.h>
@@ -15,6 +16,7 @@ namespace ondemand = simdjson::ondemand;
 
 struct JsonBatchBuilder::Column {
   std::string name;
+  int fold_id = 0;  // equal for the spellings of one name (`Seq`, `seq`)
   ColumnKind kind = ColumnKind::kNull;
   std::unique_ptr<arrow::ArrayBuilder> builder;  // of ArrowType(kind); NullBuilder for kNull
 };
@@ -183,9 +185,19 @@ int JsonBatchBuilder::FindOrAddColumn(std::string_view name, size_t position) {
   if (auto it = column_index_.find(std::string(name)); it != column_index_.end()) {
     index = it->second;
   } else {
+    const auto [fold, new_fold] =
+        fold_ids_.try_emplace(FoldName(name), static_cast<int>(fold_ids_.size()));
+    if (!new_fold) {
+      spellings_share_a_batch_ = true;
+      // Another spelling of a name already in this record adds no column.
+      for (const PendingValue& earlier : pending_) {
+        if (columns_[earlier.column].fold_id == fold->second) return -1;
+      }
+    }
     index = static_cast<int>(columns_.size());
     Column column;
     column.name = std::string(name);
+    column.fold_id = fold->second;
     column.builder = std::make_unique<arrow::NullBuilder>(pool_);
     columns_.push_back(std::move(column));
     column_index_.emplace(std::string(name), index);
@@ -204,7 +216,9 @@ Status JsonBatchBuilder::Append(std::string_view json) {
   }
   pending_.clear();
   std::map<std::string, int64_t> dropped;  // counted only if the record is accepted
+  int64_t renamed_count = 0;
   int64_t lossy = 0;
+  record_has_event_ = false;
   auto on_field = [&](std::string_view key, ondemand::value& value, size_t position,
                       ondemand::document& doc) -> Status {
     // Validate the value before looking at the key: a dropped field must still be valid JSON.
@@ -253,16 +267,43 @@ Status JsonBatchBuilder::Append(std::string_view json) {
         break;
       }
     }
-    if (auto problem = CheckFieldName(key, options_.max_field_name_length)) {
-      ++dropped[std::string(ToString(*problem))];
+    const FieldNameCheck check = CheckFieldName(key, options_.max_field_name_length);
+    if (check.problem) {
+      const std::string_view reason = ToString(*check.problem);
+      ++dropped[std::string(reason)];
+      NoteFieldEvent(reason, /*dropped=*/true, key, {});
       return Status::OK();
     }
-    pending.column = FindOrAddColumn(key, position);
-    for (const PendingValue& earlier : pending_) {
-      if (earlier.column == pending.column) {  // a repeated key: the first one wins
-        ++dropped["duplicate_key"];
-        return Status::OK();
+    std::string renamed;
+    if (check.renamed) renamed = RenamedFieldName(key);
+    const std::string_view name = check.renamed ? std::string_view(renamed) : key;
+    // -1: another spelling of a key earlier in this record.
+    pending.column = FindOrAddColumn(name, position);
+    bool duplicate_key = false;
+    bool duplicate_name = pending.column < 0;
+    if (!duplicate_name) {
+      const int fold_id = columns_[pending.column].fold_id;
+      for (const PendingValue& earlier : pending_) {
+        if (earlier.column == pending.column) {
+          duplicate_key = true;
+          break;
+        }
+        // Fold ids equal column ids' equality unless two spellings share this batch.
+        if (spellings_share_a_batch_ && columns_[earlier.column].fold_id == fold_id) {
+          duplicate_name = true;
+          break;
+        }
       }
+    }
+    if (duplicate_key || duplicate_name) {  // the first one wins
+      const std::string_view reason = duplicate_key ? "duplicate_key" : "duplicate_name";
+      ++dropped[std::string(reason)];
+      NoteFieldEvent(reason, /*dropped=*/true, key, {});
+      return Status::OK();
+    }
+    if (check.renamed) {
+      ++renamed_count;
+      NoteFieldEvent("reserved_name", /*dropped=*/false, key, name);
     }
     pending_.push_back(pending);
     return Status::OK();
@@ -274,10 +315,30 @@ Status JsonBatchBuilder::Append(std::string_view json) {
     return parsed;
   }
   WEIR_RETURN_NOT_OK(Commit());
-  for (const auto& [reason, count] : dropped) stats_.dropped_fields[reason] += count;
+  for (const auto& [reason, count] : dropped) {
+    stats_.dropped_fields[reason] += count;
+    stats_.field_events += count;
+  }
+  if (renamed_count > 0) {
+    stats_.renamed_fields["reserved_name"] += renamed_count;
+    stats_.field_events += renamed_count;
+  }
+  if (record_has_event_) std::swap(last_field_event_, record_event_);
   stats_.lossy_integers += lossy;
   ++stats_.records;
   return Status::OK();
+}
+
+void JsonBatchBuilder::NoteFieldEvent(std::string_view reason, bool dropped, std::string_view key,
+                                      std::string_view column) {
+  // Kept only if the record is accepted.
+  size_t length = std::min<size_t>(key.size(), 128);
+  while (length < key.size() && length > 0 && (key[length] & 0xC0) == 0x80) --length;
+  record_event_.reason = reason;
+  record_event_.dropped = dropped;
+  record_event_.key = key.substr(0, length);
+  record_event_.column = column;
+  record_has_event_ = true;
 }
 
 Status JsonBatchBuilder::Commit() {
@@ -384,6 +445,8 @@ Result<std::shared_ptr<arrow::RecordBatch>> JsonBatchBuilder::Finish() {
   auto batch = arrow::RecordBatch::Make(arrow::schema(std::move(fields)), rows_, std::move(arrays));
   columns_.clear();
   column_index_.clear();
+  fold_ids_.clear();
+  spellings_share_a_batch_ = false;
   last_key_order_.clear();
   rows_ = 0;
   return batch;

@@ -30,12 +30,25 @@ struct DecodeStats {
   int64_t records = 0;                            // rows appended
   std::map<std::string, int64_t> rejected;        // invalid_json, invalid_utf8, not_an_object, ...
   std::map<std::string, int64_t> dropped_fields;  // invalid_name, name_too_long, reserved_name,
-                                                  // duplicate_key
+                                                  // duplicate_key, duplicate_name
+  std::map<std::string, int64_t> renamed_fields;  // reserved_name (row_id → row_id_)
   int64_t lossy_integers = 0;                     // integers beyond int64, kept as double
+  int64_t field_events = 0;  // fields dropped or renamed, all reasons (grows with each one)
+};
+
+// The newest field the name policy dropped or renamed, for the log.
+struct FieldEvent {
+  std::string reason;  // a key of dropped_fields or renamed_fields
+  bool dropped = true;
+  std::string key;     // the key as sent (at most 128 bytes of it)
+  std::string column;  // where a renamed key went
 };
 
 // Decodes JSON objects straight from simdjson's On-Demand parser into Arrow builders (no DOM):
 // top-level keys become columns (first-seen order), nested objects and arrays become JSON text.
+// Keys pass the field-name policy (field_names.h): within one record, the first of several keys
+// that resolve to the same column wins. Across records, each spelling keeps its own batch
+// column; the writer resolves spellings onto the table's columns (ingest/column_plan.h).
 // When a column sees values of different kinds, it is promoted in place (int64 → double →
 // varchar, see Join), so every batch of a flush gets one deterministic type per column.
 class JsonBatchBuilder {
@@ -53,6 +66,8 @@ class JsonBatchBuilder {
   // Bytes held by the builders so far (for the memory budget).
   int64_t buffered_bytes() const;
   const DecodeStats& stats() const { return stats_; }
+  // Valid once stats().field_events > 0.
+  const FieldEvent& last_field_event() const { return last_field_event_; }
 
   // The batch of every row appended since the last Finish, then starts empty (columns and
   // their kinds are forgotten, statistics are kept).
@@ -64,7 +79,11 @@ class JsonBatchBuilder {
   class RecordParser;
 
   JsonBatchBuilder(DecodeOptions options, arrow::MemoryPool* pool);
+  // The column of `name`, created if new; -1 when it is new and another spelling of it is
+  // already a key of the current record.
   int FindOrAddColumn(std::string_view name, size_t position);
+  void NoteFieldEvent(std::string_view reason, bool dropped, std::string_view key,
+                      std::string_view column);
   Status Commit();
   Status AppendValue(Column& column, const PendingValue& value);
   Status Promote(Column& column, ColumnKind to);
@@ -74,10 +93,15 @@ class JsonBatchBuilder {
   std::unique_ptr<RecordParser> parser_;
   std::vector<Column> columns_;
   std::unordered_map<std::string, int> column_index_;
+  std::unordered_map<std::string, int> fold_ids_;  // folded name → id shared by its spellings
+  bool spellings_share_a_batch_ = false;           // two columns have one fold id
   std::vector<int> last_key_order_;  // column of each key position in the previous record
   std::vector<PendingValue> pending_;
   int64_t rows_ = 0;
   DecodeStats stats_;
+  FieldEvent last_field_event_;
+  FieldEvent record_event_;  // of the record being decoded
+  bool record_has_event_ = false;
 };
 
 }  // namespace weir::decode

@@ -7,6 +7,7 @@
 
 #include <arrow/array/util.h>
 #include <arrow/builder.h>
+#include <arrow/compute/api.h>
 #include <arrow/compute/api_vector.h>
 #include <arrow/compute/initialize.h>
 #include <arrow/datum.h>
@@ -17,6 +18,7 @@
 #include "base/backoff.h"
 #include "base/check.h"
 #include "base/clock.h"
+#include "decode/field_names.h"
 #include "ingest/coerce.h"
 #include "lake/ducklake/stats_text.h"
 
@@ -48,28 +50,73 @@ DatasetWriter::DatasetWriter(DatasetConfig config, lake::ducklake::DuckLakeCatal
   });
 }
 
-Status DatasetWriter::EnsureTables(const arrow::Schema& schema, bool need_rejects) {
-  if (!table_) {
-    std::vector<std::pair<std::string, lake::ColumnType>> columns;
-    for (const auto& field : schema.fields()) {
-      columns.emplace_back(field->name(), ColumnTypeOf(*field->type()));
+Status DatasetWriter::CreateTable(const ColumnPlan& plan) {
+  std::vector<std::pair<std::string, lake::ColumnType>> columns;
+  for (const auto& column : plan.missing) columns.emplace_back(column.name, column.type);
+  columns.emplace_back(kInsertedAt, lake::ColumnType::kTimestampTz);
+  auto opened = catalog_->OpenTable(config_.schema, config_.table, columns, config_.partitioning);
+  if (!opened.ok() && ClassOf(opened.status()) == ErrorClass::kBadData) {
+    // The data's columns were refused: create the table without them, then add them one by
+    // one so that only the refused ones are left out.
+    spdlog::warn(
+        "dataset {}: {}; creating the table with {} only and adding its columns one by "
+        "one",
+        config_.name, opened.status().message(), kInsertedAt);
+    opened =
+        catalog_->OpenTable(config_.schema, config_.table,
+                            {{kInsertedAt, lake::ColumnType::kTimestampTz}}, config_.partitioning);
+    if (!opened.ok() && ClassOf(opened.status()) == ErrorClass::kBadData) {
+      // Without a single data column the refusal cannot stem from the data.
+      return ClassifiedError(ErrorClass::kFatal, "ducklake", "create_refused",
+                             opened.status().message());
     }
-    columns.emplace_back(kInsertedAt, lake::ColumnType::kTimestampTz);
-    WEIR_ASSIGN_OR_RAISE(
-        table_, catalog_->OpenTable(config_.schema, config_.table, columns, config_.partitioning));
   }
+  WEIR_ASSIGN_OR_RAISE(table_, std::move(opened));
+  return Status::OK();
+}
+
+Status DatasetWriter::AddColumns(const std::vector<ColumnPlan::NewColumn>& columns) {
+  std::vector<std::pair<std::string, lake::ColumnType>> all;
+  for (const auto& column : columns) all.emplace_back(column.name, column.type);
+  const Status added = table_->AddColumns(all);
+  if (added.ok() || ClassOf(added) != ErrorClass::kBadData) return added;
+  // One of them was refused (its name comes from the data): find which, add the others.
+  for (const auto& column : columns) {
+    const Status one = table_->AddColumns({{column.name, column.type}});
+    if (one.ok()) continue;
+    if (ClassOf(one) != ErrorClass::kBadData) return one;
+    refused_.insert(decode::FoldName(column.name));
+    spdlog::warn(
+        "dataset {}: column \"{}\" left out of {} (its values are dropped and counted "
+        "as refused_by_catalog): {}",
+        config_.name, column.name, table_->name(), one.message());
+  }
+  return Status::OK();
+}
+
+Status DatasetWriter::EnsureTables(const arrow::RecordBatch& batch, bool need_rejects,
+                                   FlushOutcome& outcome) {
+  const arrow::Schema& schema = *batch.schema();
+  if (!table_) WEIR_RETURN_NOT_OK(CreateTable(PlanColumns(schema, {}, refused_)));
   // Columns the table lacks are added before the data commit, in one schema change.
-  std::vector<std::pair<std::string, lake::ColumnType>> missing;
-  for (const auto& field : schema.fields()) {
-    const auto& live = table_->columns();
-    const bool present = std::any_of(
-        live.begin(), live.end(), [&](const lake::Column& c) { return c.name == field->name(); });
-    if (!present) missing.emplace_back(field->name(), ColumnTypeOf(*field->type()));
+  plan_ = PlanColumns(schema, table_->columns(), refused_);
+  if (!plan_.missing.empty()) {
+    const size_t before = table_->columns().size();
+    WEIR_RETURN_NOT_OK(AddColumns(plan_.missing));
+    if (table_->columns().size() > before) {
+      spdlog::info("dataset {}: added {} column(s) to {}", config_.name,
+                   table_->columns().size() - before, table_->name());
+    }
+    plan_ = PlanColumns(schema, table_->columns(), refused_);
+    if (!plan_.missing.empty()) {
+      return ClassifiedError(ErrorClass::kRetriable, "ducklake", "table_changed",
+                             fmt::format("column \"{}\" is missing from {} after adding it",
+                                         plan_.missing.front().name, table_->name()));
+    }
   }
-  if (!missing.empty()) {
-    WEIR_RETURN_NOT_OK(table_->AddColumns(missing));
-    spdlog::info("dataset {}: added {} column(s) to {}", config_.name, missing.size(),
-                 table_->name());
+  for (const int field : plan_.refused) {
+    const auto& values = *batch.column(field);
+    outcome.fields_dropped["refused_by_catalog"] += values.length() - values.null_count();
   }
   if (need_rejects && !rejects_table_) {
     WEIR_ASSIGN_OR_RAISE(
@@ -88,7 +135,9 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush&
     std::vector<std::shared_ptr<arrow::Field>> fields;
     std::vector<std::shared_ptr<arrow::Array>> arrays;
     std::vector<int> ids;
-    for (const auto& column : table_->columns()) {
+    const auto& live = table_->columns();
+    for (size_t c = 0; c < live.size(); ++c) {
+      const lake::Column& column = live[c];
       std::shared_ptr<arrow::Array> array;
       if (column.name == kInsertedAt) {
         WEIR_ASSIGN_OR_RAISE(
@@ -97,15 +146,32 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush&
                                               arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")),
                        batch.num_rows()));
       } else {
-        auto source = batch.GetColumnByName(column.name);
-        if (!source) continue;  // the flush has no value for it: null when read
+        const auto& sources = plan_.sources[c];
+        if (sources.empty()) continue;  // the flush has no value for it: null when read
         if (column.type == lake::ColumnType::kOther) {
-          outcome.values_nulled += source->length() - source->null_count();
+          for (const int f : sources) {
+            outcome.values_nulled += batch.column(f)->length() - batch.column(f)->null_count();
+          }
           continue;
         }
-        WEIR_ASSIGN_OR_RAISE(auto coerced, CoerceTo(*source, column.type));
-        outcome.values_nulled += coerced.nulled;
-        array = coerced.array;
+        // Each spelling resolving to this column, cast to its type; one record holds at most
+        // one spelling, so at most one of them has a value in each row.
+        std::vector<arrow::Datum> spellings;
+        for (const int f : sources) {
+          const auto& source = *batch.column(f);
+          WEIR_ASSIGN_OR_RAISE(auto coerced, CoerceTo(source, column.type));
+          outcome.values_nulled += coerced.nulled;
+          if (batch.schema()->field(f)->name() != column.name) {
+            outcome.fields_renamed["case_variant"] += source.length() - source.null_count();
+          }
+          spellings.emplace_back(coerced.array);
+        }
+        if (spellings.size() == 1) {
+          array = spellings.front().make_array();
+        } else {
+          WEIR_ASSIGN_OR_RAISE(auto merged, arrow::compute::CallFunction("coalesce", spellings));
+          array = merged.make_array();
+        }
       }
       fields.push_back(arrow::field(column.name, array->type()));
       arrays.push_back(array);
@@ -197,7 +263,7 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
     // The writer id is fixed per attempt at writing files: a commit retried with the same files
     // recognises its own landing after an unknown outcome.
     const std::string writer = writer_prefix_ + "/" + commit_ids_.Next().ToString();
-    Status status = EnsureTables(*flush.batch->schema(), with_rejects);
+    Status status = EnsureTables(*flush.batch, with_rejects, outcome);
     Result<WrittenFiles> written =
         status.ok() ? WriteFiles(flush, UnixMicros(Clock::System().Now()), outcome)
                     : Result<WrittenFiles>(status);

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "base/status.h"
 #include "base/uuid.h"
 #include "files/parquet_file_writer.h"
+#include "ingest/column_plan.h"
 #include "ingest/rejects.h"
 #include "lake/ducklake/ducklake_catalog.h"
 #include "lake/table.h"
@@ -49,6 +52,9 @@ struct FlushOutcome {
   int64_t snapshot_id = -1;
   int64_t rows = 0, rejects = 0, files = 0, bytes_written = 0;
   int64_t values_nulled = 0;  // values the live column type could not hold
+  // Values of fields the table resolution dropped (refused_by_catalog) or wrote under another
+  // spelling (case_variant), by reason; the decoder counts its own (decode::DecodeStats).
+  std::map<std::string, int64_t> fields_dropped, fields_renamed;
   int64_t orphaned_files = 0;
   int commit_attempts = 0, conflicts = 0;
   std::chrono::milliseconds write_time{0}, commit_time{0};
@@ -69,7 +75,11 @@ class DatasetWriter {
   struct WrittenFiles {
     std::vector<lake::DataFile> data, rejects;
   };
-  Status EnsureTables(const arrow::Schema& schema, bool need_rejects);
+  // Opens (or creates) the tables and adds the columns the flush needs; leaves plan_ set for
+  // `batch`. A column the catalog refuses is left out and remembered in refused_.
+  Status EnsureTables(const arrow::RecordBatch& batch, bool need_rejects, FlushOutcome& outcome);
+  Status CreateTable(const ColumnPlan& plan);
+  Status AddColumns(const std::vector<ColumnPlan::NewColumn>& columns);
   Result<WrittenFiles> WriteFiles(const SealedFlush& flush, int64_t inserted_at_us,
                                   FlushOutcome& outcome);
   void DeleteFiles(const WrittenFiles& files);
@@ -78,6 +88,8 @@ class DatasetWriter {
   lake::ducklake::DuckLakeCatalog* catalog_;
   std::unique_ptr<lake::Table> table_;
   std::unique_ptr<lake::Table> rejects_table_;
+  ColumnPlan plan_;                // of the flush being written, against table_'s columns
+  std::set<std::string> refused_;  // folded names the catalog refused to add
   UuidV7Generator commit_ids_;
   std::string writer_prefix_;  // host/pid
 };

@@ -230,7 +230,11 @@ void Pipeline::Accept(const kafka::Message& message) {
   ++d.records;
   d.consumed->Increment();
 
+  const int64_t field_events = d.builder->stats().field_events;
   const Status appended = d.builder->Append(message.payload);
+  if (d.builder->stats().field_events != field_events) {
+    LogFieldEvent(d, tp, message.offset, d.builder->stats().field_events - field_events);
+  }
   if (appended.ok()) return;
   const ErrorDetail* detail = GetErrorDetail(appended);
   if (detail == nullptr || detail->error_class() != ErrorClass::kBadData) {
@@ -258,17 +262,46 @@ void Pipeline::Accept(const kafka::Message& message) {
   d.rejects.push_back(std::move(reject));
 }
 
-void Pipeline::PublishDecodeStats(Dataset& d) {
-  const auto& stats = d.builder->stats();
-  for (const auto& [reason, count] : stats.dropped_fields) {
-    const int64_t before = d.published.dropped_fields[reason];
+void Pipeline::LogFieldEvent(Dataset& d, const kafka::TopicPartition& tp, int64_t offset,
+                             int64_t fields) {
+  const decode::FieldEvent& event = d.builder->last_field_event();
+  int64_t suppressed = 0;
+  const std::string key = fmt::format("{}/{}/{}", d.options.config.name, event.reason,
+                                      event.dropped ? "dropped" : "renamed");
+  if (!field_log_limiter_.Allow(key, SteadyClock::now(), &suppressed)) return;
+  const std::string more =
+      suppressed > 0 ? fmt::format(" ({} more such record(s) in the last minute)", suppressed) : "";
+  if (event.dropped) {
+    spdlog::warn("dataset {}: {} field(s) of {} offset {} dropped ({}), e.g. key \"{}\"{}",
+                 d.options.config.name, fields, kafka::ToString(tp), offset, event.reason,
+                 event.key, more);
+  } else {
+    spdlog::warn("dataset {}: key \"{}\" of {} offset {} written as column \"{}\" ({}){}",
+                 d.options.config.name, event.key, kafka::ToString(tp), offset, event.column,
+                 event.reason, more);
+  }
+}
+
+void Pipeline::AddFieldCounts(const std::string& dataset, const observe::MetricDef& metric,
+                              const std::map<std::string, int64_t>& counts,
+                              std::map<std::string, int64_t>* published) {
+  for (const auto& [reason, count] : counts) {
+    const int64_t before = published != nullptr ? (*published)[reason] : 0;
     if (count > before) {
       metrics_
-          ->Counter(m::kFieldsDropped, {{std::string(m::kLabelDataset), d.options.config.name},
-                                        {std::string(m::kLabelReason), reason}})
+          ->Counter(metric, {{std::string(m::kLabelDataset), dataset},
+                             {std::string(m::kLabelReason), reason}})
           .Increment(static_cast<double>(count - before));
     }
   }
+}
+
+void Pipeline::PublishDecodeStats(Dataset& d) {
+  const auto& stats = d.builder->stats();
+  AddFieldCounts(d.options.config.name, m::kFieldsDropped, stats.dropped_fields,
+                 &d.published.dropped_fields);
+  AddFieldCounts(d.options.config.name, m::kFieldsRenamed, stats.renamed_fields,
+                 &d.published.renamed_fields);
   if (stats.lossy_integers > d.published.lossy_integers) {
     d.lossy->Increment(static_cast<double>(stats.lossy_integers - d.published.lossy_integers));
   }
@@ -369,6 +402,19 @@ void Pipeline::FlushLoop(Dataset& d) {
         d.bytes_written->Increment(static_cast<double>(outcome->bytes_written));
         d.files_written->Increment(static_cast<double>(outcome->files));
         d.nulled->Increment(static_cast<double>(outcome->values_nulled));
+        AddFieldCounts(name, m::kFieldsDropped, outcome->fields_dropped, nullptr);
+        AddFieldCounts(name, m::kFieldsRenamed, outcome->fields_renamed, nullptr);
+        if (const auto it = outcome->fields_renamed.find("case_variant");
+            it != outcome->fields_renamed.end() && it->second > 0) {
+          int64_t suppressed = 0;
+          if (field_log_limiter_.Allow(name + "/case_variant", SteadyClock::now(), &suppressed)) {
+            spdlog::info(
+                "dataset {}: {} value(s) of keys spelled differently from their "
+                "column written into it (case_variant){}",
+                name, it->second,
+                suppressed ? fmt::format(" ({} more such flush(es))", suppressed) : "");
+          }
+        }
         d.retries->Increment(static_cast<double>(outcome->commit_attempts - 1));
         d.conflicts->Increment(static_cast<double>(outcome->conflicts));
         d.flush_seconds->Observe(static_cast<double>(outcome->write_time.count()) / 1000.0);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log_rate_limiter.h"
 #include "base/status.h"
 #include "decode/json_batch_builder.h"
 #include "ingest/dataset_writer.h"
@@ -78,6 +79,13 @@ class Pipeline final : public kafka::AssignmentListener {
   void ApplyBackpressure();
   void CommitKafkaOffsets();
   void PublishDecodeStats(Dataset& dataset);
+  // Logs (rate-limited) the field the decoder just dropped or renamed.
+  void LogFieldEvent(Dataset& dataset, const kafka::TopicPartition& tp, int64_t offset,
+                     int64_t fields);
+  // Adds counts by reason to `metric`, less what `published` says was counted already.
+  void AddFieldCounts(const std::string& dataset, const observe::MetricDef& metric,
+                      const std::map<std::string, int64_t>& counts,
+                      std::map<std::string, int64_t>* published);
   void PublishLag();
   int64_t BufferedBytes() const;
   Status ConnectConsumer();
@@ -91,6 +99,7 @@ class Pipeline final : public kafka::AssignmentListener {
   std::vector<std::unique_ptr<Dataset>> datasets_;
   std::map<std::string, Dataset*, std::less<>> by_topic_;
   std::unique_ptr<kafka::Consumer> consumer_;
+  LogRateLimiter field_log_limiter_{std::chrono::minutes(1)};  // poll and flush threads
   KafkaStatistics kafka_statistics_;
   std::chrono::steady_clock::time_point lag_published_{};
 

@@ -3,6 +3,8 @@
 #include <duckdb.h>
 
 #include <cstdlib>
+#include <exception>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -38,6 +40,34 @@ Status DuckError(duckdb_result* result, const std::string& sql) {
 }
 
 }  // namespace
+
+bool IsStatementRefusal(const Status& status) {
+  const ErrorDetail* detail = GetErrorDetail(status);
+  if (detail == nullptr || detail->source() != "duckdb") return false;
+  int type = -1;
+  try {
+    type = std::stoi(detail->code());
+  } catch (const std::exception&) {
+    return false;  // "open", "connect": not a statement's error
+  }
+  switch (static_cast<duckdb_error_type>(type)) {
+    case DUCKDB_ERROR_OUT_OF_RANGE:
+    case DUCKDB_ERROR_CONVERSION:
+    case DUCKDB_ERROR_UNKNOWN_TYPE:
+    case DUCKDB_ERROR_MISMATCH_TYPE:
+    case DUCKDB_ERROR_INVALID_TYPE:
+    case DUCKDB_ERROR_NOT_IMPLEMENTED:
+    case DUCKDB_ERROR_CATALOG:
+    case DUCKDB_ERROR_PARSER:
+    case DUCKDB_ERROR_SYNTAX:
+    case DUCKDB_ERROR_BINDER:
+    case DUCKDB_ERROR_INVALID_INPUT:
+    case DUCKDB_ERROR_DEPENDENCY:
+      return true;
+    default:
+      return false;
+  }
+}
 
 std::string DefaultExtensionDirectory() {
   if (const char* dir = std::getenv("WEIR_DUCKDB_EXTENSION_DIR"); dir != nullptr && *dir) {

@@ -41,6 +41,12 @@ class DuckDbEngine {
   std::unique_ptr<Handles> handles_;
 };
 
+// True for an error of DuckDB refusing a statement for what it says (parser, binder, catalog,
+// invalid input, conversion, not implemented, ...), as opposed to failing to carry it out
+// (I/O, network, connection, permission, memory, internal). For weir's DDL, whose names and
+// types come from the data, a refusal is a verdict on the data.
+bool IsStatementRefusal(const Status& status);
+
 // `text` as a SQL string literal ('...' with quotes doubled).
 std::string SqlQuote(const std::string& text);
 

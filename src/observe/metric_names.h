@@ -38,6 +38,12 @@ inline constexpr MetricDef kFieldsDropped{
     "Fields dropped from otherwise accepted records, by reason.",
     MetricType::kCounter,
     {kLabelDataset, kLabelReason}};
+inline constexpr MetricDef kFieldsRenamed{
+    "weir_fields_renamed_total",
+    "Fields written under another column name than their key (a reserved name renamed, a case "
+    "variant written into the column of that name), by reason.",
+    MetricType::kCounter,
+    {kLabelDataset, kLabelReason}};
 inline constexpr MetricDef kValuesNulled{
     "weir_values_nulled_total",
     "Values written as null instead of rejecting the record, by reason.",
@@ -95,10 +101,10 @@ inline constexpr MetricDef kFencedCommits{
     {kLabelDataset}};
 
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 19> kStandardMetrics = {
-    &kRecordsConsumed, &kRecordsWritten,   &kRecordsRejected, &kRecordsFiltered, &kFieldsDropped,
-    &kValuesNulled,    &kErrors,           &kFlushDuration,   &kCommitDuration,  &kBytesWritten,
-    &kFilesWritten,    &kCommitRetries,    &kCommitConflicts, &kOrphanedObjects, &kBufferBytes,
-    &kConsumerLag,     &kPausedPartitions, &kCommits,         &kFencedCommits};
+inline constexpr std::array<const MetricDef*, 20> kStandardMetrics = {
+    &kRecordsConsumed, &kRecordsWritten, &kRecordsRejected,  &kRecordsFiltered, &kFieldsDropped,
+    &kFieldsRenamed,   &kValuesNulled,   &kErrors,           &kFlushDuration,   &kCommitDuration,
+    &kBytesWritten,    &kFilesWritten,   &kCommitRetries,    &kCommitConflicts, &kOrphanedObjects,
+    &kBufferBytes,     &kConsumerLag,    &kPausedPartitions, &kCommits,         &kFencedCommits};
 
 }  // namespace weir::observe

@@ -156,6 +156,52 @@ TEST(JsonBatchBuilderTest, DropsBadFieldNamesPerColumnAndCountsThem) {
           {"duplicate_key", 1}, {"invalid_name", 2}, {"name_too_long", 1}, {"reserved_name", 1}}));
 }
 
+TEST(JsonBatchBuilderTest, CaseVariantsOfOneRecordKeepTheFirstAndCountTheRest) {
+  auto builder = MakeBuilder();
+  const auto batch = Decode(*builder, {R"({"seq":1,"Case":1,"case":2,"CASE":3})",
+                                       R"({"seq":2,"Seq":9,"_inserted_AT":"x"})"});
+  ASSERT_EQ(batch->num_columns(), 2);
+  EXPECT_EQ(Column(*batch, "seq"), (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(Column(*batch, "Case"), (std::vector<std::string>{"1", "null"}));
+  EXPECT_EQ(builder->stats().dropped_fields,
+            (std::map<std::string, int64_t>{{"duplicate_name", 3}, {"reserved_name", 1}}));
+  EXPECT_EQ(builder->stats().field_events, 4);
+  EXPECT_EQ(builder->last_field_event().reason, "reserved_name");
+  EXPECT_EQ(builder->last_field_event().key, "_inserted_AT");
+}
+
+TEST(JsonBatchBuilderTest, SpellingsOfOneNameAcrossRecordsKeepTheirOwnColumns) {
+  // The writer resolves them onto one table column (ingest/column_plan.h).
+  auto builder = MakeBuilder();
+  const auto batch = Decode(*builder, {R"({"Name":"a"})", R"({"name":"b"})"});
+  ASSERT_EQ(batch->num_columns(), 2);
+  EXPECT_EQ(Column(*batch, "Name"), (std::vector<std::string>{"a", "null"}));
+  EXPECT_EQ(Column(*batch, "name"), (std::vector<std::string>{"null", "b"}));
+  EXPECT_TRUE(builder->stats().dropped_fields.empty());
+}
+
+TEST(JsonBatchBuilderTest, DuckLakeNamesAreDroppedOrRenamedNeverPassedOn) {
+  auto builder = MakeBuilder();
+  const auto batch =
+      Decode(*builder, {R"({"id":1,"_ducklake_internal_snapshot_id":5,"_DuckLake_Internal_x":6,)"
+                        R"("row_id":7,"Begin_Snapshot":8,"end_snapshot":9,"row_id_":10})"});
+  std::vector<std::string> names;
+  for (const auto& field : batch->schema()->fields()) names.push_back(field->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"id", "row_id_", "Begin_Snapshot_", "end_snapshot_"}));
+  EXPECT_EQ(Column(*batch, "row_id_"), (std::vector<std::string>{"7"})) << "the first key wins";
+  EXPECT_EQ(builder->stats().dropped_fields,
+            (std::map<std::string, int64_t>{{"duplicate_key", 1}, {"reserved_name", 2}}));
+  EXPECT_EQ(builder->stats().renamed_fields,
+            (std::map<std::string, int64_t>{{"reserved_name", 3}}));
+}
+
+TEST(JsonBatchBuilderTest, ARejectedRecordCountsNoFieldEvent) {
+  auto builder = MakeBuilder();
+  ASSERT_FALSE(builder->Append(R"({"a-b":1,"x":)").ok());
+  EXPECT_EQ(builder->stats().field_events, 0);
+  EXPECT_TRUE(builder->stats().dropped_fields.empty());
+}
+
 TEST(JsonBatchBuilderTest, IntegersBeyondInt64BecomeDoublesAndAreCounted) {
   auto builder = MakeBuilder();
   const auto batch =

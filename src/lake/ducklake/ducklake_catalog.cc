@@ -226,6 +226,11 @@ Result<std::unique_ptr<Table>> DuckLakeCatalog::OpenTable(
     WEIR_ASSIGN_OR_RAISE(db, Connect(config_));
     WEIR_ASSIGN_OR_RAISE(opened, DuckLakeTable::Load(this, std::move(db), schema, table));
     if (!opened) {
+      if (IsStatementRefusal(created)) {
+        // Not the catalog failing: DuckDB refused the columns, whose names come from the data.
+        return ClassifiedError(ErrorClass::kBadData, "ducklake", "columns_refused",
+                               fmt::format("creating {}.{}: {}", schema, table, created.message()));
+      }
       WEIR_RETURN_NOT_OK(WithContext(created, fmt::format("creating {}.{}", schema, table)));
       return Status::UnknownError("table ", schema, ".", table, " missing after creation");
     }

@@ -160,10 +160,16 @@ Status DuckLakeTable::AddColumns(const std::vector<std::pair<std::string, Column
     ddl.push_back(fmt::format("ALTER TABLE weir_lake.{}.{} ADD COLUMN IF NOT EXISTS {} {}",
                               Quote(schema_), Quote(table_), Quote(name), DuckDbTypeName(type)));
   }
-  WEIR_RETURN_NOT_OK(catalog_->RunDdl(ddl));
+  const Status added = catalog_->RunDdl(ddl);
   WEIR_ASSIGN_OR_RAISE(auto exists, Reload());
   if (!exists) return TableChanged("table " + qualified_name_ + " was dropped");
-  return Status::OK();
+  if (!added.ok() && IsStatementRefusal(added)) {
+    // The table is there: DuckDB refused the columns' names or types, which come from the data.
+    return ClassifiedError(
+        ErrorClass::kBadData, "ducklake", "columns_refused",
+        fmt::format("adding columns to {}: {}", qualified_name_, added.message()));
+  }
+  return added;
 }
 
 Result<std::map<int32_t, int64_t>> DuckLakeTable::ReadLedger(const std::string& topic) {
