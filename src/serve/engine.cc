@@ -3,6 +3,7 @@
 #include <duckdb.h>
 
 #include <cctype>
+#include <filesystem>
 #include <list>
 #include <string_view>
 #include <utility>
@@ -10,12 +11,15 @@
 #include <fmt/format.h>
 
 #include "base/text.h"
+#include "lake/ducklake/catalog_db.h"
 #include "serve/compat/compat.h"
 
 namespace weir::serve {
 namespace {
 
 constexpr size_t kStatementCacheSize = 32;
+// How long a writing statement waits for the SQLite catalog's other writers (then 40001).
+constexpr std::chrono::milliseconds kWriterLockTimeout{60000};
 
 // The SQLSTATE for a DuckDB error type (one table; messages are never matched).
 std::string SqlStateOf(duckdb_error_type type) {
@@ -35,7 +39,9 @@ std::string SqlStateOf(duckdb_error_type type) {
     case DUCKDB_ERROR_CONSTRAINT:
       return "23000";
     case DUCKDB_ERROR_TRANSACTION:
-      return "25000";
+      // A commit that lost to another writer (DuckLake's "Failed to commit", SQLite's
+      // "database is locked" at commit): the client may retry, as after a serialization failure.
+      return "40001";
     case DUCKDB_ERROR_INTERRUPT:
       return "57014";  // query_canceled
     case DUCKDB_ERROR_PERMISSION:
@@ -398,9 +404,24 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
     return ClassifiedError(ErrorClass::kFatal, "duckdb", "open", "DuckDB: " + message);
   }
   std::unique_ptr<Engine> engine(new Engine(std::move(handles)));
+  const bool postgres = lake.catalog.starts_with("postgres:");
+  if (!postgres) {
+    // Readers must never wait for a writer, and writers of this and other weir processes
+    // queue on one lock instead of colliding inside SQLite (see docs/ARCHITECTURE.md).
+    const std::string file = lake.catalog.substr(std::string("sqlite:").size());
+    std::error_code ec;
+    if (std::filesystem::exists(file, ec)) {
+      const Status wal = lake::ducklake::EnsureSqliteWal(file);
+      if (!wal.ok()) {
+        return ClassifiedError(ErrorClass::kFatal, "sqlite", "journal_mode",
+                               "the SQLite catalog cannot be served: " + wal.message());
+      }
+    }
+    WEIR_ASSIGN_OR_RAISE(engine->writer_lock_,
+                         WriterLock::ForPath(lake::ducklake::SqliteWriterLockPath(file)));
+  }
   WEIR_ASSIGN_OR_RAISE(auto setup, engine->Connect());
   duckdb_connection conn = setup->handles_->conn;
-  const bool postgres = lake.catalog.starts_with("postgres:");
   // A lake on S3 (which needs a region or an endpoint, as for ingest): httpfs and the secret
   // come before ATTACH, which refuses an S3 data path without them. Without keys, the default
   // credential chain (environment, instance profile, ...) of the aws extension.
@@ -454,12 +475,27 @@ Result<std::unique_ptr<Session>> Engine::Connect(size_t memory_limit) {
     return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "53300", "cannot connect");
   }
   (void)Exec(handles->conn, "USE lake");  // absent before the lake is attached
-  return std::unique_ptr<Session>(new Session(std::move(handles), memory_limit));
+  std::unique_ptr<Session> session(new Session(std::move(handles), memory_limit));
+  session->writer_lock_ = writer_lock_;
+  return session;
 }
 
 // --- Session ----------------------------------------------------------------------------------
 
-void Session::Interrupt() { duckdb_interrupt(handles_->conn); }
+void Session::Interrupt() {
+  interrupted_.store(true);
+  duckdb_interrupt(handles_->conn);
+}
+
+Result<WriterLock::Hold> Session::LockForWrite(bool may_commit_write) {
+  if (writer_lock_ == nullptr || read_only_ || !may_commit_write) return WriterLock::Hold();
+  auto hold = writer_lock_->Acquire(kWriterLockTimeout, [this] { return interrupted_.load(); });
+  if (hold.ok()) return hold;
+  const ErrorDetail* detail = GetErrorDetail(hold.status());
+  const bool cancelled = detail != nullptr && detail->code() == "lock_cancelled";
+  return ClassifiedError(ErrorClass::kBadData, "sqlstate", cancelled ? "57014" : "40001",
+                         hold.status().message());
+}
 
 Status Session::SetVariable(const std::string& name, const std::string& value) {
   return Exec(handles_->conn, "SET VARIABLE " + name + " = " + QuoteLiteral(value));
@@ -489,7 +525,9 @@ void Session::FailTransaction() {
 Status Session::EndImplicitTransaction(bool commit) {
   if (!implicit_transaction_) return Status::OK();
   implicit_transaction_ = false;
-  return Exec(handles_->conn, commit ? "COMMIT" : "ROLLBACK");
+  Status ended = Exec(handles_->conn, commit ? "COMMIT" : "ROLLBACK");
+  write_hold_ = WriterLock::Hold();
+  return ended;
 }
 
 // Makes room for a new statement: a result still streaming is read into memory first; a
@@ -553,6 +591,16 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
                            "permission denied: sessions cannot DETACH databases");
   }
   const bool streaming = type == DUCKDB_STATEMENT_TYPE_SELECT;
+  // DuckLake commits an autocommit write at the end of the statement, and a transaction block
+  // at its end; both hold the SQLite catalog's writer lock while they run.
+  interrupted_.store(false);
+  auto hold = LockForWrite(
+      !streaming && (transaction_status_ == 'I' || type == DUCKDB_STATEMENT_TYPE_TRANSACTION));
+  if (!hold.ok()) {
+    if (transaction_status_ == 'T') transaction_status_ = 'E';
+    (void)EndImplicitTransaction(false);
+    return hold.status();
+  }
   duckdb_result result;
   const duckdb_state state = streaming ? duckdb_execute_prepared_streaming(statement, &result)
                                        : duckdb_execute_prepared(statement, &result);
@@ -730,7 +778,10 @@ Result<std::unique_ptr<TableAppender>> Session::OpenAppender(
     return status;
   }
   if (!implicit_transaction_ && transaction_status_ == 'I') {
-    // A COPY lands as a whole or not at all.
+    // A COPY lands as a whole or not at all. Its transaction reads the catalog when the first
+    // rows are flushed and commits at the end: it holds the writer lock all along.
+    interrupted_.store(false);
+    WEIR_ASSIGN_OR_RAISE(write_hold_, LockForWrite(true));
     WEIR_RETURN_NOT_OK(Exec(handles_->conn, "BEGIN"));
     implicit_transaction_ = true;
   }

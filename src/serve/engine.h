@@ -6,6 +6,7 @@
 // connection's thread only (Interrupt may come from any thread).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -18,6 +19,7 @@
 #include <duckdb.h>
 
 #include "base/status.h"
+#include "base/writer_lock.h"
 #include "serve/values.h"
 
 namespace weir::serve {
@@ -124,6 +126,7 @@ class Engine {
   struct Handles;
   explicit Engine(std::unique_ptr<Handles> handles);
   std::unique_ptr<Handles> handles_;
+  std::shared_ptr<WriterLock> writer_lock_;  // SQLite catalogs only
 };
 
 class Session {
@@ -166,10 +169,16 @@ class Session {
   Status BeforeStatement(const std::string& sql);
   Result<std::unique_ptr<ResultStream>> Run(duckdb_prepared_statement statement,
                                             const std::string& sql);
+  // The SQLite catalog's writer lock for a statement that may commit a write to the lake (an
+  // autocommit write, or the end of a transaction block); an empty hold otherwise.
+  Result<WriterLock::Hold> LockForWrite(bool may_commit_write);
   void TrackTransaction(const std::string& sql, std::string& tag);
   void ClearStatementCache();
   size_t BufferedBytes() const;
   std::unique_ptr<Handles> handles_;
+  std::shared_ptr<WriterLock> writer_lock_;  // SQLite catalogs: serialises the lake's writers
+  std::atomic<bool> interrupted_{false};     // Interrupt() since the statement started
+  WriterLock::Hold write_hold_;              // held by a COPY's implicit transaction
   char transaction_status_ = 'I';
   size_t memory_limit_;
   bool read_only_ = false;

@@ -3,10 +3,13 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include <cctype>
 #include <charconv>
+#include <memory>
 #include <string>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace weir::lake::ducklake {
 namespace {
@@ -218,6 +221,56 @@ class PostgresCatalogDb final : public CatalogDb {
 
 }  // namespace
 
+namespace {
+
+// The journal mode `sql` leaves the database in (PRAGMA journal_mode answers with it).
+Result<std::string> JournalMode(sqlite3* db, const char* sql, const std::string& path) {
+  sqlite3_stmt* raw = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &raw, nullptr);
+  std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> statement(raw, &sqlite3_finalize);
+  if (rc == SQLITE_OK) rc = sqlite3_step(raw);
+  if (rc != SQLITE_ROW) return WithContext(SqliteError(db, rc, sql), "catalog " + path);
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(raw, 0));
+  std::string mode = text != nullptr ? text : "";
+  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return mode;
+}
+
+Status SwitchToWal(sqlite3* db, const std::string& path) {
+  WEIR_ASSIGN_OR_RAISE(const std::string before, JournalMode(db, "PRAGMA journal_mode", path));
+  if (before == "wal") return Status::OK();
+  WEIR_ASSIGN_OR_RAISE(const std::string after, JournalMode(db, "PRAGMA journal_mode=WAL", path));
+  if (after != "wal") {
+    // SQLite leaves the mode as it was when another connection has the file open.
+    return ClassifiedError(
+        ErrorClass::kRetriable, "sqlite", "journal_mode",
+        fmt::format("catalog {}: cannot switch from journal_mode={} to write-ahead logging while "
+                    "another connection uses the file (stop the other program once, or run "
+                    "PRAGMA journal_mode=WAL on the file yourself)",
+                    path, before));
+  }
+  spdlog::info(
+      "catalog {}: switched from journal_mode={} to write-ahead logging, so readers "
+      "never wait for commits",
+      path, before);
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string SqliteWriterLockPath(const std::string& sqlite_path) {
+  return sqlite_path + ".weir-lock";
+}
+
+Status EnsureSqliteWal(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
+  std::unique_ptr<sqlite3, SqliteClose> db(raw);
+  if (rc != SQLITE_OK) return WithContext(SqliteError(db.get(), rc, "open"), "catalog " + path);
+  sqlite3_busy_timeout(db.get(), kSqliteBusyTimeoutMs);
+  return SwitchToWal(db.get(), path);
+}
+
 Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqlite(const std::string& path) {
   sqlite3* raw = nullptr;
   const int rc =
@@ -228,15 +281,7 @@ Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqlite(const std::string& path
   }
   sqlite3_busy_timeout(db.get(), kSqliteBusyTimeoutMs);
   sqlite3_extended_result_codes(db.get(), 1);
-  // Write-ahead logging: readers (DuckDB sessions of `weir serve`, other tools) never wait for a
-  // commit, and a commit never waits for them; the mode is stored in the file.
-  char* error = nullptr;
-  if (sqlite3_exec(db.get(), "PRAGMA journal_mode=WAL", nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string message = error ? error : "unknown";
-    sqlite3_free(error);
-    return ClassifiedError(ErrorClass::kRetriable, "sqlite", "journal_mode",
-                           "catalog " + path + ": cannot enable write-ahead logging: " + message);
-  }
+  WEIR_RETURN_NOT_OK(SwitchToWal(db.get(), path));
   return std::unique_ptr<CatalogDb>(new SqliteCatalogDb(db.release()));
 }
 

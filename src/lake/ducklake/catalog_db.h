@@ -28,6 +28,16 @@ using SqlRow = std::vector<std::optional<std::string>>;
 
 enum class SqlDialect { kSqlite, kPostgres };
 
+// Puts the SQLite database `path` in write-ahead-log journaling (logged once, when it changes
+// the mode): readers never wait for a commit, and a commit never waits for them. A catalog
+// made by DuckDB uses a rollback journal, in which a reader fails while a writer commits.
+// A retriable error when the mode cannot be changed now (another connection holds the file).
+Status EnsureSqliteWal(const std::string& path);
+
+// The lock file that serialises weir's writers (ingest commits and DDL, serve's writing
+// statements) to the SQLite catalog `sqlite_path`, across threads and processes.
+std::string SqliteWriterLockPath(const std::string& sqlite_path);
+
 class CatalogDb {
  public:
   virtual ~CatalogDb() = default;

@@ -13,6 +13,9 @@
 namespace weir::lake::ducklake {
 namespace {
 
+// Long enough for any commit of another writer; a retriable error past it.
+constexpr std::chrono::milliseconds kWriterLockTimeout{60000};
+
 Result<std::unique_ptr<CatalogDb>> Connect(const CatalogConfig& config) {
   if (config.kind == SqlDialect::kSqlite) {
     const auto parent = std::filesystem::path(config.sqlite_path).parent_path();
@@ -128,6 +131,10 @@ Result<std::unique_ptr<DuckLakeCatalog>> DuckLakeCatalog::Open(const CatalogConf
   }
   WEIR_ASSIGN_OR_RAISE(auto store, files::ObjectStore::Open(data_path, config.s3));
   std::unique_ptr<DuckLakeCatalog> catalog(new DuckLakeCatalog(config, std::move(store)));
+  if (config.kind == SqlDialect::kSqlite) {
+    WEIR_ASSIGN_OR_RAISE(catalog->writer_lock_,
+                         WriterLock::ForPath(SqliteWriterLockPath(config.sqlite_path)));
+  }
   if (!exists) {
     // Several processes may start on an empty database at once: one creates the catalog, the
     // others fail on its lock and find the catalog there when they look again.
@@ -179,10 +186,16 @@ Status DuckLakeCatalog::AttachEngine(bool create) {
   return Status::OK();
 }
 
+Result<WriterLock::Hold> DuckLakeCatalog::LockForWrite() {
+  if (!writer_lock_) return WriterLock::Hold();
+  return writer_lock_->Acquire(kWriterLockTimeout);
+}
+
 Status DuckLakeCatalog::RunDdl(const std::vector<std::string>& statements) {
   std::lock_guard lock(ddl_mutex_);
   return WithRetries(config_.max_attempts, "changing the DuckLake catalog", [&]() -> Status {
     WEIR_RETURN_NOT_OK(AttachEngine(/*create=*/false));
+    WEIR_ASSIGN_OR_RAISE(const auto hold, LockForWrite());
     WEIR_RETURN_NOT_OK(engine_->Run("BEGIN"));
     for (const auto& sql : statements) {
       auto ran = engine_->Run(sql);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/writer_lock.h"
 #include "files/object_store.h"
 #include "lake/duckdb_engine.h"
 #include "lake/ducklake/catalog_db.h"
@@ -60,6 +61,11 @@ class DuckLakeCatalog {
   // Statements name the attached lake `weir_lake`.
   Status RunDdl(const std::vector<std::string>& statements);
 
+  // Taken around every write to a SQLite catalog (commits, DDL), so weir's writers in this
+  // and other processes (`weir serve` next to `weir ingest`) queue instead of colliding inside
+  // SQLite; an empty hold for PostgreSQL, whose transactions need no such help.
+  Result<WriterLock::Hold> LockForWrite();
+
  private:
   DuckLakeCatalog(CatalogConfig config, files::ObjectStore store);
   Status AttachEngine(bool create);
@@ -67,7 +73,8 @@ class DuckLakeCatalog {
   CatalogConfig config_;
   files::ObjectStore store_;
   std::mutex ddl_mutex_;
-  std::unique_ptr<DuckDbEngine> engine_;  // opened on first DDL
+  std::shared_ptr<WriterLock> writer_lock_;  // SQLite catalogs only
+  std::unique_ptr<DuckDbEngine> engine_;     // opened on first DDL
 };
 
 // The DuckDB type name of a column type.

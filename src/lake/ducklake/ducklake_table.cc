@@ -204,6 +204,7 @@ Result<CommitResult> DuckLakeTable::Commit(const CommitRequest& request) {
   Backoff backoff(kConflictPolicy, std::random_device{}());
   int conflicts = 0;
   while (true) {
+    WEIR_ASSIGN_OR_RAISE(const auto hold, catalog_->LockForWrite());
     WEIR_RETURN_NOT_OK(db_->Begin());
     auto result = TryCommit(request);
     if (result.ok() && !result->fenced) {

@@ -1,0 +1,99 @@
+#include "base/writer_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <thread>
+
+namespace weir {
+namespace {
+
+constexpr auto kPollStep = std::chrono::milliseconds(2);
+
+std::mutex& RegistryMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::map<std::string, std::weak_ptr<WriterLock>>& Registry() {
+  static auto* registry = new std::map<std::string, std::weak_ptr<WriterLock>>();
+  return *registry;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<WriterLock>> WriterLock::ForPath(const std::string& lock_path) {
+  std::lock_guard guard(RegistryMutex());
+  auto& registry = Registry();
+  if (auto it = registry.find(lock_path); it != registry.end()) {
+    if (auto lock = it->second.lock()) return lock;
+  }
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return ClassifiedError(
+        ErrorClass::kFatal, "errno", std::to_string(errno),
+        "cannot open the writer lock file " + lock_path + ": " + std::strerror(errno));
+  }
+  std::shared_ptr<WriterLock> lock(new WriterLock(lock_path, fd));
+  registry[lock_path] = lock;
+  return lock;
+}
+
+WriterLock::~WriterLock() { ::close(fd_); }
+
+Result<WriterLock::Hold> WriterLock::Acquire(std::chrono::milliseconds timeout,
+                                             const std::function<bool()>& cancelled) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto give_up = [&]() -> Status {
+    if (cancelled && cancelled()) {
+      return ClassifiedError(ErrorClass::kRetriable, "writer_lock", "lock_cancelled",
+                             "cancelled while waiting for the writer lock " + path_);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return ClassifiedError(ErrorClass::kRetriable, "writer_lock", "lock_timeout",
+                             "the writer lock " + path_ + " was not free within " +
+                                 std::to_string(timeout.count()) + " ms (another writer holds it)");
+    }
+    return Status::OK();
+  };
+  while (!mutex_.try_lock_for(kPollStep)) WEIR_RETURN_NOT_OK(give_up());
+  Hold hold(this);  // releases the mutex on any return below
+  std::chrono::microseconds step(100);
+  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return ClassifiedError(ErrorClass::kFatal, "errno", std::to_string(errno),
+                             "cannot lock " + path_ + ": " + std::strerror(errno));
+    }
+    WEIR_RETURN_NOT_OK(give_up());
+    std::this_thread::sleep_for(step);
+    step = std::min<std::chrono::microseconds>(step * 2, kPollStep);
+  }
+  return hold;
+}
+
+WriterLock::Hold::Hold(Hold&& other) noexcept : lock_(other.lock_) { other.lock_ = nullptr; }
+
+WriterLock::Hold& WriterLock::Hold::operator=(Hold&& other) noexcept {
+  if (this != &other) {
+    Release();
+    lock_ = other.lock_;
+    other.lock_ = nullptr;
+  }
+  return *this;
+}
+
+WriterLock::Hold::~Hold() { Release(); }
+
+void WriterLock::Hold::Release() {
+  if (lock_ == nullptr) return;
+  ::flock(lock_->fd_, LOCK_UN);  // a no-op when only the mutex was taken
+  lock_->mutex_.unlock();
+  lock_ = nullptr;
+}
+
+}  // namespace weir
