@@ -10,6 +10,7 @@
 #include <librdkafka/rdkafka.h>
 #include <CLI/CLI.hpp>
 
+#include "app/check_command.h"
 #include "app/ingest_command.h"
 #include "app/serve_command.h"
 #include "app/version.h"

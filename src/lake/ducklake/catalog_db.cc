@@ -3,6 +3,7 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 
@@ -242,6 +243,37 @@ Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqlite(const std::string& path
 
 Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgres(const std::string& conninfo) {
   std::unique_ptr<PGconn, PgFinish> conn(PQconnectdb(conninfo.c_str()));
+  if (PQstatus(conn.get()) != CONNECTION_OK) {
+    std::string message = PQerrorMessage(conn.get());
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "08001",
+                           "cannot connect to the PostgreSQL catalog: " + message);
+  }
+  PgClear()(PQexec(conn.get(), kSessionSetup));
+  return std::unique_ptr<CatalogDb>(new PostgresCatalogDb(conn.release()));
+}
+
+Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqliteReadOnly(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  std::unique_ptr<sqlite3, SqliteClose> db(raw);
+  if (rc != SQLITE_OK) {
+    return WithContext(SqliteError(db.get(), rc, "open read-only"), "catalog " + path);
+  }
+  sqlite3_busy_timeout(db.get(), kSqliteBusyTimeoutMs);
+  sqlite3_extended_result_codes(db.get(), 1);
+  return std::unique_ptr<CatalogDb>(new SqliteCatalogDb(db.release()));
+}
+
+Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgresWithin(
+    const std::string& conninfo, std::chrono::milliseconds connect_timeout) {
+  // libpq rounds connect_timeout to whole seconds and treats less than 2 as 2.
+  const auto seconds = std::max<int64_t>(2, (connect_timeout.count() + 999) / 1000);
+  const std::string timeout = std::to_string(seconds);
+  // dbname first and expanded: the conninfo's own keywords, then ours over them.
+  const char* keywords[] = {"dbname", "connect_timeout", nullptr};
+  const char* values[] = {conninfo.c_str(), timeout.c_str(), nullptr};
+  std::unique_ptr<PGconn, PgFinish> conn(PQconnectdbParams(keywords, values, /*expand_dbname=*/1));
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     std::string message = PQerrorMessage(conn.get());
     while (!message.empty() && message.back() == '\n') message.pop_back();

@@ -102,6 +102,24 @@ std::string Quote(const std::string& name) {
   return out + "\"";
 }
 
+Result<CatalogInspection> InspectCatalog(const CatalogConfig& config,
+                                         std::chrono::milliseconds timeout) {
+  std::unique_ptr<CatalogDb> db;
+  if (config.kind == SqlDialect::kSqlite) {
+    std::error_code ec;
+    if (!std::filesystem::exists(config.sqlite_path, ec)) return CatalogInspection{};
+    WEIR_ASSIGN_OR_RAISE(db, CatalogDb::OpenSqliteReadOnly(config.sqlite_path));
+  } else {
+    WEIR_ASSIGN_OR_RAISE(db, CatalogDb::OpenPostgresWithin(config.postgres_conninfo, timeout));
+  }
+  CatalogInspection inspection;
+  WEIR_ASSIGN_OR_RAISE(inspection.exists, HasCatalog(*db));
+  if (inspection.exists) {
+    WEIR_ASSIGN_OR_RAISE(inspection.data_path, StoredDataPath(*db));
+  }
+  return inspection;
+}
+
 DuckLakeCatalog::DuckLakeCatalog(CatalogConfig config, files::ObjectStore store)
     : config_(std::move(config)), store_(std::move(store)) {}
 DuckLakeCatalog::~DuckLakeCatalog() = default;

@@ -12,6 +12,7 @@
 // is then used by one committer thread. DDL is serialised by the catalog's mutex.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -69,6 +70,17 @@ class DuckLakeCatalog {
   std::mutex ddl_mutex_;
   std::unique_ptr<DuckDbEngine> engine_;  // opened on first DDL
 };
+
+// What `weir check` learns of a catalog without changing it.
+struct CatalogInspection {
+  bool exists = false;    // false: no database file, or no DuckLake catalog in the database yet
+  std::string data_path;  // the catalog's data path when it exists
+};
+
+// Looks at the configured catalog without creating or changing anything (no file, directory,
+// catalog or ledger table), connecting within `timeout`. A missing SQLite file is not an error.
+Result<CatalogInspection> InspectCatalog(const CatalogConfig& config,
+                                         std::chrono::milliseconds timeout);
 
 // The DuckDB type name of a column type.
 std::string_view DuckDbTypeName(ColumnType type);
