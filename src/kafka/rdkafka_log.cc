@@ -44,26 +44,37 @@ spdlog::level::level_enum LevelOfSyslog(int level) {
 RdKafkaLine ParseRdKafkaLine(std::string_view line) {
   RdKafkaLine parsed;
   constexpr std::string_view kThread = "[thrd:";
-  if (!line.starts_with(kThread)) {
-    parsed.message = line;
-    return parsed;
-  }
   const size_t close = line.find("]: ");
-  if (close == std::string_view::npos) {
+  if (!line.starts_with(kThread) || close == std::string_view::npos) {
     parsed.message = line;
     return parsed;
   }
   const std::string_view thread = line.substr(kThread.size(), close - kThread.size());
   std::string_view rest = line.substr(close + 3);
-  // Broker threads are named after their broker ("host:port/id", "host:port/bootstrap");
-  // the others are "main", "app", "background".
-  if (thread.find('/') != std::string_view::npos) {
-    parsed.broker = thread;
-    if (rest.starts_with(thread) && rest.substr(thread.size()).starts_with(": ")) {
-      rest.remove_prefix(thread.size() + 2);
-    }
+  // The first word before ": ", when it has no space.
+  const auto word = [](std::string_view text) -> std::string_view {
+    const size_t colon = text.find(": ");
+    if (colon == std::string_view::npos) return {};
+    const std::string_view found = text.substr(0, colon);
+    return found.find(' ') == std::string_view::npos ? found : std::string_view{};
+  };
+  // Brokers are named "host:port/<node id>" (or ".../bootstrap" before the id is known), and
+  // broker threads keep the name they started with; the line's own prefix is the current name.
+  // The group coordinator's lines read "GroupCoordinator: host:port: ...".
+  const std::string_view first = word(rest);
+  if (first.find('/') != std::string_view::npos) {
+    parsed.broker = first;
+    rest.remove_prefix(first.size() + 2);
+  } else if (first == "GroupCoordinator" &&
+             word(rest.substr(first.size() + 2)).find(':') != std::string_view::npos) {
+    const std::string_view address = word(rest.substr(first.size() + 2));
+    parsed.broker = address;
+    parsed.message = "GroupCoordinator: ";
+    rest.remove_prefix(first.size() + 2 + address.size() + 2);
+  } else if (thread.find('/') != std::string_view::npos) {
+    parsed.broker = thread;  // the main, app and background threads have no '/'
   }
-  parsed.message = rest;
+  parsed.message += rest;
   return parsed;
 }
 

@@ -35,7 +35,7 @@ void RouteLogToWeir(rd_kafka_conf_t* conf);
 spdlog::level::level_enum LevelOfSyslog(int level);
 
 // A librdkafka log line split into the broker it concerns (empty when none) and the message.
-// Broker threads prefix their lines with "[thrd:<broker>]: <broker>: ".
+// Broker threads prefix their lines with "[thrd:<name at start>]: <current name>: ".
 struct RdKafkaLine {
   std::string broker;
   std::string message;

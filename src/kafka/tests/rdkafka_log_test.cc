@@ -40,6 +40,24 @@ TEST(RdKafkaLogTest, BrokerThreadLinesGiveTheBrokerAndTheBareMessage) {
             "Connect to ipv4#127.0.0.1:1 failed: Connection refused (after 0ms in state CONNECT)");
 }
 
+TEST(RdKafkaLogTest, TheBrokersCurrentNameWinsOverItsThreadsName) {
+  const RdKafkaLine line = ParseRdKafkaLine(
+      "[thrd:127.0.0.1:46783/bootstrap]: 127.0.0.1:46783/1: Disconnected (after 5009ms in state "
+      "UP)");
+  EXPECT_EQ(line.broker, "127.0.0.1:46783/1");
+  EXPECT_EQ(line.message, "Disconnected (after 5009ms in state UP)");
+}
+
+TEST(RdKafkaLogTest, GroupCoordinatorLinesGiveTheCoordinatorsAddress) {
+  const RdKafkaLine line = ParseRdKafkaLine(
+      "[thrd:GroupCoordinator]: GroupCoordinator: 127.0.0.1:46783: Connect to "
+      "ipv4#127.0.0.1:46783 failed: Connection refused (after 0ms in state CONNECT)");
+  EXPECT_EQ(line.broker, "127.0.0.1:46783");
+  EXPECT_EQ(line.message,
+            "GroupCoordinator: Connect to ipv4#127.0.0.1:46783 failed: Connection refused (after "
+            "0ms in state CONNECT)");
+}
+
 TEST(RdKafkaLogTest, BrokerThreadLinesWithoutTheBrokerPrefixKeepTheirMessage) {
   const RdKafkaLine line = ParseRdKafkaLine("[thrd:localhost:9092/1]: 1/1 brokers are down");
   EXPECT_EQ(line.broker, "localhost:9092/1");
@@ -50,6 +68,9 @@ TEST(RdKafkaLogTest, OtherThreadsAndPlainLinesHaveNoBroker) {
   const RdKafkaLine main = ParseRdKafkaLine("[thrd:main]: Group \"g\" changed join state");
   EXPECT_EQ(main.broker, "");
   EXPECT_EQ(main.message, "Group \"g\" changed join state");
+  const RdKafkaLine spaced = ParseRdKafkaLine("[thrd:app]: Some words: and more");
+  EXPECT_EQ(spaced.broker, "");
+  EXPECT_EQ(spaced.message, "Some words: and more");
   const RdKafkaLine plain = ParseRdKafkaLine("Configuration property x is deprecated");
   EXPECT_EQ(plain.broker, "");
   EXPECT_EQ(plain.message, "Configuration property x is deprecated");
@@ -119,8 +140,9 @@ TEST(RdKafkaLogTest, AClientOfAnUnreachableBrokerLogsOnlyWeirJsonLinesNamingClie
     RdKafkaPtr rk(rd_kafka_new(RD_KAFKA_PRODUCER, conf.release(), error, sizeof error));
     ASSERT_NE(rk, nullptr) << error;
     const rd_kafka_metadata_t* metadata = nullptr;
-    // Fails after its timeout; meanwhile the broker thread logs its refused connections.
-    EXPECT_NE(rd_kafka_metadata(rk.get(), 1, nullptr, &metadata, 1500), RD_KAFKA_RESP_ERR_NO_ERROR);
+    // Fails after its timeout; meanwhile the broker thread logs a refused connection about
+    // once a second (librdkafka's own "identical error(s) suppressed" lines).
+    EXPECT_NE(rd_kafka_metadata(rk.get(), 1, nullptr, &metadata, 3000), RD_KAFKA_RESP_ERR_NO_ERROR);
   }
   spdlog::default_logger()->flush();
   const std::string captured = testing::internal::GetCapturedStderr();
