@@ -56,7 +56,7 @@ Probe TopicProbe(const config::IngestSettings& s, const config::DatasetSettings&
 
 // The catalog as configured; when it exists, `recorded_data_path` gets its data path.
 Probe CatalogProbe(const config::IngestSettings& s,
-                   std::shared_ptr<std::string> recorded_data_path) {
+                   const std::shared_ptr<std::string>& recorded_data_path) {
   const bool sqlite = s.catalog.kind == config::CatalogKind::kSqlite;
   const std::string where =
       sqlite ? "SQLite " + s.catalog.sqlite_path : std::string("PostgreSQL catalog");

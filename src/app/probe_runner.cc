@@ -47,6 +47,7 @@ ProbeReport RunProbes(std::vector<Probe> probes, std::chrono::milliseconds timeo
   board->pending = probes.size();
   const Steady::time_point start = Steady::now();
   std::vector<std::string> names;
+  names.reserve(probes.size());
   for (const Probe& probe : probes) names.push_back(probe.name);
   std::vector<std::thread> threads;
   threads.reserve(probes.size());
@@ -67,6 +68,7 @@ ProbeReport RunProbes(std::vector<Probe> probes, std::chrono::milliseconds timeo
     });
   }
   ProbeReport report;
+  report.outcomes.reserve(probes.size());
   std::vector<bool> answered(probes.size());
   {
     std::unique_lock lock(board->mutex);

@@ -100,7 +100,7 @@ Result<std::string> ObjectStore::PathOfUri(const std::string& uri) const {
 Status ObjectStore::Probe(const std::string& marker_name) const {
   const std::string path = root_ + marker_name;
   const std::string body = "weir storage probe\n";
-  const Status wrote_and_read = [&]() -> Status {
+  Status wrote_and_read = [&]() -> Status {
     {
       WEIR_ASSIGN_OR_RAISE(auto out, fs_->OpenOutputStream(path));
       WEIR_RETURN_NOT_OK(out->Write(body.data(), static_cast<int64_t>(body.size())));
