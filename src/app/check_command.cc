@@ -70,6 +70,11 @@ Probe CatalogProbe(const config::IngestSettings& s,
                              sqlite ? "catalog.sqlite_path " + config.sqlite_path
                                     : "catalog.postgres_dsn (or catalog.postgres_*)");
         }
+        if (!inspected->unwritable.empty()) {
+          return ClassifiedError(
+              ErrorClass::kFatal, "ducklake", "read_only",
+              fmt::format("{}: weir could not write to it: {}", where, inspected->unwritable));
+        }
         if (inspected->exists) {
           *recorded_data_path = inspected->data_path;
           return fmt::format("{}: DuckLake catalog with data path {}", where, inspected->data_path);

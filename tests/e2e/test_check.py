@@ -234,3 +234,41 @@ def test_check_of_an_existing_catalog_changes_nothing_and_probes_its_data_path(
     after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
     assert after == before, "the catalog file is unchanged (no ledger table added)"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog.sqlite", "recorded"], check
+
+
+def test_check_of_a_postgres_catalog_creates_no_table_and_names_a_role_that_may_not_write(
+        kafka, postgres, build_dir, tmp_path):
+    import psycopg
+
+    from tests.e2e.weir_run import fresh_postgres_database
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("check")
+    create_topic(bootstrap, topic, 1)
+    dsn = fresh_postgres_database(postgres)
+    env = clean_environment()
+    env.update({"WEIR_KAFKA_BOOTSTRAP_SERVERS": bootstrap, "WEIR_TOPIC": topic,
+                "WEIR_TABLE": "events", "WEIR_CATALOG_KIND": "postgres",
+                "WEIR_CATALOG_POSTGRES_DSN": dsn,
+                "WEIR_STORAGE_DATA_PATH": str(tmp_path / "data")})
+    check = Check(build_dir, env, tmp_path)
+    assert check.code == 0, check
+    assert check.probes["catalog"][2] == ("PostgreSQL catalog: no DuckLake catalog yet, would be "
+                                          "created on first write"), check
+    with psycopg.connect(dsn) as conn:
+        tables = conn.execute("SELECT table_name FROM information_schema.tables "
+                              "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')")
+        assert tables.fetchall() == [], "weir check created catalog tables"
+
+    # A role without CREATE in the schema (PostgreSQL 15 grants it to the owner only).
+    role = unique("reader")
+    with psycopg.connect(postgres["WEIR_TEST_PG_URL"], autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+    env["WEIR_CATALOG_POSTGRES_DSN"] = re.sub(r"\buser=\S+", f"user={role}", dsn)
+    denied = Check(build_dir, env, tmp_path)
+    assert denied.code == 1, denied
+    assert denied.probes["catalog"] == (
+        "FAILED", denied.probes["catalog"][1],
+        f"PostgreSQL catalog: weir could not write to it: role {role} may not CREATE tables in "
+        "the current schema"), denied
+    assert list(tmp_path.iterdir()) == [], denied

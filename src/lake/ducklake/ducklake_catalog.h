@@ -75,10 +75,15 @@ class DuckLakeCatalog {
 struct CatalogInspection {
   bool exists = false;    // false: no database file, or no DuckLake catalog in the database yet
   std::string data_path;  // the catalog's data path when it exists
+  // Empty when weir may write there (create the catalog, or add snapshots to it); else why not.
+  std::string unwritable;
 };
 
 // Looks at the configured catalog without creating or changing anything (no file, directory,
 // catalog or ledger table), connecting within `timeout`. A missing SQLite file is not an error.
+// Writability is judged from privileges (PostgreSQL: INSERT on ducklake_snapshot, or CREATE in
+// the current schema) and file permissions (SQLite: the file and its directory, which holds
+// the write-ahead log).
 Result<CatalogInspection> InspectCatalog(const CatalogConfig& config,
                                          std::chrono::milliseconds timeout);
 
