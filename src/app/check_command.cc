@@ -38,7 +38,7 @@ Status CheckCreatable(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(ancestor, ec) && access(ancestor.c_str(), W_OK | X_OK) == 0) {
     return Status::OK();
   }
-  return ClassifiedError(ErrorClass::kFatal, "os", std::to_string(errno),
+  return ClassifiedError(ErrorClass::kFatal, "os", "not_writable",
                          fmt::format("{} could not be created: {} is not a writable directory",
                                      path.string(), ancestor.string()));
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -216,6 +217,10 @@ def test_check_of_an_existing_catalog_changes_nothing_and_probes_its_data_path(
     con.execute("LOAD sqlite_scanner")
     con.execute(f"ATTACH 'ducklake:sqlite:{catalog}' AS lake (DATA_PATH '{recorded}/')")
     con.close()
+    # Write-ahead logging, as weir's own catalogs use it: a read-only connection would leave
+    # catalog.sqlite-wal and -shm behind.
+    with sqlite3.connect(catalog) as db:
+        assert db.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
     env = clean_environment()
     env.update({"WEIR_KAFKA_BOOTSTRAP_SERVERS": bootstrap, "WEIR_TOPIC": topic,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
@@ -254,8 +255,27 @@ Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgres(const std::string& co
 }
 
 Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqliteReadOnly(const std::string& path) {
+  // A read-only connection to a write-ahead-log database creates the -wal and -shm files when
+  // they are missing, and cannot remove them when it closes. They are missing only when no
+  // connection is open and the log was checkpointed away, so the file alone is the whole
+  // database then: open it as immutable, which creates nothing.
+  std::error_code ec;
+  std::string target = path;
+  int flags = SQLITE_OPEN_READONLY;
+  if (!std::filesystem::exists(path + "-wal", ec)) {
+    target = "file:";
+    for (const char c : path) {
+      if (c == '%' || c == '?' || c == '#') {
+        target += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+      } else {
+        target += c;
+      }
+    }
+    target += "?immutable=1";
+    flags |= SQLITE_OPEN_URI;
+  }
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  const int rc = sqlite3_open_v2(target.c_str(), &raw, flags, nullptr);
   std::unique_ptr<sqlite3, SqliteClose> db(raw);
   if (rc != SQLITE_OK) {
     return WithContext(SqliteError(db.get(), rc, "open read-only"), "catalog " + path);

@@ -120,7 +120,8 @@ Result<CatalogInspection> InspectCatalog(const CatalogConfig& config,
     WEIR_ASSIGN_OR_RAISE(inspection.data_path, StoredDataPath(*db));
   }
   if (config.kind == SqlDialect::kSqlite) {
-    const auto parent = std::filesystem::absolute(config.sqlite_path).parent_path();
+    std::error_code ec;
+    const auto parent = std::filesystem::absolute(config.sqlite_path, ec).parent_path();
     if (access(config.sqlite_path.c_str(), W_OK) != 0) {
       inspection.unwritable = "the file is not writable";
     } else if (access(parent.c_str(), W_OK | X_OK) != 0) {
