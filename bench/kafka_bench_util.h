@@ -1,5 +1,6 @@
 // Small librdkafka helpers shared by the Kafka benchmarks (bench_fill_topic,
-// bench_consume_ceiling): RAII handles, configuration, flag parsing, dying loudly.
+// bench_consume_ceiling): RAII handles, configuration (librdkafka logging through weir's
+// logger), flag parsing, dying loudly.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
@@ -12,7 +13,9 @@
 #include <string>
 #include <thread>
 
+#include "base/logging.h"
 #include "bench_util.h"
+#include "kafka/rdkafka_log.h"
 
 namespace weir::bench {
 
@@ -35,8 +38,12 @@ using ConfPtr = std::unique_ptr<rd_kafka_conf_t, ConfDestroy>;
 using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDestroy>;
 using PartitionListPtr = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDestroy>;
 
+// librdkafka's lines go through weir's logger (text on stderr, as weir ingest writes them).
 inline ConfPtr MakeConf(const std::map<std::string, std::string>& settings) {
+  static const bool logging = ConfigureLogging("info", LogFormat::kText).ok();
+  (void)logging;
   ConfPtr conf(rd_kafka_conf_new());
+  kafka::RouteLogToWeir(conf.get());
   char error[512];
   for (const auto& [key, value] : settings) {
     if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), error, sizeof error) !=

@@ -10,6 +10,7 @@
 #include <librdkafka/rdkafka.h>
 #include <CLI/CLI.hpp>
 
+#include "app/check_command.h"
 #include "app/ingest_command.h"
 #include "app/serve_command.h"
 #include "app/version.h"
@@ -76,7 +77,7 @@ std::string ShortcutHelp(const std::string& setting, const std::string& unit) {
 
 std::string VersionText() {
   std::ostringstream text;
-  text << "weir " << kVersion << " (" << kBuildType << ")\n"
+  text << "weir " << kVersion << " (" << kBuildName << ")\n"
        << "  DuckDB " << duckdb_library_version() << ", Arrow "
        << arrow::GetBuildInfo().version_string << ", librdkafka " << rd_kafka_version_str() << "\n";
   return text.str();

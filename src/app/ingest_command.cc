@@ -46,24 +46,6 @@ files::Codec CodecOf(const std::string& name) {
   return files::Codec::kZstd;
 }
 
-lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s) {
-  lake::ducklake::CatalogConfig c;
-  c.kind = s.catalog.kind == config::CatalogKind::kSqlite ? lake::ducklake::SqlDialect::kSqlite
-                                                          : lake::ducklake::SqlDialect::kPostgres;
-  c.sqlite_path = s.catalog.sqlite_path;
-  c.postgres_conninfo = s.catalog.postgres_dsn;
-  c.data_path = s.storage.data_path;
-  c.s3.access_key_id = s.storage.s3_access_key_id;
-  c.s3.secret_access_key = s.storage.s3_secret_access_key;
-  c.s3.region = s.storage.s3_region;
-  c.s3.endpoint = s.storage.s3_endpoint;
-  c.s3.use_ssl = s.storage.s3_use_ssl;
-  c.s3.path_style = s.storage.s3_url_style == "path";
-  c.extension_directory = lake::DefaultExtensionDirectory();
-  c.max_attempts = s.commit_max_attempts;
-  return c;
-}
-
 Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings& s) {
   ingest::PipelineOptions options;
   auto& k = options.consumer;
@@ -145,18 +127,22 @@ Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::Ing
 
 }  // namespace
 
-int RunCheck(const IngestArgs& args, std::ostream& out, std::ostream& err) {
-  auto settings =
-      LoadSettings(config::LoadIngestSettings, args.config_path, args.overrides, "weir", err);
-  if (!settings) return kExitFailure;
-  out << config::Describe(*settings);
-  auto probed = Probe(*settings);
-  if (!probed.ok()) {
-    err << "weir check: " << probed.status().message() << "\n";
-    return kExitFailure;
-  }
-  out << "weir check: configuration valid; broker, catalog and storage reachable\n";
-  return kExitOk;
+lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s) {
+  lake::ducklake::CatalogConfig c;
+  c.kind = s.catalog.kind == config::CatalogKind::kSqlite ? lake::ducklake::SqlDialect::kSqlite
+                                                          : lake::ducklake::SqlDialect::kPostgres;
+  c.sqlite_path = s.catalog.sqlite_path;
+  c.postgres_conninfo = s.catalog.postgres_dsn;
+  c.data_path = s.storage.data_path;
+  c.s3.access_key_id = s.storage.s3_access_key_id;
+  c.s3.secret_access_key = s.storage.s3_secret_access_key;
+  c.s3.region = s.storage.s3_region;
+  c.s3.endpoint = s.storage.s3_endpoint;
+  c.s3.use_ssl = s.storage.s3_use_ssl;
+  c.s3.path_style = s.storage.s3_url_style == "path";
+  c.extension_directory = lake::DefaultExtensionDirectory();
+  c.max_attempts = s.commit_max_attempts;
+  return c;
 }
 
 int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) {

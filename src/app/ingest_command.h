@@ -1,10 +1,13 @@
-// `weir ingest` and `weir check`: settings → catalog, storage and broker checks → pipeline.
+// `weir ingest`: settings → catalog, storage and broker checks → pipeline.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <ostream>
 #include <string>
+
+#include "config/settings.h"
+#include "lake/ducklake/ducklake_catalog.h"
 
 namespace weir::app {
 
@@ -13,9 +16,10 @@ struct IngestArgs {
   std::map<std::string, std::string> overrides;  // --set and the shortcut flags
 };
 
+// The catalog writer's configuration from the settings (shared with `weir check`).
+lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s);
+
 // Runs the pipeline until SIGTERM/SIGINT (then drains); returns the process exit code.
 int RunIngest(const IngestArgs& args, std::ostream& out, std::ostream& err);
-// Validates the settings and probes broker, catalog and storage; returns the exit code.
-int RunCheck(const IngestArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace weir::app

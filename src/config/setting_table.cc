@@ -261,6 +261,14 @@ std::vector<Setting> BuildTable() {
        .description = "Attempts of a lake write or commit (exponential backoff from 1s, cap 30s) "
                       "before the process exits non-zero, losing nothing.",
        WEIR_PROCESS_FIELD(commit_max_attempts)},
+      {.name = "check.timeout",
+       .type = S::kDuration,
+       .min = 100,
+       .max = 600000,
+       .description = "`weir check`: the deadline of each probe (broker and topic, catalog, "
+                      "storage), which run in parallel; a probe still running then fails as "
+                      "timed out.",
+       WEIR_PROCESS_FIELD(check_timeout)},
       // weir serve.
       {.name = "serve.host",
        .type = S::kString,

@@ -89,6 +89,7 @@ struct IngestSettings {
   std::string log_format = "text";                 // text | json
   std::chrono::milliseconds drain_timeout{96000};  // shutdown.drain_timeout
   int commit_max_attempts = 10;                    // retry budget for lake commits
+  std::chrono::milliseconds check_timeout{5000};   // weir check: each probe's deadline
 };
 
 struct ServeSettings {

@@ -34,6 +34,11 @@ Result<std::shared_ptr<arrow::fs::FileSystem>> MakeS3(const S3Settings& s3) {
   if (!s3.region.empty()) options.region = s3.region;
   options.force_virtual_addressing = !s3.path_style && endpoint.empty();
   options.allow_bucket_creation = false;
+  options.connect_timeout = s3.connect_timeout_s;
+  if (s3.max_attempts > 0) {
+    options.retry_strategy =
+        arrow::fs::S3RetryStrategy::GetAwsStandardRetryStrategy(s3.max_attempts);
+  }
   WEIR_ASSIGN_OR_RAISE(auto fs, arrow::fs::S3FileSystem::Make(options));
   return std::shared_ptr<arrow::fs::FileSystem>(std::move(fs));
 }
@@ -41,6 +46,19 @@ Result<std::shared_ptr<arrow::fs::FileSystem>> MakeS3(const S3Settings& s3) {
 }  // namespace
 
 Result<ObjectStore> ObjectStore::Open(const std::string& data_path, const S3Settings& s3) {
+  WEIR_ASSIGN_OR_RAISE(ObjectStore store, Locate(data_path, s3));
+  if (!store.local()) return store;
+  std::error_code ec;
+  std::filesystem::create_directories(store.root_, ec);
+  if (ec) {
+    return ClassifiedError(
+        ErrorClass::kFatal, "os", std::to_string(ec.value()),
+        fmt::format("cannot create data directory {}: {}", data_path, ec.message()));
+  }
+  return store;
+}
+
+Result<ObjectStore> ObjectStore::Locate(const std::string& data_path, const S3Settings& s3) {
   ObjectStore store;
   if (data_path.starts_with("s3://")) {
     const std::string rest = WithSlash(data_path.substr(5));
@@ -56,16 +74,18 @@ Result<ObjectStore> ObjectStore::Open(const std::string& data_path, const S3Sett
     return Status::Invalid("data path ", data_path,
                            ": only local directories and s3:// are supported");
   }
-  std::error_code ec;
-  std::filesystem::create_directories(data_path, ec);
-  if (ec) {
-    return ClassifiedError(
-        ErrorClass::kFatal, "os", std::to_string(ec.value()),
-        fmt::format("cannot create data directory {}: {}", data_path, ec.message()));
-  }
   const auto absolute = std::filesystem::absolute(data_path).lexically_normal().string();
   store.fs_ = std::make_shared<arrow::fs::LocalFileSystem>();
   store.uri_ = WithSlash(absolute);
+  store.root_ = store.uri_;
+  return store;
+}
+
+ObjectStore ObjectStore::OnFileSystem(std::shared_ptr<arrow::fs::FileSystem> fs,
+                                      const std::string& root) {
+  ObjectStore store;
+  store.fs_ = std::move(fs);
+  store.uri_ = WithSlash(root);
   store.root_ = store.uri_;
   return store;
 }
@@ -80,17 +100,29 @@ Result<std::string> ObjectStore::PathOfUri(const std::string& uri) const {
 Status ObjectStore::Probe(const std::string& marker_name) const {
   const std::string path = root_ + marker_name;
   const std::string body = "weir storage probe\n";
-  {
-    WEIR_ASSIGN_OR_RAISE(auto out, fs_->OpenOutputStream(path));
-    WEIR_RETURN_NOT_OK(out->Write(body.data(), static_cast<int64_t>(body.size())));
-    WEIR_RETURN_NOT_OK(out->Close());
-  }
-  WEIR_ASSIGN_OR_RAISE(auto in, fs_->OpenInputFile(path));
-  WEIR_ASSIGN_OR_RAISE(auto read, in->ReadAt(0, static_cast<int64_t>(body.size()) + 1));
-  if (read->ToString() != body) {
-    return Status::IOError("storage probe: marker ", uri_, marker_name, " read back differently");
-  }
-  return fs_->DeleteFile(path);
+  Status wrote_and_read = [&]() -> Status {
+    {
+      WEIR_ASSIGN_OR_RAISE(auto out, fs_->OpenOutputStream(path));
+      WEIR_RETURN_NOT_OK(out->Write(body.data(), static_cast<int64_t>(body.size())));
+      WEIR_RETURN_NOT_OK(out->Close());
+    }
+    WEIR_ASSIGN_OR_RAISE(auto in, fs_->OpenInputFile(path));
+    WEIR_ASSIGN_OR_RAISE(auto read, in->ReadAt(0, static_cast<int64_t>(body.size()) + 1));
+    if (read->ToString() != body) {
+      return Status::IOError("storage probe: marker ", uri_, marker_name, " read back differently");
+    }
+    return Status::OK();
+  }();
+  // Whatever step failed, the marker may exist (a write that failed at Close may still have
+  // landed): delete it, and say so when that fails too.
+  const Status deleted = fs_->DeleteFile(path);
+  if (deleted.ok()) return wrote_and_read;
+  const auto info = fs_->GetFileInfo(path);
+  if (info.ok() && info->type() == arrow::fs::FileType::NotFound) return wrote_and_read;
+  const std::string leftover =
+      fmt::format("the marker {}{} could not be deleted: {}", uri_, marker_name, deleted.message());
+  if (wrote_and_read.ok()) return deleted.WithMessage(leftover);
+  return wrote_and_read.WithMessage(wrote_and_read.message() + "; and " + leftover);
 }
 
 }  // namespace weir::files

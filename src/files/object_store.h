@@ -20,12 +20,22 @@ struct S3Settings {
   std::string endpoint;  // "host:port" or "http(s)://host:port"; empty for AWS
   bool use_ssl = true;
   bool path_style = false;  // virtual-hosted by default
+  // Socket connection timeout in seconds (-1: the AWS SDK's default) and attempts of a request
+  // (0: the SDK's default retry strategy). `weir check` bounds its probe with them.
+  double connect_timeout_s = -1;
+  int max_attempts = 0;
 };
 
 class ObjectStore {
  public:
   // `data_path` is a local directory (made absolute, created when missing) or s3://bucket/prefix.
   static Result<ObjectStore> Open(const std::string& data_path, const S3Settings& s3);
+  // The same store without creating anything: a local directory may not exist yet.
+  static Result<ObjectStore> Locate(const std::string& data_path, const S3Settings& s3);
+  // A store on a given file system, rooted at `root` (its path there, which is also the URI);
+  // tests pass a file system that fails on purpose.
+  static ObjectStore OnFileSystem(std::shared_ptr<arrow::fs::FileSystem> fs,
+                                  const std::string& root);
 
   const std::shared_ptr<arrow::fs::FileSystem>& filesystem() const { return fs_; }
   // The data path as the catalog records it, ending in '/'.
@@ -33,7 +43,12 @@ class ObjectStore {
   // The file-system path of any URI under the same store (a path the catalog gave).
   Result<std::string> PathOfUri(const std::string& uri) const;
 
-  // Proves the credentials: writes, reads back and deletes a small marker object.
+  // True for a local directory, false for a bucket.
+  bool local() const { return !uri_.starts_with("s3://"); }
+
+  // Proves the credentials: writes, reads back and deletes a small marker object. The marker is
+  // deleted whichever step fails once the write has begun (a failed delete is added to the
+  // error, naming the marker).
   Status Probe(const std::string& marker_name) const;
 
  private:

@@ -4,6 +4,7 @@
 
 #include "kafka/kafka_error.h"
 #include "kafka/rdkafka_handles.h"
+#include "kafka/rdkafka_log.h"
 
 namespace weir::kafka {
 namespace {
@@ -32,6 +33,7 @@ Result<RdKafkaPtr> Connect(const std::string& bootstrap) {
           std::string("librdkafka refused property ") + name + "=" + value + ": " + error);
     }
   }
+  RouteLogToWeir(conf.get());
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), error, sizeof error);
   if (rk == nullptr) {
     return ClassifiedError(ErrorClass::kFatal, "librdkafka", "_INVALID_ARG",
@@ -73,9 +75,10 @@ Result<int> PartitionCount(rd_kafka_t* rk, const std::string& topic,
                          "topic " + topic + " does not exist");
 }
 
-Result<int> PartitionCount(const std::string& bootstrap, const std::string& topic) {
+Result<int> PartitionCount(const std::string& bootstrap, const std::string& topic,
+                           std::chrono::milliseconds timeout) {
   WEIR_ASSIGN_OR_RAISE(RdKafkaPtr rk, Connect(bootstrap));
-  return PartitionCount(rk.get(), topic);
+  return PartitionCount(rk.get(), topic, timeout);
 }
 
 Status CreateTopic(const std::string& bootstrap, const std::string& topic, int partitions) {

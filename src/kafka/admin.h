@@ -16,7 +16,9 @@ namespace weir::kafka {
 constexpr std::chrono::milliseconds kAdminTimeout{30000};
 
 // The number of partitions of `topic`; fatal "topic X does not exist" when it is missing.
-Result<int> PartitionCount(const std::string& bootstrap, const std::string& topic);
+// Waits at most `timeout` for the broker's answer.
+Result<int> PartitionCount(const std::string& bootstrap, const std::string& topic,
+                           std::chrono::milliseconds timeout = kAdminTimeout);
 // The same through an existing client `rk` (a consumer or producer).
 Result<int> PartitionCount(rd_kafka_t* rk, const std::string& topic,
                            std::chrono::milliseconds timeout = kAdminTimeout);

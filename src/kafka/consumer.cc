@@ -8,6 +8,7 @@
 
 #include "kafka/admin.h"
 #include "kafka/kafka_error.h"
+#include "kafka/rdkafka_log.h"
 
 namespace weir::kafka {
 namespace {
@@ -52,14 +53,6 @@ Status PartitionErrors(const rd_kafka_topic_partition_list_t* list, std::string_
   return Status::OK();
 }
 
-void LogCallback(const rd_kafka_t*, int level, const char* facility, const char* line) {
-  const spdlog::level::level_enum spd_level = level <= 3   ? spdlog::level::err
-                                              : level == 4 ? spdlog::level::warn
-                                              : level <= 6 ? spdlog::level::info
-                                                           : spdlog::level::debug;
-  spdlog::log(spd_level, "librdkafka {}: {}", facility, line);
-}
-
 }  // namespace
 
 std::string ToString(const TopicPartition& tp) {
@@ -76,7 +69,7 @@ Result<std::unique_ptr<Consumer>> Consumer::Make(const ConsumerConfig& config,
   WEIR_ASSIGN_OR_RAISE(const bool reset_to_earliest, ResetsToEarliest(config.auto_offset_reset));
   std::unique_ptr<Consumer> consumer(new Consumer(config, listener, reset_to_earliest));
   rd_kafka_conf_set_opaque(conf.get(), consumer.get());
-  rd_kafka_conf_set_log_cb(conf.get(), LogCallback);
+  RouteLogToWeir(conf.get());
   rd_kafka_conf_set_error_cb(conf.get(), ErrorCallback);
   rd_kafka_conf_set_stats_cb(conf.get(), StatisticsCallback);
   const bool group = config.assignment == ConsumerConfig::Assignment::kGroup;

@@ -151,6 +151,8 @@ class Kafka(Component):
         self.controller_port = free_port()
         self.heap = heap
         self.libs = DEPS / "kafka" / "libs"
+        # base64url: one start in 64 begins with '-', which is why it is passed as --cluster-id=.
+        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
     def _java(self) -> list[str]:
         if not self.libs.is_dir():
@@ -205,14 +207,12 @@ class Kafka(Component):
             "logger.kafka.name = kafka\n"
             "logger.kafka.level = INFO\n"
         )
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         formatted = subprocess.run(
             self._java()
             + [
                 "kafka.tools.StorageTool",
                 "format",
-                "-t",
-                cluster_id,
+                f"--cluster-id={self.cluster_id}",
                 "-c",
                 str(self.workdir / "server.properties"),
             ],

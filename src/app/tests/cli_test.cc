@@ -1,8 +1,12 @@
 #include "app/cli.h"
 
+#include <set>
+
 #include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "app/version.h"
 
 namespace weir::app {
 namespace {
@@ -36,6 +40,14 @@ TEST(CliTest, VersionNamesWeirAndItsLibraries) {
   EXPECT_NE(run.out.find("DuckDB v1.5.5"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("Arrow 26.0.1"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("librdkafka 2."), std::string::npos) << run.out;
+}
+
+TEST(CliTest, VersionNamesTheKindOfBuildNotCMakesBuildType) {
+  const std::set<std::string> names = {"debug", "release", "asan"};
+  EXPECT_EQ(names.count(kBuildName), 1u) << kBuildName;
+  const Outcome run = Invoke({"--version"});
+  EXPECT_EQ(run.out.substr(0, run.out.find('\n')),
+            std::string("weir ") + kVersion + " (" + kBuildName + ")");
 }
 
 TEST(CliTest, UnimplementedSubcommandsExitNonZeroNamingThemselves) {

@@ -3,8 +3,10 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -287,6 +289,56 @@ Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqlite(const std::string& path
 
 Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgres(const std::string& conninfo) {
   std::unique_ptr<PGconn, PgFinish> conn(PQconnectdb(conninfo.c_str()));
+  if (PQstatus(conn.get()) != CONNECTION_OK) {
+    std::string message = PQerrorMessage(conn.get());
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "08001",
+                           "cannot connect to the PostgreSQL catalog: " + message);
+  }
+  PgClear()(PQexec(conn.get(), kSessionSetup));
+  return std::unique_ptr<CatalogDb>(new PostgresCatalogDb(conn.release()));
+}
+
+Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqliteReadOnly(const std::string& path) {
+  // A read-only connection to a write-ahead-log database creates the -wal and -shm files when
+  // they are missing, and cannot remove them when it closes. They are missing only when no
+  // connection is open and the log was checkpointed away, so the file alone is the whole
+  // database then: open it as immutable, which creates nothing.
+  std::error_code ec;
+  std::string target = path;
+  int flags = SQLITE_OPEN_READONLY;
+  if (!std::filesystem::exists(path + "-wal", ec)) {
+    target = "file:";
+    for (const char c : path) {
+      if (c == '%' || c == '?' || c == '#') {
+        target += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+      } else {
+        target += c;
+      }
+    }
+    target += "?immutable=1";
+    flags |= SQLITE_OPEN_URI;
+  }
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(target.c_str(), &raw, flags, nullptr);
+  std::unique_ptr<sqlite3, SqliteClose> db(raw);
+  if (rc != SQLITE_OK) {
+    return WithContext(SqliteError(db.get(), rc, "open read-only"), "catalog " + path);
+  }
+  sqlite3_busy_timeout(db.get(), kSqliteBusyTimeoutMs);
+  sqlite3_extended_result_codes(db.get(), 1);
+  return std::unique_ptr<CatalogDb>(new SqliteCatalogDb(db.release()));
+}
+
+Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgresWithin(
+    const std::string& conninfo, std::chrono::milliseconds connect_timeout) {
+  // libpq rounds connect_timeout to whole seconds and treats less than 2 as 2.
+  const auto seconds = std::max<int64_t>(2, (connect_timeout.count() + 999) / 1000);
+  const std::string timeout = std::to_string(seconds);
+  // dbname first and expanded: the conninfo's own keywords, then ours over them.
+  const char* keywords[] = {"dbname", "connect_timeout", nullptr};
+  const char* values[] = {conninfo.c_str(), timeout.c_str(), nullptr};
+  std::unique_ptr<PGconn, PgFinish> conn(PQconnectdbParams(keywords, values, /*expand_dbname=*/1));
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     std::string message = PQerrorMessage(conn.get());
     while (!message.empty() && message.back() == '\n') message.pop_back();

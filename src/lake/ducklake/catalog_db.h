@@ -8,6 +8,7 @@
 // Threading: a CatalogDb is one connection, used by one thread at a time.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -46,6 +47,14 @@ class CatalogDb {
   static Result<std::unique_ptr<CatalogDb>> OpenSqlite(const std::string& path);
   // Connects to PostgreSQL with a libpq connection string; reconnects when the link drops.
   static Result<std::unique_ptr<CatalogDb>> OpenPostgres(const std::string& conninfo);
+
+  // For looking only (`weir check`): an existing SQLite file, read-only (a missing file is an
+  // error, never created; no -wal or -shm file is left next to it), and PostgreSQL within
+  // `connect_timeout` (libpq's connect_timeout, whole seconds, at least 2, overriding one in
+  // `conninfo`).
+  static Result<std::unique_ptr<CatalogDb>> OpenSqliteReadOnly(const std::string& path);
+  static Result<std::unique_ptr<CatalogDb>> OpenPostgresWithin(
+      const std::string& conninfo, std::chrono::milliseconds connect_timeout);
 
   virtual SqlDialect dialect() const = 0;
 

@@ -1,5 +1,7 @@
 #include "lake/ducklake/ducklake_catalog.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -103,6 +105,47 @@ std::string Quote(const std::string& name) {
     if (c == '"') out += '"';
   }
   return out + "\"";
+}
+
+Result<CatalogInspection> InspectCatalog(const CatalogConfig& config,
+                                         std::chrono::milliseconds timeout) {
+  std::unique_ptr<CatalogDb> db;
+  if (config.kind == SqlDialect::kSqlite) {
+    std::error_code ec;
+    if (!std::filesystem::exists(config.sqlite_path, ec)) return CatalogInspection{};
+    WEIR_ASSIGN_OR_RAISE(db, CatalogDb::OpenSqliteReadOnly(config.sqlite_path));
+  } else {
+    WEIR_ASSIGN_OR_RAISE(db, CatalogDb::OpenPostgresWithin(config.postgres_conninfo, timeout));
+  }
+  CatalogInspection inspection;
+  WEIR_ASSIGN_OR_RAISE(inspection.exists, HasCatalog(*db));
+  if (inspection.exists) {
+    WEIR_ASSIGN_OR_RAISE(inspection.data_path, StoredDataPath(*db));
+  }
+  if (config.kind == SqlDialect::kSqlite) {
+    std::error_code ec;
+    const auto parent = std::filesystem::absolute(config.sqlite_path, ec).parent_path();
+    if (access(config.sqlite_path.c_str(), W_OK) != 0) {
+      inspection.unwritable = "the file is not writable";
+    } else if (access(parent.c_str(), W_OK | X_OK) != 0) {
+      inspection.unwritable = "its directory " + parent.string() +
+                              " is not writable (the write-ahead log is kept there)";
+    }
+    return inspection;
+  }
+  WEIR_ASSIGN_OR_RAISE(
+      auto rows,
+      db->Query(inspection.exists
+                    ? "SELECT has_table_privilege('ducklake_snapshot', 'INSERT'), current_user"
+                    : "SELECT coalesce(has_schema_privilege(current_schema(), 'CREATE'), false), "
+                      "current_user",
+                {}));
+  if (!ToBool(rows.at(0).at(0))) {
+    inspection.unwritable = "role " + rows.at(0).at(1).value_or("?") +
+                            (inspection.exists ? " may not INSERT into ducklake_snapshot"
+                                               : " may not CREATE tables in the current schema");
+  }
+  return inspection;
 }
 
 DuckLakeCatalog::DuckLakeCatalog(CatalogConfig config, files::ObjectStore store)

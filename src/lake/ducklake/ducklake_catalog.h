@@ -12,6 +12,7 @@
 // is then used by one committer thread. DDL is serialised by the catalog's mutex.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -76,6 +77,22 @@ class DuckLakeCatalog {
   std::shared_ptr<WriterLock> writer_lock_;  // SQLite catalogs only
   std::unique_ptr<DuckDbEngine> engine_;     // opened on first DDL
 };
+
+// What `weir check` learns of a catalog without changing it.
+struct CatalogInspection {
+  bool exists = false;    // false: no database file, or no DuckLake catalog in the database yet
+  std::string data_path;  // the catalog's data path when it exists
+  // Empty when weir may write there (create the catalog, or add snapshots to it); else why not.
+  std::string unwritable;
+};
+
+// Looks at the configured catalog without creating or changing anything (no file, directory,
+// catalog or ledger table), connecting within `timeout`. A missing SQLite file is not an error.
+// Writability is judged from privileges (PostgreSQL: INSERT on ducklake_snapshot, or CREATE in
+// the current schema) and file permissions (SQLite: the file and its directory, which holds
+// the write-ahead log).
+Result<CatalogInspection> InspectCatalog(const CatalogConfig& config,
+                                         std::chrono::milliseconds timeout);
 
 // The DuckDB type name of a column type.
 std::string_view DuckDbTypeName(ColumnType type);
