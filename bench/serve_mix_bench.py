@@ -20,21 +20,25 @@ import signal
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.serve_mix import KINDS, Load, create_tables, duckdb_attach, start_serve  # noqa: E402
+from tests.e2e.serve_mix import (  # noqa: E402
+    KINDS,
+    EventFeeder,
+    Load,
+    create_tables,
+    duckdb_attach,
+    start_serve,
+)
 from tests.e2e.weir_run import (  # noqa: E402
     Lake,
     WeirIngest,
     create_topic,
-    event_records,
     fresh_postgres_database,
-    produce,
     unique,
 )
 from tests.harness.stack import Stack  # noqa: E402
@@ -73,23 +77,11 @@ def run_catalog(catalog: str, args, settings: dict, work: Path) -> dict:
     create_topic(bootstrap, topic, 2)
     ingest = WeirIngest(args.build, lake, bootstrap, topic, "events", unique("group"),
                         {"WEIR_FLUSH_INTERVAL": "1s"}).start()
-    stop = threading.Event()
-    produced = 0
-
-    def feed():
-        nonlocal produced
-        while not stop.is_set():
-            produced += produce(bootstrap, topic, event_records(produced, 200))
-            time.sleep(0.3)
-
-    feeder = threading.Thread(target=feed)
-    feeder.start()
     load = Load(port, args.rows)
     started = time.monotonic()
-    load.run(args.seconds)
+    with EventFeeder(bootstrap, topic):
+        load.run(args.seconds)
     elapsed = time.monotonic() - started
-    stop.set()
-    feeder.join()
     commits = ingest.metric("weir_commits_total")
     ingest.stop()
     serve.send_signal(signal.SIGTERM)

@@ -14,7 +14,7 @@ import duckdb
 import psycopg
 
 from tests.e2e.test_serve import PASSWORD
-from tests.e2e.weir_run import EXTENSIONS, Lake, free_port, wait_for
+from tests.e2e.weir_run import EXTENSIONS, Lake, event_records, free_port, produce, wait_for
 
 KINDS = ("point", "aggregate", "scan", "insert", "copy")
 
@@ -156,3 +156,27 @@ class Load:
         for thread in threads:
             thread.join(timeout=120)
         assert not any(t.is_alive() for t in threads), "a session hung"
+
+
+class EventFeeder:
+    """Produces 200 test events to `topic` every 0.3 s on a thread, until stopped; `produced`
+    counts the acknowledged ones (event ids 0, 1, ... after `start_at`)."""
+
+    def __init__(self, bootstrap: str, topic: str, start_at: int = 0):
+        self.bootstrap, self.topic, self.produced = bootstrap, topic, start_at
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run)
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.produced += produce(self.bootstrap, self.topic,
+                                     event_records(self.produced, 200))
+            time.sleep(0.3)
+
+    def __enter__(self) -> "EventFeeder":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()

@@ -7,12 +7,17 @@ PostgreSQL catalog: no session sees an error, and every table holds exactly what
 from __future__ import annotations
 
 import signal
-import threading
-import time
 
 import pytest
 
-from tests.e2e.serve_mix import Load, create_tables, duckdb_attach, journal_mode, start_serve
+from tests.e2e.serve_mix import (
+    EventFeeder,
+    Load,
+    create_tables,
+    duckdb_attach,
+    journal_mode,
+    start_serve,
+)
 from tests.e2e.weir_run import (
     Lake,
     WeirIngest,
@@ -58,19 +63,9 @@ def test_serve_writers_never_collide_with_each_other_or_with_ingest(
             assert "switched from journal_mode=delete to write-ahead logging" in \
                 serve_log.read_text()
         load = Load(port, BIG_ROWS)
-        feeder_stop = threading.Event()
-
-        def feed():
-            nonlocal produced
-            while not feeder_stop.is_set():
-                produced += produce(bootstrap, topic, event_records(produced, 200))
-                time.sleep(0.3)
-
-        feeder = threading.Thread(target=feed)
-        feeder.start()
-        load.run(SECONDS)
-        feeder_stop.set()
-        feeder.join()
+        with EventFeeder(bootstrap, topic, produced) as feeder:
+            load.run(SECONDS)
+        produced = feeder.produced
         assert load.errors == [], "\n".join(load.errors[:10]) + "\n" + serve_log.read_text()[-3000:]
         assert all(load.latencies.values()), {k: len(v) for k, v in load.latencies.items()}
         wait_for(lambda: lake.count("events") == produced or not ingest.alive(), 90,
