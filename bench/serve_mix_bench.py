@@ -107,6 +107,7 @@ def main() -> int:
     parser.add_argument("--lookups", type=int, default=200)
     parser.add_argument("--catalogs", default="sqlite,postgres")
     args = parser.parse_args()
+    args.build = args.build.resolve()
     with Stack(["kafka", "postgres"]) as settings, tempfile.TemporaryDirectory() as tmp:
         results = [run_catalog(c, args, settings, Path(tmp)) for c in args.catalogs.split(",")]
     for r in results:
