@@ -18,6 +18,7 @@
 
 #include "serve/pgwire/protocol.h"
 #include "serve/protocol_session.h"
+#include "serve/tls_socket.h"
 
 namespace weir::serve {
 namespace {
@@ -41,10 +42,12 @@ ErrorFields ErrorOf(const Status& status) {
 
 }  // namespace
 
-// One client connection: a socket, optionally wrapped in TLS.
+// One client connection: a socket, optionally wrapped in TLS. No write raises SIGPIPE: plain
+// sends use MSG_NOSIGNAL and TLS goes through the MSG_NOSIGNAL BIO of tls_socket.h.
 struct Server::Connection {
   int fd = -1;
-  SSL* ssl = nullptr;
+  TlsPtr ssl;
+  bool tls_failed = false;  // an SSL call failed: no close_notify
   FrameReader reader;
   std::chrono::milliseconds read_timeout{0};
   bool timed_out = false;
@@ -52,21 +55,36 @@ struct Server::Connection {
   Connection(int socket, size_t max_message_bytes, const std::atomic<bool>* server_stopping)
       : fd(socket), reader(max_message_bytes), stopping(server_stopping) {}
   ~Connection() {
-    if (ssl != nullptr) {
-      SSL_shutdown(ssl);
-      SSL_free(ssl);
-    }
+    if (ssl != nullptr && !tls_failed) ShutdownTls(ssl.get());
     // The socket itself is closed by the accept loop's thread, after it is forgotten.
+  }
+
+  // The TLS handshake after the 'S' answer to an SSLRequest.
+  bool StartTls(SSL_CTX* context) {
+    auto made = NewServerTls(context, fd);
+    if (!made.ok()) return false;
+    ssl = std::move(*made);
+    ERR_clear_error();
+    if (SSL_accept(ssl.get()) == 1) return true;
+    tls_failed = true;
+    ERR_clear_error();
+    return false;
   }
 
   bool Write(std::string_view bytes) {
     size_t sent = 0;
     while (sent < bytes.size()) {
-      const int n = ssl != nullptr
-                        ? SSL_write(ssl, bytes.data() + sent, static_cast<int>(bytes.size() - sent))
-                        : static_cast<int>(
-                              ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL));
-      if (n <= 0) return false;
+      const int n = ssl != nullptr ? SSL_write(ssl.get(), bytes.data() + sent,
+                                               static_cast<int>(bytes.size() - sent))
+                                   : static_cast<int>(::send(fd, bytes.data() + sent,
+                                                             bytes.size() - sent, MSG_NOSIGNAL));
+      if (n <= 0) {
+        if (ssl != nullptr) {
+          tls_failed = true;
+          ERR_clear_error();
+        }
+        return false;
+      }
       sent += static_cast<size_t>(n);
     }
     return true;
@@ -76,7 +94,7 @@ struct Server::Connection {
   // Reads more bytes into the frame reader; false on EOF, error, the read deadline, or the
   // server stopping (checked every 200 ms while the client is silent).
   bool Fill() {
-    if (ssl == nullptr || SSL_pending(ssl) == 0) {
+    if (ssl == nullptr || SSL_pending(ssl.get()) == 0) {
       const auto deadline = std::chrono::steady_clock::now() + read_timeout;
       while (true) {
         pollfd waiting{fd, POLLIN, 0};
@@ -91,9 +109,16 @@ struct Server::Connection {
       }
     }
     char buffer[65536];
-    const int n = ssl != nullptr ? SSL_read(ssl, buffer, sizeof buffer)
+    const int n = ssl != nullptr ? SSL_read(ssl.get(), buffer, sizeof buffer)
                                  : static_cast<int>(::recv(fd, buffer, sizeof buffer, 0));
-    if (n <= 0) return false;
+    if (n <= 0) {
+      if (ssl != nullptr) {
+        // A clean close_notify from the peer still allows ours; anything else does not.
+        tls_failed = SSL_get_error(ssl.get(), n) != SSL_ERROR_ZERO_RETURN;
+        ERR_clear_error();
+      }
+      return false;
+    }
     reader.Feed(std::string_view(buffer, static_cast<size_t>(n)));
     return true;
   }
@@ -303,9 +328,7 @@ void Server::Serve(int fd) {
       if (conn.ssl != nullptr || conn.reader.buffered() > 0) return;  // no repeat, no pipelining
       out.SingleByte('S');
       if (!conn.Write(out)) return;
-      conn.ssl = SSL_new(static_cast<SSL_CTX*>(tls_context_));
-      SSL_set_fd(conn.ssl, fd);
-      if (SSL_accept(conn.ssl) != 1) return;
+      if (!conn.StartTls(static_cast<SSL_CTX*>(tls_context_))) return;
       continue;
     }
     if (std::holds_alternative<pgwire::GssEncRequest>(*packet)) {
