@@ -35,8 +35,19 @@
 namespace weir::app {
 namespace {
 
+// Raised by SIGTERM/SIGINT and shared with the server as its stop flag (see
+// ServerOptions::stop_flag): sessions refuse new statements from the moment the signal arrives.
 std::atomic<bool> g_serve_stop{false};
 extern "C" void OnServeStop(int) { g_serve_stop.store(true); }
+
+void InstallStopHandlers() {
+  struct sigaction stop = {};
+  stop.sa_handler = OnServeStop;
+  stop.sa_flags = SA_RESTART;  // a recv or send in flight resumes instead of failing
+  sigemptyset(&stop.sa_mask);
+  sigaction(SIGTERM, &stop, nullptr);
+  sigaction(SIGINT, &stop, nullptr);
+}
 
 // Every socket write of the server uses MSG_NOSIGNAL (tls_socket.h for TLS), so it never raises
 // SIGPIPE. A write that does (a path that misses it, or the /metrics server's library, which
@@ -196,10 +207,7 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   if (!settings) return kExitFailure;
   const config::ServeSettings& s = *settings;
 
-  struct sigaction action = {};
-  action.sa_handler = OnServeStop;
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
+  InstallStopHandlers();
   InstallSigpipeCounter();
 
   std::error_code ec;
@@ -234,6 +242,7 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   }
   observe::MetricsRegistry registry;
   options.registry = &registry;
+  options.stop_flag = &g_serve_stop;
   g_sigpipe_counter.store(&registry.Counter(
       "weir_serve_sigpipe_total",
       "Writes that raised SIGPIPE and failed with EPIPE instead (never the server's sockets: "

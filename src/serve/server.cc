@@ -140,7 +140,11 @@ struct Server::Connection {
 };
 
 Server::Server(ServerOptions options, Engine* engine)
-    : options_(std::move(options)), engine_(engine) {}
+    : options_(std::move(options)),
+      engine_(engine),
+      stopping_(options_.stop_flag != nullptr ? options_.stop_flag : &own_stop_flag_) {
+  static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is raised by signals");
+}
 
 Server::~Server() {
   Stop();
@@ -194,7 +198,8 @@ Status Server::Start() {
 }
 
 void Server::Stop() {
-  if (stopping_.exchange(true)) return;
+  if (stopped_.exchange(true)) return;
+  stopping_->store(true);
   if (listen_fd_ >= 0) {
     ::shutdown(listen_fd_, SHUT_RDWR);
     ::close(listen_fd_);
@@ -231,10 +236,10 @@ void Server::Stop() {
 }
 
 void Server::AcceptLoop() {
-  while (!stopping_.load()) {
+  while (!stopping_->load()) {
     const int fd = ::accept(listen_fd_, nullptr, nullptr);
     if (fd < 0) {
-      if (stopping_.load()) return;
+      if (stopping_->load()) return;
       continue;
     }
     // Small messages (TLS handshake, SCRAM, one-row results) must not wait for delayed ACKs.
@@ -300,7 +305,7 @@ void Server::RecordFailedLogin(const std::string& ip) {
 }
 
 void Server::Serve(int fd) {
-  Connection conn(fd, options_.max_message_bytes, &stopping_);
+  Connection conn(fd, options_.max_message_bytes, stopping_);
   std::string ip = "unknown";
   {
     sockaddr_in peer{};
@@ -347,6 +352,11 @@ void Server::Serve(int fd) {
   }
   if (options_.require_tls && conn.ssl == nullptr) {
     out.ErrorResponse(Fatal("28000", "this server requires TLS (sslmode=require or stronger)"));
+    conn.Write(out);
+    return;
+  }
+  if (stopping_->load()) {
+    out.ErrorResponse(Fatal("57P03", "the database system is shutting down"));
     conn.Write(out);
     return;
   }
@@ -443,7 +453,7 @@ void Server::Serve(int fd) {
   io.write = [&conn](std::string_view bytes) { return conn.Write(bytes); };
   io.idle_expired = [&conn] { return conn.timed_out; };
   ProtocolSession protocol(session->get(), std::move(io), session_options, metrics_.get(),
-                           &stopping_);
+                           stopping_);
   metrics_->sessions.Add(1);
   {
     std::lock_guard lock(mutex_);

@@ -3,6 +3,9 @@
 //
 // Threading: Start spawns an accept thread; each connection runs on its own thread with its
 // own engine Session. Stop closes the listener and ends every session with FATAL 57P01.
+// Shutdown begins when the stop flag is raised (by Stop, or earlier by a signal handler, see
+// ServerOptions::stop_flag): from then on a message a session reads is answered with FATAL
+// 57P01 instead of being run, a statement already running gets the grace period.
 #pragma once
 
 #include <atomic>
@@ -44,6 +47,11 @@ struct ServerOptions {
   size_t session_memory_limit = 256 << 20;            // bytes of buffered results per session
   bool query_log = true;                              // one log line per statement
   observe::MetricsRegistry* registry = nullptr;       // where the metrics go (else a private one)
+  // The shutdown flag, raised by Stop. A SIGTERM handler raises it directly (a lock-free
+  // atomic store is async-signal-safe), so sessions stop taking statements the moment the
+  // signal arrives rather than when the thread that calls Stop gets to it. Must outlive the
+  // server; null: the server's own.
+  std::atomic<bool>* stop_flag = nullptr;
 };
 
 class ProtocolSession;
@@ -75,7 +83,9 @@ class Server {
   std::string mock_secret_;      // salts of unknown users (see ScramServer::ForUnknownUser)
   int listen_fd_ = -1;
   int port_ = 0;
-  std::atomic<bool> stopping_{false};
+  std::atomic<bool> own_stop_flag_{false};
+  std::atomic<bool>* stopping_;  // options_.stop_flag or &own_stop_flag_
+  std::atomic<bool> stopped_{false};
   std::atomic<bool> watchdog_stop_{false};
   std::thread watchdog_;
   observe::MetricsRegistry own_registry_;
