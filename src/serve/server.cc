@@ -228,11 +228,28 @@ void Server::Stop() {
   std::vector<std::thread> threads;
   {
     std::lock_guard lock(mutex_);
-    threads.swap(threads_);
+    for (auto& [id, thread] : threads_) threads.push_back(std::move(thread));
+    threads_.clear();
+    finished_.clear();
   }
   for (auto& t : threads) t.join();
   watchdog_stop_.store(true);
   if (watchdog_.joinable()) watchdog_.join();
+}
+
+void Server::ReapFinished() {
+  std::vector<std::thread> ended;
+  {
+    std::lock_guard lock(mutex_);
+    for (const uint64_t id : finished_) {
+      if (auto found = threads_.find(id); found != threads_.end()) {
+        ended.push_back(std::move(found->second));
+        threads_.erase(found);
+      }
+    }
+    finished_.clear();
+  }
+  for (auto& thread : ended) thread.join();  // each has only its return left to run
 }
 
 void Server::AcceptLoop() {
@@ -247,11 +264,15 @@ void Server::AcceptLoop() {
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
     metrics_->connections.Increment();
     std::lock_guard lock(mutex_);
-    // Sessions notice Stop within 200 ms when idle, or when their statement ends.
-    threads_.emplace_back([this, fd] {
-      Serve(fd);
-      ::close(fd);
-    });
+    // Sessions notice Stop within 200 ms when idle, or when their statement ends. The thread
+    // reports its end under the lock, so after its entry is in threads_.
+    const uint64_t id = next_thread_id_++;
+    threads_.emplace(id, std::thread([this, fd, id] {
+                       Serve(fd);
+                       ::close(fd);
+                       std::lock_guard done(mutex_);
+                       finished_.push_back(id);
+                     }));
   }
 }
 
@@ -305,7 +326,9 @@ void Server::RecordFailedLogin(const std::string& ip) {
 }
 
 void Server::Serve(int fd) {
-  Connection conn(fd, options_.max_message_bytes, stopping_);
+  // Before authentication a message is at most 10,000 bytes (SCRAM's are under 1 KiB), so an
+  // unauthenticated peer cannot make the server buffer the session's message limit.
+  Connection conn(fd, pgwire::kMaxStartupPacketBytes, stopping_);
   std::string ip = "unknown";
   {
     sockaddr_in peer{};
@@ -322,7 +345,12 @@ void Server::Serve(int fd) {
   pgwire::StartupMessage startup;
   while (true) {
     auto frame = conn.Read(/*startup=*/true);
-    if (!frame.ok() || !*frame) return;
+    if (!frame.ok()) {  // an impossible length (over 10,000 bytes, say): say so, then close
+      out.ErrorResponse(Fatal("08P01", frame.status().message()));
+      conn.Write(out);
+      return;
+    }
+    if (!*frame) return;
     auto packet = pgwire::ParseStartupPacket((**frame).body);
     if (!packet.ok()) {
       out.ErrorResponse(Fatal(ErrorOf(packet.status()).sqlstate, packet.status().message()));
@@ -390,7 +418,8 @@ void Server::Serve(int fd) {
     conn.Write(out);
   };
   auto first = conn.Read(false);
-  if (!first.ok() || !*first || (**first).type != 'p') return;
+  if (!first.ok()) return fail(first.status());  // e.g. over the 10,000 bytes
+  if (!*first || (**first).type != 'p') return;
   auto initial = pgwire::ParseSaslInitialResponse((**first).body);
   if (!initial.ok() || initial->mechanism != "SCRAM-SHA-256" || !initial->data) {
     fail(initial.ok() ? pgwire::ProtocolViolation("expected SCRAM-SHA-256") : initial.status());
@@ -401,7 +430,8 @@ void Server::Serve(int fd) {
   out.AuthenticationSaslContinue(*server_first);
   if (!conn.Write(out)) return;
   auto final_frame = conn.Read(false);
-  if (!final_frame.ok() || !*final_frame || (**final_frame).type != 'p') return;
+  if (!final_frame.ok()) return fail(final_frame.status());
+  if (!*final_frame || (**final_frame).type != 'p') return;
   auto server_final = scram.HandleClientFinal((**final_frame).body);
   if (!server_final.ok()) return fail(server_final.status());
   out.AuthenticationSaslFinal(*server_final);
@@ -437,6 +467,7 @@ void Server::Serve(int fd) {
   out.BackendKeyData(process_id, secret_key);
   out.ReadyForQuery('I');
   conn.SetReadTimeout(std::chrono::milliseconds(0));  // authenticated: no read deadline
+  conn.reader.set_max_message_bytes(options_.max_message_bytes);
   if (!conn.Write(out)) return;
   SessionOptions session_options;
   session_options.user = user;
@@ -478,6 +509,7 @@ void Server::Watchdog() {
       const auto now = std::chrono::steady_clock::now();
       for (auto& [key, session] : live_) session->CheckDeadline(now);
     }
+    ReapFinished();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
