@@ -200,6 +200,10 @@ Status Server::Start() {
 void Server::Stop() {
   if (stopped_.exchange(true)) return;
   stopping_->store(true);
+  {
+    std::lock_guard lock(stop_mutex_);  // so a backoff wait cannot miss the notification
+  }
+  stop_wakeup_.notify_all();
   if (listen_fd_ >= 0) {
     ::shutdown(listen_fd_, SHUT_RDWR);
     ::close(listen_fd_);
@@ -253,11 +257,26 @@ void Server::ReapFinished() {
 }
 
 void Server::AcceptLoop() {
+  // 10 ms doubling to 1 s: quick to resume once descriptors are free, a handful of attempts a
+  // second while they are not.
+  Backoff backoff(BackoffPolicy{std::chrono::milliseconds(10), 2.0, std::chrono::seconds(1), 0.25,
+                                /*max_attempts=*/0},
+                  static_cast<uint64_t>(::getpid()));
+  int burst = 0;  // failed accept() calls since the last success
   while (!stopping_->load()) {
-    const int fd = ::accept(listen_fd_, nullptr, nullptr);
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
+      const int error = errno;
       if (stopping_->load()) return;
+      // Retriable at once: a signal, or a connection that went away before it was accepted.
+      if (error == EINTR || error == ECONNABORTED || error == EPROTO) continue;
+      BackOffAccepting(error, ++burst, backoff);
       continue;
+    }
+    if (burst > 0) {
+      spdlog::info("serve: accepting connections again after {} failed accept() calls", burst);
+      burst = 0;
+      backoff.Reset();
     }
     // Small messages (TLS handshake, SCRAM, one-row results) must not wait for delayed ACKs.
     const int nodelay = 1;
@@ -274,6 +293,21 @@ void Server::AcceptLoop() {
                        finished_.push_back(id);
                      }));
   }
+}
+
+void Server::BackOffAccepting(int error, int burst, Backoff& backoff) {
+  // EMFILE, ENFILE, ENOBUFS, ENOMEM (and anything unexpected): the pending connection stays
+  // in the backlog, so retrying at once would fail again at once.
+  metrics_->accept_errors.Increment();
+  if (burst == 1) {
+    spdlog::warn(
+        "serve: cannot accept connections: {} (errno {}); retrying with backoff, logged once "
+        "until it recovers",
+        std::strerror(error), error);
+  }
+  const auto delay = backoff.Next().value_or(std::chrono::seconds(1));
+  std::unique_lock lock(stop_mutex_);
+  stop_wakeup_.wait_for(lock, delay, [this] { return stopping_->load(); });
 }
 
 std::optional<std::pair<std::string, std::string>> Server::Admit(const std::string& ip) {

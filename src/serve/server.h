@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/backoff.h"
 #include "base/status.h"
 #include "observe/metrics_registry.h"
 #include "serve/auth/scram.h"
@@ -71,6 +73,9 @@ class Server {
   struct Connection;
   Server(ServerOptions options, Engine* engine);
   void AcceptLoop();
+  // After an accept() error: counts it, warns once per burst, and waits (interruptibly by
+  // Stop) for the next delay of `backoff`, so a listener that cannot accept never spins.
+  void BackOffAccepting(int error, int burst, Backoff& backoff);
   void Serve(int fd);
   // Admission after the startup message: bans and connection caps. Empty when admitted,
   // else the SQLSTATE and message of the FATAL to answer with.
@@ -89,6 +94,8 @@ class Server {
   std::atomic<bool> own_stop_flag_{false};
   std::atomic<bool>* stopping_;  // options_.stop_flag or &own_stop_flag_
   std::atomic<bool> stopped_{false};
+  std::mutex stop_mutex_;                // with stop_wakeup_: cuts the accept backoff short
+  std::condition_variable stop_wakeup_;  // notified by Stop
   std::atomic<bool> watchdog_stop_{false};
   std::thread watchdog_;
   observe::MetricsRegistry own_registry_;

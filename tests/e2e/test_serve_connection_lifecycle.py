@@ -141,3 +141,77 @@ def test_the_startup_packet_is_capped_at_10000_bytes(build_dir, tmp_path):
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+def test_accept_errors_back_off_logged_once_per_burst_and_counted(build_dir, tmp_path):
+    """With its descriptors exhausted (RLIMIT_NOFILE 64, then idle connections) accept() fails
+    with EMFILE for as long as they are held: the server backs off (10 ms doubling to 1 s)
+    instead of spinning, warns once, counts each failure, and serves again once they close."""
+    import resource
+    import subprocess
+    import urllib.request
+
+    import psycopg
+
+    from tests.e2e.weir_run import free_port
+
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT range AS x FROM range(10)")
+    port, http_port = free_port(), free_port()
+    log_path = tmp_path / "serve.log"
+    process = subprocess.Popen(
+        [str(build_dir / "weir"), "serve", "--catalog-sqlite", str(lake.sqlite_path),
+         "--port", str(port), "--http-port", str(http_port), "--tls-dir", str(tmp_path / "tls")],
+        env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD), stdout=open(log_path, "wb"),
+        stderr=subprocess.STDOUT,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
+    dsn = f"host=127.0.0.1 port={port} user=weir dbname=lake sslmode=require password='{PASSWORD}'"
+    warning = "serve: cannot accept connections: Too many open files (errno 24)"
+    try:
+        wait_for(lambda: b"listening on" in log_path.read_bytes() or process.poll() is not None,
+                 60, "weir serve to listen")
+        assert process.poll() is None, log_path.read_text()
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(80)]
+        wait_for(lambda: warning in log_path.read_text(), 10, "accept() to fail", poll_s=0.05)
+        started = time.monotonic()
+        cpu_before = cpu_seconds(process.pid)
+        time.sleep(2)
+        cpu_spent = cpu_seconds(process.pid) - cpu_before
+        for sock in idle:
+            sock.close()
+        wait_for(lambda: "serve: accepting connections again after" in log_path.read_text(), 20,
+                 "accept() to recover", poll_s=0.05)
+        seconds = time.monotonic() - started
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            assert conn.execute("SELECT sum(x) FROM t").fetchone() == (45,)
+        log = log_path.read_text()
+        assert log.count(warning) == 1, log
+        failures = metric(http_port, "weir_serve_accept_errors_total")
+        recovered = [line for line in log.splitlines() if "accepting connections again" in line]
+        assert len(recovered) == 1 and f"after {int(failures)} failed" in recovered[0], log
+        # A spinning loop fails accept() hundreds of thousands of times a second; the backoff
+        # reaches 1 s after 7 attempts, so a few a second at most (the first burst from the
+        # warning's wait included).
+        assert 1 <= failures <= 10 + 2 * (seconds + 10), (failures, seconds)
+        assert cpu_spent < 1.0, f"{cpu_spent:.2f} s of CPU in 2 s while accept() failed"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def metric(http_port: int, name: str) -> float:
+    import urllib.request
+
+    text = urllib.request.urlopen(f"http://127.0.0.1:{http_port}/metrics", timeout=10).read()
+    for line in text.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"no {name} in /metrics")
