@@ -146,28 +146,19 @@ Server::Server(ServerOptions options, Engine* engine)
   static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is raised by signals");
 }
 
-Server::~Server() {
-  Stop();
-  if (tls_context_ != nullptr) SSL_CTX_free(static_cast<SSL_CTX*>(tls_context_));
-}
+Server::~Server() { Stop(); }
 
 Result<std::unique_ptr<Server>> Server::Make(ServerOptions options, Engine* engine) {
   std::unique_ptr<Server> server(new Server(std::move(options), engine));
   server->metrics_ = std::make_unique<ServeMetrics>(
       server->options_.registry != nullptr ? *server->options_.registry : server->own_registry_);
-  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
-  if (ctx == nullptr) return Status::IOError("OpenSSL: cannot create a TLS context");
-  server->tls_context_ = ctx;
-  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  if (SSL_CTX_use_certificate_chain_file(ctx, server->options_.cert_path.c_str()) != 1 ||
-      SSL_CTX_use_PrivateKey_file(ctx, server->options_.key_path.c_str(), SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(ctx) != 1) {
-    return ClassifiedError(ErrorClass::kFatal, "openssl", "certificate",
-                           fmt::format("TLS certificate {} / key {} cannot be used",
-                                       server->options_.cert_path, server->options_.key_path));
-  }
+  WEIR_ASSIGN_OR_RAISE(server->tls_context_, auth::MakeServerContext(server->options_.cert_path,
+                                                                     server->options_.key_path));
   unsigned char secret[32];
-  RAND_bytes(secret, sizeof secret);
+  if (RAND_bytes(secret, sizeof secret) != 1) {
+    return ClassifiedError(ErrorClass::kFatal, "openssl", "rand_bytes",
+                           "OpenSSL's random generator failed (the unknown-user salts' secret)");
+  }
   server->mock_secret_.assign(reinterpret_cast<char*>(secret), sizeof secret);
   return server;
 }
@@ -395,7 +386,7 @@ void Server::Serve(int fd) {
       if (conn.ssl != nullptr || conn.reader.buffered() > 0) return;  // no repeat, no pipelining
       out.SingleByte('S');
       if (!conn.Write(out)) return;
-      if (!conn.StartTls(static_cast<SSL_CTX*>(tls_context_))) return;
+      if (!conn.StartTls(tls_context_.get())) return;
       continue;
     }
     if (std::holds_alternative<pgwire::GssEncRequest>(*packet)) {
@@ -483,7 +474,11 @@ void Server::Serve(int fd) {
   (void)(*session)->SetVariable("weir_user", user);
   (void)(*session)->SetVariable("weir_backend_pid", std::to_string(process_id));
   int32_t secret_key = 0;
-  RAND_bytes(reinterpret_cast<unsigned char*>(&secret_key), sizeof secret_key);
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&secret_key), sizeof secret_key) != 1) {
+    out.ErrorResponse(Fatal("XX000", "cannot draw the session's cancel key"));
+    conn.Write(out);  // a guessable key would let anyone cancel this session's statements
+    return;
+  }
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
            {"server_version", "15.0 (weir)"},
            {"server_encoding", "UTF8"},

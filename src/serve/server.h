@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "observe/metrics_registry.h"
 #include "serve/auth/scram.h"
+#include "serve/auth/tls.h"
 #include "serve/engine.h"
 #include "serve/serve_metrics.h"
 
@@ -87,8 +88,8 @@ class Server {
 
   ServerOptions options_;
   Engine* engine_;
-  void* tls_context_ = nullptr;  // SSL_CTX*, owned
-  std::string mock_secret_;      // salts of unknown users (see ScramServer::ForUnknownUser)
+  auth::SslContextPtr tls_context_;
+  std::string mock_secret_;  // salts of unknown users (see ScramServer::ForUnknownUser)
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> own_stop_flag_{false};

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <string>
 
 namespace weir::serve {
 namespace {
@@ -62,18 +63,28 @@ const BIO_METHOD* NoSignalSocketMethod() {
   return method;
 }
 
+// OpenSSL's constructors fail only for want of memory: this connection fails, a later one may
+// not.
+Status OutOfMemory(const char* code, const char* what) {
+  ERR_clear_error();
+  return ClassifiedError(ErrorClass::kRetriable, "openssl", code,
+                         std::string("OpenSSL cannot create ") + what);
+}
+
 }  // namespace
 
 void TlsDeleter::operator()(SSL* ssl) const { SSL_free(ssl); }
 
 Result<TlsPtr> NewServerTls(SSL_CTX* context, int fd) {
   const BIO_METHOD* method = NoSignalSocketMethod();
-  if (method == nullptr) return Status::IOError("OpenSSL: cannot create the socket BIO method");
+  if (method == nullptr) return OutOfMemory("bio_method", "the socket BIO method");
   TlsPtr ssl(SSL_new(context));
-  if (ssl == nullptr) return Status::IOError("OpenSSL: cannot create a TLS connection");
+  if (ssl == nullptr) return OutOfMemory("ssl_new", "a TLS connection");
   BIO* bio = BIO_new(method);
-  if (bio == nullptr) return Status::IOError("OpenSSL: cannot create a socket BIO");
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(fd)));
+  if (bio == nullptr) return OutOfMemory("bio_new", "a socket BIO");
+  // The descriptor is the BIO's only state, kept in its data pointer.
+  BIO_set_data(bio, reinterpret_cast<void*>(  // NOLINT(performance-no-int-to-ptr)
+                        static_cast<intptr_t>(fd)));
   BIO_set_init(bio, 1);
   SSL_set_bio(ssl.get(), bio, bio);  // one reference, owned by the SSL from here on
   return ssl;
