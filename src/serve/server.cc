@@ -59,16 +59,24 @@ struct Server::Connection {
     // The socket itself is closed by the accept loop's thread, after it is forgotten.
   }
 
-  // The TLS handshake after the 'S' answer to an SSLRequest.
+  // The TLS handshake after the 'S' answer to an SSLRequest, under the read deadline: the
+  // BIO's reads never block, so a peer that stalls mid-handshake is waited for here, where
+  // the deadline and the server stopping end the wait.
   bool StartTls(SSL_CTX* context) {
     auto made = NewServerTls(context, fd);
     if (!made.ok()) return false;
     ssl = std::move(*made);
-    ERR_clear_error();
-    if (SSL_accept(ssl.get()) == 1) return true;
-    tls_failed = true;
-    ERR_clear_error();
-    return false;
+    const auto deadline = ReadDeadline();
+    while (true) {
+      ERR_clear_error();
+      const int result = SSL_accept(ssl.get());
+      if (result == 1) return true;
+      if (SSL_get_error(ssl.get(), result) != SSL_ERROR_WANT_READ || !Await(deadline)) {
+        tls_failed = true;
+        ERR_clear_error();
+        return false;
+      }
+    }
   }
 
   bool Write(std::string_view bytes) {
@@ -91,36 +99,55 @@ struct Server::Connection {
   }
   bool Write(MessageWriter& writer) { return Write(writer.Take()); }
 
-  // Reads more bytes into the frame reader; false on EOF, error, the read deadline, or the
-  // server stopping (checked every 200 ms while the client is silent).
-  bool Fill() {
-    if (ssl == nullptr || SSL_pending(ssl.get()) == 0) {
-      const auto deadline = std::chrono::steady_clock::now() + read_timeout;
-      while (true) {
-        pollfd waiting{fd, POLLIN, 0};
-        const int ready = ::poll(&waiting, 1, 200);
-        if (ready > 0) break;
-        if (ready < 0 && errno != EINTR) return false;
-        if (stopping != nullptr && stopping->load()) return false;
-        if (read_timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) {
-          timed_out = true;
-          return false;
-        }
+  std::chrono::steady_clock::time_point ReadDeadline() const {
+    return std::chrono::steady_clock::now() + read_timeout;
+  }
+
+  // Waits until the socket is readable, in 200 ms slices; false on an error, at the read
+  // deadline (0 = none; sets timed_out) or when the server stops.
+  bool Await(std::chrono::steady_clock::time_point deadline) {
+    while (true) {
+      pollfd waiting{fd, POLLIN, 0};
+      const int ready = ::poll(&waiting, 1, 200);
+      if (ready > 0) return true;
+      if (ready < 0 && errno != EINTR) return false;
+      if (stopping != nullptr && stopping->load()) return false;
+      if (read_timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) {
+        timed_out = true;
+        return false;
       }
     }
+  }
+
+  // Reads more bytes into the frame reader; false on EOF, error, the read deadline, or the
+  // server stopping. A TLS record that arrives in pieces is waited for like any silence.
+  bool Fill() {
+    const auto deadline = ReadDeadline();
     char buffer[65536];
-    const int n = ssl != nullptr ? SSL_read(ssl.get(), buffer, sizeof buffer)
-                                 : static_cast<int>(::recv(fd, buffer, sizeof buffer, 0));
-    if (n <= 0) {
-      if (ssl != nullptr) {
-        // A clean close_notify from the peer still allows ours; anything else does not.
-        tls_failed = SSL_get_error(ssl.get(), n) != SSL_ERROR_ZERO_RETURN;
-        ERR_clear_error();
+    while (true) {
+      if ((ssl == nullptr || SSL_pending(ssl.get()) == 0) && !Await(deadline)) return false;
+      if (ssl == nullptr) {
+        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+        if (n > 0) {
+          reader.Feed(std::string_view(buffer, static_cast<size_t>(n)));
+          return true;
+        }
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        return false;
       }
+      ERR_clear_error();
+      const int n = SSL_read(ssl.get(), buffer, sizeof buffer);
+      if (n > 0) {
+        reader.Feed(std::string_view(buffer, static_cast<size_t>(n)));
+        return true;
+      }
+      const int error = SSL_get_error(ssl.get(), n);
+      if (error == SSL_ERROR_WANT_READ) continue;  // part of a record: wait for the rest
+      // A clean close_notify from the peer still allows ours; anything else does not.
+      tls_failed = error != SSL_ERROR_ZERO_RETURN;
+      ERR_clear_error();
       return false;
     }
-    reader.Feed(std::string_view(buffer, static_cast<size_t>(n)));
-    return true;
   }
 
   // The next message (typed or startup); nullopt when the peer went away.

@@ -27,7 +27,9 @@ int SocketWrite(BIO* bio, const char* data, int length) {
 
 int SocketRead(BIO* bio, char* data, int length) {
   BIO_clear_retry_flags(bio);
-  const ssize_t n = ::recv(SocketOf(bio), data, static_cast<size_t>(length), 0);
+  // Never blocks: a peer that stalls mid-record must not hold the thread past its deadline
+  // or the server's stop, so the caller polls and retries on SSL_ERROR_WANT_READ.
+  const ssize_t n = ::recv(SocketOf(bio), data, static_cast<size_t>(length), MSG_DONTWAIT);
   if (n < 0 && Retriable(errno)) BIO_set_retry_read(bio);
   if (n == 0) BIO_set_flags(bio, BIO_FLAGS_IN_EOF);  // the peer closed: OpenSSL asks BIO_eof
   return static_cast<int>(n);

@@ -2,6 +2,10 @@
 // send(..., MSG_NOSIGNAL) and whose reads are recv(): OpenSSL's socket BIO writes with write(),
 // which raises SIGPIPE (and by default ends the process) when the peer has closed. With this
 // BIO a closed peer fails the handshake, SSL_write or SSL_shutdown of its connection only.
+// Reads never block (recv with MSG_DONTWAIT): SSL_accept and SSL_read return
+// SSL_ERROR_WANT_READ until the peer's bytes are there, so the caller waits for readability
+// itself, under its own deadline; a peer that stalls mid-record cannot hold the thread. Writes
+// block as on any socket.
 //
 // Threading: NewServerTls may be called from any thread; the SSL it returns belongs to the
 // connection's thread. The socket is borrowed: freeing the SSL never closes it.

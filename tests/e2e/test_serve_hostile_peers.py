@@ -283,3 +283,51 @@ def test_peers_that_close_at_every_point_cost_only_their_connection(build_dir, t
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def stalled_before_authentication(port: int) -> list[socket.socket]:
+    """Two peers that stop sending: one after its SSLRequest, one halfway through its
+    ClientHello."""
+    after_request = connect(port)
+    after_request.sendall(SSL_REQUEST)
+    assert after_request.recv(1) == b"S"
+    mid_hello = connect(port)
+    mid_hello.sendall(SSL_REQUEST)
+    assert mid_hello.recv(1) == b"S"
+    hello = client_hello()
+    mid_hello.sendall(hello[:len(hello) // 2])
+    return [after_request, mid_hello]
+
+
+def test_stalled_peers_are_dropped_at_the_startup_deadline_and_never_delay_sigterm(build_dir,
+                                                                                   tmp_path):
+    """Peers that stop sending mid-handshake, or after login in the middle of a TLS record: a
+    blocking SSL_accept or SSL_read waited for their bytes for ever, and SIGTERM with it (the
+    process never exited). Before authentication they are dropped at the 10 s startup deadline;
+    SIGTERM ends them all at once."""
+    import time
+
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 1 AS x")
+    port, process = start_serve(build_dir, lake, tmp_path)
+    try:
+        started = time.monotonic()
+        for sock in stalled_before_authentication(port):
+            sock.settimeout(30)
+            assert sock.recv(1) == b"", "the server closes the stalled connection"
+            sock.close()
+        waited = time.monotonic() - started
+        assert 8 < waited < 20, waited  # the 10 s startup deadline, not for ever
+        stalled = stalled_before_authentication(port)
+        logged, _ = logged_in(port)
+        os.write(logged.fileno(), b"\x17\x03\x03")  # 3 bytes of a record header, then silence
+        time.sleep(0.5)
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+        assert time.monotonic() - signalled < 5
+        for sock in [*stalled, logged]:
+            sock.close()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -60,12 +61,17 @@ class TlsSocketTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  // Handshakes both ends (the client on a thread of its own); the client's SSL, or null.
-  SSL* Handshake(SSL* server, int client_fd, int* accepted) {
+  // Handshakes both ends (the client on a thread of its own); the client's SSL. The server's
+  // reads never block, so it waits for the client's bytes itself, as the server does.
+  SSL* Handshake(SSL* server, int server_fd, int client_fd, int* accepted) {
     SSL* client = SSL_new(client_context_);
     SSL_set_fd(client, client_fd);
     std::thread connecting([client] { SSL_connect(client); });
-    *accepted = SSL_accept(server);
+    while ((*accepted = SSL_accept(server)) != 1 &&
+           SSL_get_error(server, *accepted) == SSL_ERROR_WANT_READ) {
+      pollfd readable{server_fd, POLLIN, 0};
+      ::poll(&readable, 1, 1000);
+    }
     connecting.join();
     return client;
   }
@@ -80,7 +86,7 @@ TEST_F(TlsSocketTest, HandshakesAndCarriesBytesBothWays) {
   auto server = NewServerTls(server_context_.get(), sockets.server);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   int accepted = 0;
-  SSL* client = Handshake(server->get(), sockets.client, &accepted);
+  SSL* client = Handshake(server->get(), sockets.server, sockets.client, &accepted);
   ASSERT_EQ(accepted, 1);
   ASSERT_EQ(SSL_write(client, "ping", 4), 4);
   char buffer[16] = {};
@@ -103,7 +109,7 @@ TEST_F(TlsSocketTest, WritesToAClosedPeerFailWithoutSigpipe) {
   auto server = NewServerTls(server_context_.get(), sockets.server);
   ASSERT_TRUE(server.ok());
   int accepted = 0;
-  SSL* client = Handshake(server->get(), sockets.client, &accepted);
+  SSL* client = Handshake(server->get(), sockets.server, sockets.client, &accepted);
   ASSERT_EQ(accepted, 1);
   SSL_free(client);
   sockets.CloseClient();
@@ -137,12 +143,30 @@ TEST_F(TlsSocketTest, AHandshakeWithAClosedPeerFailsWithoutSigpipe) {
   ERR_clear_error();
 }
 
+TEST_F(TlsSocketTest, ReadsOfAPartialRecordReturnWantReadInsteadOfBlocking) {
+  SocketPair sockets;
+  auto server = NewServerTls(server_context_.get(), sockets.server);
+  ASSERT_TRUE(server.ok());
+  int accepted = 0;
+  SSL* client = Handshake(server->get(), sockets.server, sockets.client, &accepted);
+  ASSERT_EQ(accepted, 1);
+  // The first 3 bytes of an application-data record header, and then nothing: a blocking read
+  // would wait here for ever (this test would hang).
+  ASSERT_EQ(::send(sockets.client, "\x17\x03\x03", 3, 0), 3);
+  char buffer[16];
+  ERR_clear_error();
+  const int n = SSL_read(server->get(), buffer, sizeof buffer);
+  EXPECT_EQ(n, -1);
+  EXPECT_EQ(SSL_get_error(server->get(), n), SSL_ERROR_WANT_READ);
+  SSL_free(client);
+}
+
 TEST_F(TlsSocketTest, ShutdownWithAClosedPeerDoesNotRaiseSigpipe) {
   SocketPair sockets;
   auto server = NewServerTls(server_context_.get(), sockets.server);
   ASSERT_TRUE(server.ok());
   int accepted = 0;
-  SSL* client = Handshake(server->get(), sockets.client, &accepted);
+  SSL* client = Handshake(server->get(), sockets.server, sockets.client, &accepted);
   ASSERT_EQ(accepted, 1);
   SSL_free(client);
   sockets.CloseClient();
