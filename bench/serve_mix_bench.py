@@ -7,7 +7,8 @@ From the repository root (starts its own Kafka and PostgreSQL, on free ports):
 
 For each catalog: a DuckDB-made lake with a --rows table `big` and an empty table `w`; 32
 sessions reading it (point lookups, aggregates, 10,000-row scans), 4 sessions INSERTing one row
-every 50 ms and 4 COPYing 100 rows every 200 ms into `w`, for --seconds. Prints queries per
+every 50 ms and 4 COPYing 100 rows every 200 ms into `w`, for --seconds (closed loops: the
+readers keep the cores busy, so latencies include queueing). Prints queries per
 second and p50/p99 per kind, the errors (0 expected), and a point lookup's latency in-process
 (DuckDB's Python API) on the same DuckLake table and on a native DuckDB copy of it.
 """
@@ -64,6 +65,21 @@ def in_process_point_lookups(lake: Lake, rows: int, lookups: int) -> dict:
     return out
 
 
+def solo_point_lookups(port: int, rows: int, lookups: int) -> float:
+    """The median point lookup of one psycopg session with nothing else running on weir."""
+    import psycopg
+
+    from tests.e2e.serve_mix import dsn
+
+    times = []
+    with psycopg.connect(dsn(port), autocommit=True) as conn:
+        for i in range(lookups):
+            started = time.perf_counter()
+            conn.execute("SELECT v FROM big WHERE id = %s", ((i * 7919) % rows,)).fetchone()
+            times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
 def run_catalog(catalog: str, args, settings: dict, work: Path) -> dict:
     lake = Lake(work / catalog / "lake", catalog=catalog)
     lake.root.mkdir(parents=True)
@@ -83,6 +99,7 @@ def run_catalog(catalog: str, args, settings: dict, work: Path) -> dict:
         load.run(args.seconds)
     elapsed = time.monotonic() - started
     commits = ingest.metric("weir_commits_total")
+    solo = solo_point_lookups(port, args.rows, args.lookups)
     ingest.stop()
     serve.send_signal(signal.SIGTERM)
     serve.wait(timeout=60)
@@ -95,6 +112,7 @@ def run_catalog(catalog: str, args, settings: dict, work: Path) -> dict:
             "p50_ms": percentile(values, 0.5) * 1000 if values else None,
             "p99_ms": percentile(values, 0.99) * 1000 if values else None}
     result["in_process_point_ms"] = in_process_point_lookups(lake, args.rows, args.lookups)
+    result["in_process_point_ms"]["weir_serve_one_session"] = solo
     return result
 
 
@@ -118,8 +136,9 @@ def main() -> int:
             p99 = f"{k['p99_ms']:.2f}" if k["p99_ms"] is not None else "-"
             print(f"  {kind:<10} {k['count']:>7} {k['qps']:>8.1f} {p50:>8} {p99:>8}")
         ip = r["in_process_point_ms"]
-        print(f"  in-process point lookup (median): DuckLake {ip['ducklake']:.2f} ms, "
-              f"native DuckDB {ip['native']:.2f} ms")
+        print(f"  point lookup alone (median): weir serve, one session "
+              f"{ip['weir_serve_one_session']:.2f} ms; in-process DuckDB on the DuckLake table "
+              f"{ip['ducklake']:.2f} ms, on a native table {ip['native']:.2f} ms")
         for sample in r["error_samples"]:
             print(f"  error: {sample}")
     print(json.dumps(results))
