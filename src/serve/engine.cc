@@ -615,7 +615,13 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
           std::string("permission denied to set parameter: ") + duckdb_result_error(&result));
     }
     duckdb_destroy_result(&result);
-    if (transaction_status_ == 'T') transaction_status_ = 'E';
+    if (type == DUCKDB_STATEMENT_TYPE_TRANSACTION && transaction_status_ != 'I') {
+      // A failed COMMIT (one that lost to another writer) has ended the block in DuckDB, as it
+      // does in PostgreSQL: the session is idle, and the client's ROLLBACK is a no-op warning.
+      transaction_status_ = 'I';
+    } else if (transaction_status_ == 'T') {
+      transaction_status_ = 'E';
+    }
     (void)EndImplicitTransaction(false);
     return status;
   }

@@ -90,3 +90,34 @@ def test_serve_writers_never_collide_with_each_other_or_with_ingest(
             produced, produced)
     finally:
         con.close()
+
+
+def test_a_transaction_block_that_loses_to_another_writer_gets_40001(build_dir, tmp_path):
+    """What the writer lock cannot cover: a block read the catalog before another writer
+    committed. Its COMMIT fails as a serialization failure the client may retry, not XX000."""
+    import psycopg
+
+    from tests.e2e.serve_mix import dsn
+
+    lake = Lake(tmp_path / "lake")
+    lake.root.mkdir(parents=True)
+    create_tables(lake, 10)
+    port, serve, serve_log = start_serve(build_dir, lake, tmp_path)
+    try:
+        with psycopg.connect(dsn(port)) as block, \
+                psycopg.connect(dsn(port), autocommit=True) as other:
+            block.execute("INSERT INTO w VALUES (1, 'block')")  # psycopg opened the block
+            other.execute("INSERT INTO w VALUES (2, 'other')")
+            with pytest.raises(psycopg.errors.SerializationFailure) as failure:
+                block.commit()
+            assert failure.value.sqlstate == "40001", failure.value
+            block.rollback()
+            block.execute("INSERT INTO w VALUES (3, 'retried')")
+            block.commit()  # the retry lands
+        con = duckdb_attach(lake)
+        assert con.execute("SELECT id, who FROM l.w ORDER BY id").fetchall() == [
+            (2, "other"), (3, "retried")]
+        con.close()
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0, serve_log.read_text()[-3000:]
