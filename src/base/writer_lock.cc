@@ -44,7 +44,13 @@ Result<std::shared_ptr<WriterLock>> WriterLock::ForPath(const std::string& lock_
   return lock;
 }
 
-WriterLock::~WriterLock() { ::close(fd_); }
+std::shared_ptr<WriterLock> WriterLock::InProcess(const std::string& name) {
+  return std::shared_ptr<WriterLock>(new WriterLock(name, -1));
+}
+
+WriterLock::~WriterLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
 
 Result<WriterLock::Hold> WriterLock::Acquire(std::chrono::milliseconds timeout,
                                              const std::function<bool()>& cancelled) {
@@ -63,6 +69,7 @@ Result<WriterLock::Hold> WriterLock::Acquire(std::chrono::milliseconds timeout,
   };
   while (!mutex_.try_lock_for(kPollStep)) WEIR_RETURN_NOT_OK(give_up());
   Hold hold(this);  // releases the mutex on any return below
+  if (fd_ < 0) return hold;
   std::chrono::microseconds step(100);
   while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {
@@ -91,7 +98,7 @@ WriterLock::Hold::~Hold() { Release(); }
 
 void WriterLock::Hold::Release() {
   if (lock_ == nullptr) return;
-  ::flock(lock_->fd_, LOCK_UN);  // a no-op when only the mutex was taken
+  if (lock_->fd_ >= 0) ::flock(lock_->fd_, LOCK_UN);  // a no-op when only the mutex was taken
   lock_->mutex_.unlock();
   lock_ = nullptr;
 }

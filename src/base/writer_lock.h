@@ -20,6 +20,8 @@ class WriterLock {
  public:
   // The lock of `lock_path` (created if missing), one instance per path in the process.
   static Result<std::shared_ptr<WriterLock>> ForPath(const std::string& lock_path);
+  // A lock of this process's threads only (no lock file), named `name` in its errors.
+  static std::shared_ptr<WriterLock> InProcess(const std::string& name);
   ~WriterLock();
   WriterLock(const WriterLock&) = delete;
   WriterLock& operator=(const WriterLock&) = delete;
@@ -51,7 +53,7 @@ class WriterLock {
  private:
   WriterLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   std::string path_;
-  int fd_;
+  int fd_;                  // -1: in-process only
   std::timed_mutex mutex_;  // the threads of this process; then flock for other processes
 };
 

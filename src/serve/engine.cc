@@ -419,6 +419,12 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
     }
     WEIR_ASSIGN_OR_RAISE(engine->writer_lock_,
                          WriterLock::ForPath(lake::ducklake::SqliteWriterLockPath(file)));
+  } else {
+    // PostgreSQL transactions wait for each other, but every DuckLake commit takes the next
+    // snapshot id: sessions writing at once lose that race to each other again and again, and
+    // DuckLake's own retries (ducklake_max_retry_count) run out. The sessions of this server
+    // take turns; ingest and other processes are left to DuckLake's retries.
+    engine->writer_lock_ = WriterLock::InProcess("the PostgreSQL catalog's writers of weir serve");
   }
   WEIR_ASSIGN_OR_RAISE(auto setup, engine->Connect());
   duckdb_connection conn = setup->handles_->conn;

@@ -30,8 +30,11 @@ TEST(WriterLockTest, OnePathIsOneLockInTheProcess) {
   EXPECT_EQ(a->get(), b->get());
 }
 
-TEST(WriterLockTest, ThreadsOfOneProcessTakeTurns) {
-  auto lock = *WriterLock::ForPath(LockPath("threads"));
+class WriterLockThreadsTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(WriterLockThreadsTest, ThreadsOfOneProcessTakeTurns) {
+  auto lock = GetParam() ? *WriterLock::ForPath(LockPath("threads"))
+                         : WriterLock::InProcess("threads of this process");
   std::atomic<int> inside{0};
   std::atomic<int> overlaps{0};
   std::vector<std::thread> threads;
@@ -49,6 +52,8 @@ TEST(WriterLockTest, ThreadsOfOneProcessTakeTurns) {
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(overlaps.load(), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(FileAndInProcess, WriterLockThreadsTest, ::testing::Bool());
 
 TEST(WriterLockTest, AnotherProcessHoldingItMakesAcquireWaitThenTimeOutOrSucceed) {
   const std::string path = LockPath("process");
