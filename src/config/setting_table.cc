@@ -330,6 +330,23 @@ std::vector<Setting> BuildTable() {
        .description = "On SIGTERM, time running statements get before their sessions are ended "
                       "with 57P01.",
        WEIR_SERVE_FIELD(shutdown_timeout)},
+      {.name = "serve.authentication_timeout",
+       .type = S::kDuration,
+       .min = 1000,
+       .max = 600000,
+       .description = "Time from accepting a connection to the end of its login (the TLS "
+                      "handshake and every read and write before authentication, as "
+                      "PostgreSQL's authentication_timeout); a connection not logged in by then "
+                      "is closed.",
+       WEIR_SERVE_FIELD(authentication_timeout)},
+      {.name = "serve.send_timeout",
+       .type = S::kDuration,
+       .min = 0,
+       .max = 7 * kDayMs,
+       .description = "A session whose client takes none of its results for this long (the "
+                      "socket's send buffer stays full) is ended. 0: never; SIGTERM still ends "
+                      "it after serve.shutdown_timeout.",
+       WEIR_SERVE_FIELD(send_timeout)},
       {.name = "serve.session_memory",
        .type = S::kBytes,
        .min = kMiB,

@@ -105,12 +105,14 @@ struct ServeSettings {
   std::chrono::milliseconds statement_timeout{0};           // default of SET; 0 = none
   std::chrono::milliseconds idle_session_timeout{3600000};  // 0 = never
   std::chrono::milliseconds shutdown_timeout{30000};        // grace on SIGTERM
-  int64_t session_memory_bytes = 256LL << 20;               // buffered results per session
-  std::string memory_limit;        // DuckDB's memory_limit ("" = DuckDB's own)
-  int threads = 0;                 // DuckDB worker threads (0 = DuckDB's default)
-  int http_port = -1;              // /metrics /healthz /readyz (-1 off, 0 any)
-  bool query_log = true;           // one log line per statement
-  std::string log_level = "info";  // the same log.* settings as weir ingest
+  std::chrono::milliseconds authentication_timeout{60000};  // TLS + startup + SCRAM, in all
+  std::chrono::milliseconds send_timeout{60000};  // a client reading nothing for this long ends
+  int64_t session_memory_bytes = 256LL << 20;     // buffered results per session
+  std::string memory_limit;                       // DuckDB's memory_limit ("" = DuckDB's own)
+  int threads = 0;                                // DuckDB worker threads (0 = DuckDB's default)
+  int http_port = -1;                             // /metrics /healthz /readyz (-1 off, 0 any)
+  bool query_log = true;                          // one log line per statement
+  std::string log_level = "info";                 // the same log.* settings as weir ingest
   std::string log_format = "text";
 };
 
