@@ -79,7 +79,6 @@ class Server {
   const std::vector<std::string>& addresses() const { return addresses_; }
 
  private:
-  struct Connection;
   Server(ServerOptions options, Engine* engine);
   void AcceptLoop();
   // After an accept() error: counts it, warns once per burst, and waits (interruptibly by
