@@ -129,7 +129,7 @@ serve::LakeAttachment MakeLakeAttachment(const config::ServeSettings& s) {
   lake.catalog = s.catalog.kind == config::CatalogKind::kPostgres
                      ? "postgres:" + s.catalog.postgres_dsn
                      : "sqlite:" + s.catalog.sqlite_path;
-  lake.extension_directory = lake::DefaultExtensionDirectory();
+  lake.extension_directory = lake::ExtensionDirectory(s.duckdb_extension_dir);
   lake.memory_limit = s.memory_limit;
   lake.threads = s.threads;
   lake.s3_access_key_id = s.storage.s3_access_key_id;

@@ -247,6 +247,13 @@ std::vector<Setting> BuildTable() {
        .allowed = {"text", "json"},
        .description = "Log line format.",
        WEIR_SHARED_FIELD(log_format)},
+      {.name = "duckdb.extension_dir",
+       .type = S::kString,
+       .default_note = "the build's (`.deps/duckdb/extensions`)",
+       .description = "Directory of DuckDB's extensions (ducklake, sqlite, postgres, httpfs, "
+                      "...), in DuckDB's layout (`v<version>/<platform>/<name>.duckdb_extension`); "
+                      "nothing is ever downloaded.",
+       WEIR_SHARED_FIELD(duckdb_extension_dir)},
       {.name = "shutdown.drain_timeout",
        .type = S::kDuration,
        .min = 1000,

@@ -87,6 +87,7 @@ struct IngestSettings {
   int http_port = 8000;                            // 0 = off
   std::string log_level = "info";                  // trace | debug | info | warn | error
   std::string log_format = "text";                 // text | json
+  std::string duckdb_extension_dir;                // "" = the build's
   std::chrono::milliseconds drain_timeout{96000};  // shutdown.drain_timeout
   int commit_max_attempts = 10;                    // retry budget for lake commits
   std::chrono::milliseconds check_timeout{5000};   // weir check: each probe's deadline
@@ -114,6 +115,7 @@ struct ServeSettings {
   bool query_log = true;                          // one log line per statement
   std::string log_level = "info";                 // the same log.* settings as weir ingest
   std::string log_format = "text";
+  std::string duckdb_extension_dir;  // "" = the build's (as weir ingest)
 };
 
 }  // namespace weir::config

@@ -256,6 +256,24 @@ TEST(ServeLoadTest, UnknownWeirServeVariablesWarnLikeOtherWeirVariables) {
             (std::vector<std::string>{"WEIR_SERVE_PROT is not a weir setting (ignored)"}));
 }
 
+TEST(ServeLoadTest, TheExtensionDirectoryVariableIsASettingOfBothCommands) {
+  // The engine read WEIR_DUCKDB_EXTENSION_DIR while the loader warned it was not a setting.
+  auto loaded = Load("", {{"WEIR_DUCKDB_EXTENSION_DIR", "/opt/duckdb-extensions"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings.front();
+  EXPECT_EQ(loaded->settings.duckdb_extension_dir, "/opt/duckdb-extensions");
+  LoadInput in;
+  in.environment = {{"WEIR_KAFKA_BOOTSTRAP_SERVERS", "k:9092"},
+                    {"WEIR_TOPIC", "t"},
+                    {"WEIR_TABLE", "t"},
+                    {"WEIR_DUCKDB_EXTENSION_DIR", "/opt/duckdb-extensions"}};
+  auto ingest = LoadIngestSettings(in);
+  ASSERT_TRUE(ingest.ok()) << ingest.status().message();
+  EXPECT_TRUE(ingest->warnings.empty()) << ingest->warnings.front();
+  EXPECT_EQ(ingest->settings.duckdb_extension_dir, "/opt/duckdb-extensions");
+  EXPECT_EQ(Load("")->settings.duckdb_extension_dir, "");  // the build's directory
+}
+
 TEST(ServeLoadTest, DuckDbMemorySizes) {
   for (const char* good : {"4GB", "4 GB", "1.5GiB", "512mb", "10 bytes", "2g", "1TB", " 8 gib "}) {
     EXPECT_TRUE(IsDuckDbMemorySize(good)) << good;
