@@ -279,8 +279,10 @@ std::vector<Setting> BuildTable() {
       // weir serve.
       {.name = "serve.host",
        .type = S::kString,
-       .description = "Address the PostgreSQL endpoint (and serve.http_port) listens on; "
-                      "`0.0.0.0` for every interface.",
+       .description = "Address the PostgreSQL endpoint (and serve.http_port) listens on: an IPv4 "
+                      "or IPv6 address, or a host name resolved at start (every address it "
+                      "stands for); `0.0.0.0` or `::` for every interface. One that does not "
+                      "resolve or cannot be bound stops startup.",
        WEIR_SERVE_FIELD(host)},
       {.name = "serve.port",
        .type = S::kInt,
