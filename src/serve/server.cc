@@ -178,7 +178,10 @@ void Server::AcceptLoop() {
     }
     // Small messages (TLS handshake, SCRAM, one-row results) must not wait for delayed ACKs.
     const int nodelay = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
+    if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay) != 0) {
+      spdlog::debug("serve: TCP_NODELAY refused on an accepted connection: {}",
+                    std::strerror(errno));  // it still works, with delayed ACKs
+    }
     metrics_->connections.Increment();
     const auto accepted = std::chrono::steady_clock::now();
     // Bans and caps before the first byte is read: an unauthenticated connection holds a
