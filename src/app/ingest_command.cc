@@ -140,7 +140,7 @@ lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s)
   c.s3.endpoint = s.storage.s3_endpoint;
   c.s3.use_ssl = s.storage.s3_use_ssl;
   c.s3.path_style = s.storage.s3_url_style == "path";
-  c.extension_directory = lake::DefaultExtensionDirectory();
+  c.extension_directory = lake::ExtensionDirectory(s.duckdb_extension_dir);
   c.max_attempts = s.commit_max_attempts;
   return c;
 }

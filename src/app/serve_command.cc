@@ -1,15 +1,12 @@
 #include "app/serve_command.h"
 
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -29,6 +26,7 @@
 #include "serve/auth/base64.h"
 #include "serve/auth/scram.h"
 #include "serve/auth/tls.h"
+#include "serve/auth/users_file.h"
 #include "serve/engine.h"
 #include "serve/server.h"
 
@@ -72,14 +70,12 @@ void InstallSigpipeCounter() {
 
 constexpr const char* kAdminUser = "weir";
 
-struct User {
-  serve::auth::ScramVerifier verifier;
-  std::string role = "write";
-};
-
-std::string NewPassword() {
+Result<std::string> NewPassword() {
   unsigned char bytes[18];
-  RAND_bytes(bytes, sizeof bytes);
+  if (RAND_bytes(bytes, sizeof bytes) != 1) {
+    return ClassifiedError(ErrorClass::kFatal, "openssl", "rand_bytes",
+                           "OpenSSL's random generator failed (a new user's password)");
+  }
   std::string password =
       serve::auth::Base64Encode(std::string_view(reinterpret_cast<char*>(bytes), 18));
   for (char& c : password) {
@@ -88,78 +84,41 @@ std::string NewPassword() {
   return password;
 }
 
-// Users come from `<tls_dir>/users`: one "name SCRAM-SHA-256$... [read|write]" line each, never
-// a password. On the first run the admin user is created with $WEIR_SERVE_PASSWORD, or with a
-// generated password printed once.
-Result<std::map<std::string, User>> LoadUsers(const std::string& dir, std::ostream& out) {
+// Users come from `<tls_dir>/users` (serve/auth/users_file.h). On the first run the admin user
+// is created with $WEIR_SERVE_PASSWORD, or with a generated password printed once.
+Result<serve::auth::Users> LoadUsers(const std::string& dir, std::ostream& out) {
   const std::string path = dir + "/users";
-  std::map<std::string, User> users;
-  if (!std::filesystem::exists(path)) {
-    std::string password;
-    if (const char* given = std::getenv("WEIR_SERVE_PASSWORD"); given != nullptr && *given) {
-      password = given;
-    } else {
-      password = NewPassword();
-      out << "weir serve: created user \"" << kAdminUser << "\" with password " << password
-          << " (shown once; stored only as a SCRAM verifier in " << path << ")\n";
-    }
-    WEIR_ASSIGN_OR_RAISE(auto verifier, serve::auth::MakeVerifier(password));
-    std::ofstream file(path);
-    file << kAdminUser << " " << serve::auth::ToString(verifier) << " write\n";
-    file.close();
-    ::chmod(path.c_str(), 0600);
+  if (std::filesystem::exists(path)) return serve::auth::ReadUsersFile(path);
+  std::string password;
+  if (const char* given = std::getenv("WEIR_SERVE_PASSWORD"); given != nullptr && *given) {
+    password = given;
+  } else {
+    WEIR_ASSIGN_OR_RAISE(password, NewPassword());
+    out << "weir serve: created user \"" << kAdminUser << "\" with password " << password
+        << " (shown once; stored only as a SCRAM verifier in " << path << ")\n";
   }
-  std::ifstream file(path);
-  std::string line;
-  int number = 0;
-  while (std::getline(file, line)) {
-    ++number;
-    std::istringstream fields(line);
-    std::string name, text, role = "write";
-    if (!(fields >> name >> text)) continue;
-    fields >> role;
-    if (role != "read" && role != "write") {
-      return Status::Invalid(
-          fmt::format("{}, line {}: role of user {} must be read or write, "
-                      "not \"{}\"",
-                      path, number, name, role));
-    }
-    auto verifier = serve::auth::ParseVerifier(text);
-    if (!verifier.ok()) return WithContext(verifier.status(), path + ", user " + name);
-    users[name] = User{*verifier, role};
-  }
+  WEIR_ASSIGN_OR_RAISE(auto verifier, serve::auth::MakeVerifier(password));
+  serve::auth::Users users;
+  users[kAdminUser] = serve::auth::UserEntry{verifier, "write"};
+  WEIR_RETURN_NOT_OK(serve::auth::WriteUsersFile(path, users));
   return users;
 }
 
-// `weir serve --add-user NAME --role R`: writes the user's verifier (replacing an older line).
+// `weir serve --add-user NAME --role R`: writes the user's verifier (replacing an older one).
 Status AddUser(const ServeArgs& args, const std::string& tls_dir, std::ostream& out) {
-  WEIR_RETURN_NOT_OK(LoadUsers(tls_dir, out).status());
+  WEIR_ASSIGN_OR_RAISE(auto users, LoadUsers(tls_dir, out));
   std::string password;
   if (const char* given = std::getenv("WEIR_SERVE_NEW_PASSWORD"); given != nullptr && *given) {
     password = given;
   } else {
-    password = NewPassword();
+    WEIR_ASSIGN_OR_RAISE(password, NewPassword());
     out << "weir serve: user \"" << args.add_user << "\" gets password " << password
         << " (shown once)\n";
   }
   WEIR_ASSIGN_OR_RAISE(auto verifier, serve::auth::MakeVerifier(password));
   const std::string path = tls_dir + "/users";
-  std::vector<std::string> lines;
-  {
-    std::ifstream file(path);
-    std::string line;
-    while (std::getline(file, line)) {
-      std::istringstream fields(line);
-      std::string name;
-      fields >> name;
-      if (name != args.add_user && !name.empty()) lines.push_back(line);
-    }
-  }
-  lines.push_back(args.add_user + " " + serve::auth::ToString(verifier) + " " + args.role);
-  std::ofstream file(path, std::ios::trunc);
-  for (const auto& line : lines) file << line << "\n";
-  file.close();
-  ::chmod(path.c_str(), 0600);
+  users[args.add_user] = serve::auth::UserEntry{verifier, args.role};
+  WEIR_RETURN_NOT_OK(serve::auth::WriteUsersFile(path, users));
   out << "weir serve: user \"" << args.add_user << "\" (" << args.role << ") saved in " << path
       << "\n";
   return Status::OK();
@@ -170,7 +129,7 @@ serve::LakeAttachment MakeLakeAttachment(const config::ServeSettings& s) {
   lake.catalog = s.catalog.kind == config::CatalogKind::kPostgres
                      ? "postgres:" + s.catalog.postgres_dsn
                      : "sqlite:" + s.catalog.sqlite_path;
-  lake.extension_directory = lake::DefaultExtensionDirectory();
+  lake.extension_directory = lake::ExtensionDirectory(s.duckdb_extension_dir);
   lake.memory_limit = s.memory_limit;
   lake.threads = s.threads;
   lake.s3_access_key_id = s.storage.s3_access_key_id;
@@ -194,6 +153,8 @@ serve::ServerOptions MakeServerOptions(const config::ServeSettings& s) {
   options.statement_timeout = s.statement_timeout;
   options.idle_session_timeout = s.idle_session_timeout;
   options.shutdown_timeout = std::chrono::ceil<std::chrono::seconds>(s.shutdown_timeout);
+  options.authentication_timeout = s.authentication_timeout;
+  options.send_timeout = s.send_timeout;
   options.session_memory_limit = static_cast<size_t>(s.session_memory_bytes);
   options.query_log = s.query_log;
   return options;
@@ -282,8 +243,12 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
         << std::endl;
   }
   InstallSigpipeCounter();  // httplib::Server replaced it
-  out << "weir serve: listening on " << s.host << ":" << (*server)->port()
-      << " (TLS required, SCRAM-SHA-256)" << std::endl;
+  std::string addresses;
+  for (const auto& address : (*server)->addresses()) {
+    addresses += (addresses.empty() ? "" : ", ") + address;
+  }
+  out << "weir serve: listening on " << s.host << ":" << (*server)->port() << " (" << addresses
+      << "; TLS required, SCRAM-SHA-256)" << std::endl;
   while (!g_serve_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   (*server)->Stop();
   if (http) http->Stop();

@@ -247,6 +247,13 @@ std::vector<Setting> BuildTable() {
        .allowed = {"text", "json"},
        .description = "Log line format.",
        WEIR_SHARED_FIELD(log_format)},
+      {.name = "duckdb.extension_dir",
+       .type = S::kString,
+       .default_note = "the build's (`.deps/duckdb/extensions`)",
+       .description = "Directory of DuckDB's extensions (ducklake, sqlite, postgres, httpfs, "
+                      "...), in DuckDB's layout (`v<version>/<platform>/<name>.duckdb_extension`); "
+                      "nothing is ever downloaded.",
+       WEIR_SHARED_FIELD(duckdb_extension_dir)},
       {.name = "shutdown.drain_timeout",
        .type = S::kDuration,
        .min = 1000,
@@ -272,8 +279,10 @@ std::vector<Setting> BuildTable() {
       // weir serve.
       {.name = "serve.host",
        .type = S::kString,
-       .description = "Address the PostgreSQL endpoint (and serve.http_port) listens on; "
-                      "`0.0.0.0` for every interface.",
+       .description = "Address the PostgreSQL endpoint (and serve.http_port) listens on: an IPv4 "
+                      "or IPv6 address, or a host name resolved at start (every address it "
+                      "stands for); `0.0.0.0` or `::` for every interface. One that does not "
+                      "resolve or cannot be bound stops startup.",
        WEIR_SERVE_FIELD(host)},
       {.name = "serve.port",
        .type = S::kInt,
@@ -330,6 +339,23 @@ std::vector<Setting> BuildTable() {
        .description = "On SIGTERM, time running statements get before their sessions are ended "
                       "with 57P01.",
        WEIR_SERVE_FIELD(shutdown_timeout)},
+      {.name = "serve.authentication_timeout",
+       .type = S::kDuration,
+       .min = 1000,
+       .max = 600000,
+       .description = "Time from accepting a connection to the end of its login (the TLS "
+                      "handshake and every read and write before authentication, as "
+                      "PostgreSQL's authentication_timeout); a connection not logged in by then "
+                      "is closed.",
+       WEIR_SERVE_FIELD(authentication_timeout)},
+      {.name = "serve.send_timeout",
+       .type = S::kDuration,
+       .min = 0,
+       .max = 7 * kDayMs,
+       .description = "A session whose client takes none of its results for this long (the "
+                      "socket's send buffer stays full) is ended. 0: never; SIGTERM still ends "
+                      "it after serve.shutdown_timeout.",
+       WEIR_SERVE_FIELD(send_timeout)},
       {.name = "serve.session_memory",
        .type = S::kBytes,
        .min = kMiB,

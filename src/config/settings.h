@@ -87,6 +87,7 @@ struct IngestSettings {
   int http_port = 8000;                            // 0 = off
   std::string log_level = "info";                  // trace | debug | info | warn | error
   std::string log_format = "text";                 // text | json
+  std::string duckdb_extension_dir;                // "" = the build's
   std::chrono::milliseconds drain_timeout{96000};  // shutdown.drain_timeout
   int commit_max_attempts = 10;                    // retry budget for lake commits
   std::chrono::milliseconds check_timeout{5000};   // weir check: each probe's deadline
@@ -105,13 +106,16 @@ struct ServeSettings {
   std::chrono::milliseconds statement_timeout{0};           // default of SET; 0 = none
   std::chrono::milliseconds idle_session_timeout{3600000};  // 0 = never
   std::chrono::milliseconds shutdown_timeout{30000};        // grace on SIGTERM
-  int64_t session_memory_bytes = 256LL << 20;               // buffered results per session
-  std::string memory_limit;        // DuckDB's memory_limit ("" = DuckDB's own)
-  int threads = 0;                 // DuckDB worker threads (0 = DuckDB's default)
-  int http_port = -1;              // /metrics /healthz /readyz (-1 off, 0 any)
-  bool query_log = true;           // one log line per statement
-  std::string log_level = "info";  // the same log.* settings as weir ingest
+  std::chrono::milliseconds authentication_timeout{60000};  // TLS + startup + SCRAM, in all
+  std::chrono::milliseconds send_timeout{60000};  // a client reading nothing for this long ends
+  int64_t session_memory_bytes = 256LL << 20;     // buffered results per session
+  std::string memory_limit;                       // DuckDB's memory_limit ("" = DuckDB's own)
+  int threads = 0;                                // DuckDB worker threads (0 = DuckDB's default)
+  int http_port = -1;                             // /metrics /healthz /readyz (-1 off, 0 any)
+  bool query_log = true;                          // one log line per statement
+  std::string log_level = "info";                 // the same log.* settings as weir ingest
   std::string log_format = "text";
+  std::string duckdb_extension_dir;  // "" = the build's (as weir ingest)
 };
 
 }  // namespace weir::config

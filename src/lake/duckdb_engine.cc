@@ -69,11 +69,10 @@ bool IsStatementRefusal(const Status& status) {
   }
 }
 
-std::string DefaultExtensionDirectory() {
-  if (const char* dir = std::getenv("WEIR_DUCKDB_EXTENSION_DIR"); dir != nullptr && *dir) {
-    return dir;
-  }
-  return WEIR_BUILD_DUCKDB_EXTENSION_DIR;
+std::string DefaultExtensionDirectory() { return WEIR_BUILD_DUCKDB_EXTENSION_DIR; }
+
+std::string ExtensionDirectory(const std::string& configured) {
+  return configured.empty() ? DefaultExtensionDirectory() : configured;
 }
 
 DuckDbEngine::DuckDbEngine(std::unique_ptr<Handles> handles) : handles_(std::move(handles)) {}

@@ -20,8 +20,10 @@ struct DuckDbOptions {
   std::vector<std::string> extensions;  // loaded at open, e.g. {"ducklake", "sqlite_scanner"}
 };
 
-// The extension directory: $WEIR_DUCKDB_EXTENSION_DIR, else the one this build was made with.
+// The extension directory this build was made with (the default of duckdb.extension_dir).
 std::string DefaultExtensionDirectory();
+// The setting duckdb.extension_dir: `configured`, or the build's when it is empty.
+std::string ExtensionDirectory(const std::string& configured);
 
 class DuckDbEngine {
  public:

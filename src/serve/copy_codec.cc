@@ -1,5 +1,6 @@
 #include "serve/copy_codec.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -151,7 +152,8 @@ void CopyRowWriter::AppendRow(idx_t row, std::string& out) {
 // --- in
 // -------------------------------------------------------------------------------------------
 
-CopyRowReader::CopyRowReader(const CopyOptions& options) : options_(options) {}
+CopyRowReader::CopyRowReader(const CopyOptions& options, size_t max_row_bytes)
+    : options_(options), max_row_bytes_(max_row_bytes) {}
 
 void CopyRowReader::Feed(std::string_view data) {
   Compact();
@@ -168,6 +170,14 @@ void CopyRowReader::Compact() {
 Status CopyRowReader::Malformed(const std::string& message) const {
   return ClassifiedError(ErrorClass::kBadData, "sqlstate", "22P04",
                          fmt::format("COPY, line {}: {}", line_, message));
+}
+
+Status CopyRowReader::TooLong(uint64_t row, const std::string& what, uint64_t bytes) const {
+  return ClassifiedError(
+      ErrorClass::kBadData, "sqlstate", "54000",
+      fmt::format("COPY{}: {} declares {} bytes, over the session's memory "
+                  "limit of {} bytes",
+                  row == 0 ? "" : fmt::format(", line {}", row), what, bytes, max_row_bytes_));
 }
 
 Result<bool> CopyRowReader::NextRow(std::vector<std::optional<std::string>>& fields) {
@@ -405,6 +415,7 @@ Result<bool> CopyRowReader::NextBinaryRow(std::vector<std::optional<std::string>
       return Malformed("COPY file signature not recognized");
     }
     const uint32_t extension = ReadUint32(p + kBinarySignature.size() + 4);
+    if (extension > max_row_bytes_) return TooLong(0, "the header extension", extension);
     if (available < kBinarySignature.size() + 8 + extension) return false;
     position_ += kBinarySignature.size() + 8 + extension;
     header_done_ = true;
@@ -424,6 +435,14 @@ Result<bool> CopyRowReader::NextBinaryRow(std::vector<std::optional<std::string>
     position_ += 2;
     return false;
   }
+  const uint64_t row = line_ + 1;
+  if (count < 0) {
+    return ClassifiedError(
+        ErrorClass::kBadData, "sqlstate", "22P04",
+        fmt::format("COPY, line {}: row field count is {} (only -1, the end of the data, may "
+                    "be negative)",
+                    row, count));
+  }
   // Check the whole row is here before taking it.
   size_t offset = 2;
   for (int f = 0; f < count; ++f) {
@@ -433,8 +452,16 @@ Result<bool> CopyRowReader::NextBinaryRow(std::vector<std::optional<std::string>
     }
     const auto length = static_cast<int32_t>(ReadUint32(p + offset));
     offset += 4;
+    if (length < -1) {
+      return ClassifiedError(
+          ErrorClass::kBadData, "sqlstate", "22P04",
+          fmt::format("COPY, line {}, field {}: invalid field length {}", row, f + 1, length));
+    }
+    if (static_cast<uint64_t>(std::max(length, 0)) > max_row_bytes_) {
+      return TooLong(row, fmt::format("field {}", f + 1), static_cast<uint64_t>(length));
+    }
     if (length > 0) offset += static_cast<size_t>(length);
-    if (length < -1) return Malformed("invalid field length");
+    if (offset > max_row_bytes_) return TooLong(row, "the row", offset);
   }
   if (available < offset) {
     if (finished_) return Malformed("incomplete row at the end of the data");

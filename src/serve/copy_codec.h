@@ -45,7 +45,10 @@ class CopyRowWriter {
 // raw binary value (binary format); nullopt is NULL.
 class CopyRowReader {
  public:
-  explicit CopyRowReader(const CopyOptions& options);
+  // `max_row_bytes` bounds every length the binary format declares (the header extension, a
+  // field, a whole row): a larger one is refused (54000) as soon as it is read, before its
+  // bytes are waited for or buffered. The session passes its memory limit.
+  explicit CopyRowReader(const CopyOptions& options, size_t max_row_bytes = SIZE_MAX);
   void Feed(std::string_view data);
   // Marks the end of the data (CopyDone): a last line without a newline becomes a row.
   void Finish() { finished_ = true; }
@@ -64,8 +67,10 @@ class CopyRowReader {
   Result<bool> NextCsvRow(std::vector<std::optional<std::string>>& fields);
   Result<bool> NextBinaryRow(std::vector<std::optional<std::string>>& fields);
   Status Malformed(const std::string& message) const;
+  Status TooLong(uint64_t row, const std::string& what, uint64_t bytes) const;
   void Compact();
   CopyOptions options_;
+  size_t max_row_bytes_;
   std::string buffer_;
   size_t position_ = 0;
   bool finished_ = false;

@@ -80,7 +80,7 @@ Status ProtocolSession::CopyIn(const CopyCommand& copy) {
   if (!Flush()) return SqlError("08006", "the client went away before COPY FROM STDIN");
   // The deadline does not run while the client is sending.
   Disarm();
-  CopyRowReader reader(copy.options);
+  CopyRowReader reader(copy.options, session_->memory_limit());
   Status failed;
   std::vector<std::optional<std::string>> fields;
   std::vector<OwnedValue> row(columns);

@@ -16,9 +16,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "serve/client_connection.h"
 #include "serve/pgwire/protocol.h"
 #include "serve/protocol_session.h"
-#include "serve/tls_socket.h"
 
 namespace weir::serve {
 namespace {
@@ -40,131 +40,21 @@ ErrorFields ErrorOf(const Status& status) {
   return ErrorFields{"ERROR", code, status.message(), "", "", 0};
 }
 
+// The peer's address as text (IPv4 or IPv6), the key of bans and per-address caps.
+std::string PeerAddress(int fd) {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) return "unknown";
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* address =
+      peer.ss_family == AF_INET6
+          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_addr)
+          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&peer)->sin_addr);
+  if (::inet_ntop(peer.ss_family, address, text, sizeof text) == nullptr) return "unknown";
+  return text;
+}
+
 }  // namespace
-
-// One client connection: a socket, optionally wrapped in TLS. No write raises SIGPIPE: plain
-// sends use MSG_NOSIGNAL and TLS goes through the MSG_NOSIGNAL BIO of tls_socket.h.
-struct Server::Connection {
-  int fd = -1;
-  TlsPtr ssl;
-  bool tls_failed = false;  // an SSL call failed: no close_notify
-  FrameReader reader;
-  std::chrono::milliseconds read_timeout{0};
-  bool timed_out = false;
-  const std::atomic<bool>* stopping = nullptr;
-  Connection(int socket, size_t max_message_bytes, const std::atomic<bool>* server_stopping)
-      : fd(socket), reader(max_message_bytes), stopping(server_stopping) {}
-  ~Connection() {
-    if (ssl != nullptr && !tls_failed) ShutdownTls(ssl.get());
-    // The socket itself is closed by the accept loop's thread, after it is forgotten.
-  }
-
-  // The TLS handshake after the 'S' answer to an SSLRequest, under the read deadline: the
-  // BIO's reads never block, so a peer that stalls mid-handshake is waited for here, where
-  // the deadline and the server stopping end the wait.
-  bool StartTls(SSL_CTX* context) {
-    auto made = NewServerTls(context, fd);
-    if (!made.ok()) return false;
-    ssl = std::move(*made);
-    const auto deadline = ReadDeadline();
-    while (true) {
-      ERR_clear_error();
-      const int result = SSL_accept(ssl.get());
-      if (result == 1) return true;
-      if (SSL_get_error(ssl.get(), result) != SSL_ERROR_WANT_READ || !Await(deadline)) {
-        tls_failed = true;
-        ERR_clear_error();
-        return false;
-      }
-    }
-  }
-
-  bool Write(std::string_view bytes) {
-    size_t sent = 0;
-    while (sent < bytes.size()) {
-      const int n = ssl != nullptr ? SSL_write(ssl.get(), bytes.data() + sent,
-                                               static_cast<int>(bytes.size() - sent))
-                                   : static_cast<int>(::send(fd, bytes.data() + sent,
-                                                             bytes.size() - sent, MSG_NOSIGNAL));
-      if (n <= 0) {
-        if (ssl != nullptr) {
-          tls_failed = true;
-          ERR_clear_error();
-        }
-        return false;
-      }
-      sent += static_cast<size_t>(n);
-    }
-    return true;
-  }
-  bool Write(MessageWriter& writer) { return Write(writer.Take()); }
-
-  std::chrono::steady_clock::time_point ReadDeadline() const {
-    return std::chrono::steady_clock::now() + read_timeout;
-  }
-
-  // Waits until the socket is readable, in 200 ms slices; false on an error, at the read
-  // deadline (0 = none; sets timed_out) or when the server stops.
-  bool Await(std::chrono::steady_clock::time_point deadline) {
-    while (true) {
-      pollfd waiting{fd, POLLIN, 0};
-      const int ready = ::poll(&waiting, 1, 200);
-      if (ready > 0) return true;
-      if (ready < 0 && errno != EINTR) return false;
-      if (stopping != nullptr && stopping->load()) return false;
-      if (read_timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) {
-        timed_out = true;
-        return false;
-      }
-    }
-  }
-
-  // Reads more bytes into the frame reader; false on EOF, error, the read deadline, or the
-  // server stopping. A TLS record that arrives in pieces is waited for like any silence.
-  bool Fill() {
-    const auto deadline = ReadDeadline();
-    char buffer[65536];
-    while (true) {
-      if ((ssl == nullptr || SSL_pending(ssl.get()) == 0) && !Await(deadline)) return false;
-      if (ssl == nullptr) {
-        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-        if (n > 0) {
-          reader.Feed(std::string_view(buffer, static_cast<size_t>(n)));
-          return true;
-        }
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        return false;
-      }
-      ERR_clear_error();
-      const int n = SSL_read(ssl.get(), buffer, sizeof buffer);
-      if (n > 0) {
-        reader.Feed(std::string_view(buffer, static_cast<size_t>(n)));
-        return true;
-      }
-      const int error = SSL_get_error(ssl.get(), n);
-      if (error == SSL_ERROR_WANT_READ) continue;  // part of a record: wait for the rest
-      // A clean close_notify from the peer still allows ours; anything else does not.
-      tls_failed = error != SSL_ERROR_ZERO_RETURN;
-      ERR_clear_error();
-      return false;
-    }
-  }
-
-  // The next message (typed or startup); nullopt when the peer went away.
-  Result<std::optional<Frame>> Read(bool startup) {
-    while (true) {
-      WEIR_ASSIGN_OR_RAISE(auto frame, startup ? reader.NextStartup() : reader.Next());
-      if (frame) return frame;
-      if (!Fill()) return std::optional<Frame>();
-    }
-  }
-
-  // 0 = no deadline.
-  void SetReadTimeout(std::chrono::milliseconds timeout) {
-    read_timeout = timeout;
-    timed_out = false;
-  }
-};
 
 Server::Server(ServerOptions options, Engine* engine)
     : options_(std::move(options)),
@@ -191,25 +81,10 @@ Result<std::unique_ptr<Server>> Server::Make(ServerOptions options, Engine* engi
 }
 
 Status Server::Start() {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-  const int yes = 1;
-  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(options_.port));
-  inet_pton(AF_INET, options_.host.c_str(), &address.sin_addr);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::listen(listen_fd_, 128) != 0) {
-    const std::string why = std::strerror(errno);
-    ::close(listen_fd_);
-    listen_fd_ = -1;
-    return ClassifiedError(
-        ErrorClass::kFatal, "os", "bind",
-        fmt::format("cannot listen on {}:{}: {}", options_.host, options_.port, why));
-  }
-  socklen_t length = sizeof address;
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
-  port_ = ntohs(address.sin_port);
+  WEIR_ASSIGN_OR_RAISE(auto listener, Listener::Open(options_.host, options_.port));
+  listener_ = std::make_unique<Listener>(std::move(listener));
+  port_ = listener_->port();
+  addresses_ = listener_->addresses();
   accept_thread_ = std::thread([this] { AcceptLoop(); });
   watchdog_ = std::thread([this] { Watchdog(); });
   return Status::OK();
@@ -222,11 +97,9 @@ void Server::Stop() {
     std::lock_guard lock(stop_mutex_);  // so a backoff wait cannot miss the notification
   }
   stop_wakeup_.notify_all();
-  if (listen_fd_ >= 0) {
-    ::shutdown(listen_fd_, SHUT_RDWR);
-    ::close(listen_fd_);
-  }
+  if (listener_ != nullptr) listener_->Wake();
   if (accept_thread_.joinable()) accept_thread_.join();
+  listener_.reset();  // closed once no thread uses it
   // Idle sessions notice within 200 ms; running statements get the grace period, then are
   // interrupted and their sessions end with 57P01.
   const auto deadline = std::chrono::steady_clock::now() + options_.shutdown_timeout;
@@ -245,6 +118,8 @@ void Server::Stop() {
           "grace period",
           live_.size(), options_.shutdown_timeout.count());
     }
+    // A client that does not read its results is not waited for past the grace either.
+    abort_writes_.store(true);
     for (auto& [key, session] : live_) session->Terminate();
   }
   std::vector<std::thread> threads;
@@ -257,6 +132,7 @@ void Server::Stop() {
   for (auto& t : threads) t.join();
   watchdog_stop_.store(true);
   if (watchdog_.joinable()) watchdog_.join();
+  DrainRefused(/*all=*/true);
 }
 
 void Server::ReapFinished() {
@@ -281,13 +157,17 @@ void Server::AcceptLoop() {
                                 /*max_attempts=*/0},
                   static_cast<uint64_t>(::getpid()));
   int burst = 0;  // failed accept() calls since the last success
-  while (!stopping_->load()) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  while (!stopping_->load() && listener_->Wait()) {
+    const int fd = listener_->Accept();
     if (fd < 0) {
       const int error = errno;
       if (stopping_->load()) return;
-      // Retriable at once: a signal, or a connection that went away before it was accepted.
-      if (error == EINTR || error == ECONNABORTED || error == EPROTO) continue;
+      // Retriable at once: nothing pending any more, a signal, or a connection that went away
+      // before it was accepted.
+      if (error == EAGAIN || error == EWOULDBLOCK || error == EINTR || error == ECONNABORTED ||
+          error == EPROTO) {
+        continue;
+      }
       BackOffAccepting(error, ++burst, backoff);
       continue;
     }
@@ -298,14 +178,27 @@ void Server::AcceptLoop() {
     }
     // Small messages (TLS handshake, SCRAM, one-row results) must not wait for delayed ACKs.
     const int nodelay = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
+    if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay) != 0) {
+      spdlog::debug("serve: TCP_NODELAY refused on an accepted connection: {}",
+                    std::strerror(errno));  // it still works, with delayed ACKs
+    }
     metrics_->connections.Increment();
+    const auto accepted = std::chrono::steady_clock::now();
+    // Bans and caps before the first byte is read: an unauthenticated connection holds a
+    // slot, and a refused one costs no thread.
+    std::string ip = PeerAddress(fd);
+    if (auto refused = Admit(ip)) {
+      metrics_->refused.Increment();
+      Refuse(fd, refused->first, refused->second);
+      continue;
+    }
     std::lock_guard lock(mutex_);
     // Sessions notice Stop within 200 ms when idle, or when their statement ends. The thread
     // reports its end under the lock, so after its entry is in threads_.
     const uint64_t id = next_thread_id_++;
-    threads_.emplace(id, std::thread([this, fd, id] {
-                       Serve(fd);
+    threads_.emplace(id, std::thread([this, fd, id, accepted, ip = std::move(ip)] {
+                       Serve(fd, ip, accepted);
+                       Release(ip);
                        ::close(fd);
                        std::lock_guard done(mutex_);
                        finished_.push_back(id);
@@ -377,21 +270,11 @@ void Server::RecordFailedLogin(const std::string& ip) {
   }
 }
 
-void Server::Serve(int fd) {
+void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::time_point accepted) {
   // Before authentication a message is at most 10,000 bytes (SCRAM's are under 1 KiB), so an
   // unauthenticated peer cannot make the server buffer the session's message limit.
-  Connection conn(fd, pgwire::kMaxStartupPacketBytes, stopping_);
-  std::string ip = "unknown";
-  {
-    sockaddr_in peer{};
-    socklen_t length = sizeof peer;
-    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
-      char text[INET_ADDRSTRLEN] = {};
-      inet_ntop(AF_INET, &peer.sin_addr, text, sizeof text);
-      ip = text;
-    }
-  }
-  conn.SetReadTimeout(options_.startup_timeout);
+  ClientConnection conn(fd, pgwire::kMaxStartupPacketBytes, stopping_, &abort_writes_,
+                        accepted + options_.authentication_timeout);
   MessageWriter out;
   // --- startup: SSL/GSSENC negotiation, cancel requests, the startup message ---------------
   pgwire::StartupMessage startup;
@@ -440,17 +323,6 @@ void Server::Serve(int fd) {
     conn.Write(out);
     return;
   }
-  if (auto refused = Admit(ip)) {
-    metrics_->refused.Increment();
-    out.ErrorResponse(Fatal(refused->first, refused->second));
-    conn.Write(out);
-    return;
-  }
-  struct Admitted {
-    Server* server;
-    std::string ip;
-    ~Admitted() { server->Release(ip); }
-  } admitted{this, ip};
   const std::string user = startup.parameters["user"];
   // --- SCRAM-SHA-256 -------------------------------------------------------------------------
   auto known = options_.users.find(user);
@@ -522,8 +394,7 @@ void Server::Serve(int fd) {
   }
   out.BackendKeyData(process_id, secret_key);
   out.ReadyForQuery('I');
-  conn.SetReadTimeout(std::chrono::milliseconds(0));  // authenticated: no read deadline
-  conn.reader.set_max_message_bytes(options_.max_message_bytes);
+  conn.Authenticated(options_.max_message_bytes, options_.send_timeout);
   if (!conn.Write(out)) return;
   SessionOptions session_options;
   session_options.user = user;
@@ -552,10 +423,50 @@ void Server::Serve(int fd) {
     live_.erase({process_id, secret_key});
   }
   metrics_->sessions.Add(-1);
+  if (conn.send_timed_out) {
+    spdlog::warn(
+        "serve: ended the session of {} from {}: it read nothing of its results for {} ms "
+        "(serve.send_timeout)",
+        user, ip, options_.send_timeout.count());
+  }
   if (last) {
     out.ErrorResponse(*last);
     conn.Write(out);
   }
+}
+
+void Server::Refuse(int fd, const std::string& sqlstate, const std::string& message) {
+  MessageWriter out;
+  out.ErrorResponse(Fatal(sqlstate, message));
+  const std::string bytes = out.Take();
+  // A fresh socket's send buffer takes the short answer whole; a peer that cannot take even
+  // that is not waited for.
+  (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::shutdown(fd, SHUT_WR);
+  // Closed at once, the socket would answer the peer's first packet (in flight, or unread in
+  // our buffer) with a reset, which can discard the answer before the client reads it. So it
+  // lingers, drained by the watchdog, until the peer closes or for a second.
+  std::lock_guard lock(mutex_);
+  if (refused_.size() >= kMaxLingeringRefusals) {
+    ::close(fd);
+    return;
+  }
+  refused_.push_back({fd, std::chrono::steady_clock::now() + std::chrono::seconds(1)});
+}
+
+void Server::DrainRefused(bool all) {
+  std::lock_guard lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(refused_, [&](const Lingering& lingering) {
+    char discard[512];
+    ssize_t n = 0;
+    while ((n = ::recv(lingering.fd, discard, sizeof discard, MSG_DONTWAIT)) > 0) {
+    }
+    const bool done = all || now >= lingering.close_at || n == 0 ||
+                      (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    if (done) ::close(lingering.fd);
+    return done;
+  });
 }
 
 void Server::Watchdog() {
@@ -566,6 +477,7 @@ void Server::Watchdog() {
       for (auto& [key, session] : live_) session->CheckDeadline(now);
     }
     ReapFinished();
+    DrainRefused(/*all=*/false);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

@@ -28,17 +28,23 @@
 #include "serve/auth/scram.h"
 #include "serve/auth/tls.h"
 #include "serve/engine.h"
+#include "serve/listener.h"
 #include "serve/serve_metrics.h"
 
 namespace weir::serve {
 
 struct ServerOptions {
-  std::string host = "0.0.0.0";
-  int port = 5432;  // 0 picks a free port
+  std::string host = "127.0.0.1";  // an IPv4 or IPv6 address or a host name (see listener.h)
+  int port = 5432;                 // 0 picks a free port
   std::string cert_path, key_path;
   bool require_tls = true;
   std::map<std::string, auth::ScramVerifier> users;
-  std::chrono::seconds startup_timeout{10};  // deadline of every read before authentication
+  // One deadline from accept for the TLS handshake and every read and write before
+  // authentication (PostgreSQL's authentication_timeout).
+  std::chrono::milliseconds authentication_timeout{60000};
+  // After authentication, a write that makes no progress for this long ends the connection
+  // (a client that stops reading its results); 0 = none.
+  std::chrono::milliseconds send_timeout{60000};
   size_t max_message_bytes = 64 << 20;
   int max_connections = 100;        // in total; more are answered with FATAL 53300
   int max_connections_per_ip = 20;  // per client address; likewise
@@ -69,34 +75,41 @@ class Server {
   Status Start();
   void Stop();
   int port() const { return port_; }
+  // The addresses serve.host stands for, each listened on (after Start).
+  const std::vector<std::string>& addresses() const { return addresses_; }
 
  private:
-  struct Connection;
   Server(ServerOptions options, Engine* engine);
   void AcceptLoop();
   // After an accept() error: counts it, warns once per burst, and waits (interruptibly by
   // Stop) for the next delay of `backoff`, so a listener that cannot accept never spins.
   void BackOffAccepting(int error, int burst, Backoff& backoff);
-  void Serve(int fd);
-  // Admission after the startup message: bans and connection caps. Empty when admitted,
-  // else the SQLSTATE and message of the FATAL to answer with.
+  void Serve(int fd, const std::string& ip, std::chrono::steady_clock::time_point accepted);
+  // Admission at accept, before the first byte is read: bans and connection caps. Empty when
+  // admitted (the connection holds a slot until Release), else the SQLSTATE and message of the
+  // FATAL to answer with.
   std::optional<std::pair<std::string, std::string>> Admit(const std::string& ip);
   void RecordFailedLogin(const std::string& ip);
   void Release(const std::string& ip);
-  void Watchdog();      // statement deadlines, and reaping finished connection threads
-  void ReapFinished();  // joins the connection threads that have ended
+  // Answers a refused connection with one non-blocking FATAL and leaves it to linger.
+  void Refuse(int fd, const std::string& sqlstate, const std::string& message);
+  void DrainRefused(bool all);  // closes the lingering refusals that are done (or all of them)
+  void Watchdog();              // statement deadlines, and reaping finished connection threads
+  void ReapFinished();          // joins the connection threads that have ended
 
   ServerOptions options_;
   Engine* engine_;
   auth::SslContextPtr tls_context_;
-  std::string mock_secret_;  // salts of unknown users (see ScramServer::ForUnknownUser)
-  int listen_fd_ = -1;
+  std::string mock_secret_;             // salts of unknown users (see ScramServer::ForUnknownUser)
+  std::unique_ptr<Listener> listener_;  // from Start until Stop
   int port_ = 0;
+  std::vector<std::string> addresses_;
   std::atomic<bool> own_stop_flag_{false};
   std::atomic<bool>* stopping_;  // options_.stop_flag or &own_stop_flag_
   std::atomic<bool> stopped_{false};
-  std::mutex stop_mutex_;                // with stop_wakeup_: cuts the accept backoff short
-  std::condition_variable stop_wakeup_;  // notified by Stop
+  std::atomic<bool> abort_writes_{false};  // raised past the shutdown grace: writes give up
+  std::mutex stop_mutex_;                  // with stop_wakeup_: cuts the accept backoff short
+  std::condition_variable stop_wakeup_;    // notified by Stop
   std::atomic<bool> watchdog_stop_{false};
   std::thread watchdog_;
   observe::MetricsRegistry own_registry_;
@@ -112,6 +125,12 @@ class Server {
   std::map<std::string, int> connections_per_ip_;  // GUARDED_BY(mutex_)
   std::map<std::string, std::vector<std::chrono::steady_clock::time_point>> failures_;  // ditto
   std::map<std::string, std::chrono::steady_clock::time_point> banned_until_;           // ditto
+  struct Lingering {
+    int fd;
+    std::chrono::steady_clock::time_point close_at;
+  };
+  static constexpr size_t kMaxLingeringRefusals = 1024;
+  std::vector<Lingering> refused_;  // refused sockets draining until closed; GUARDED_BY(mutex_)
 };
 
 }  // namespace weir::serve

@@ -20,7 +20,10 @@ bool Retriable(int error) { return error == EINTR || error == EAGAIN || error ==
 
 int SocketWrite(BIO* bio, const char* data, int length) {
   BIO_clear_retry_flags(bio);
-  const ssize_t n = ::send(SocketOf(bio), data, static_cast<size_t>(length), MSG_NOSIGNAL);
+  // Never blocks either: a peer that stops reading must not hold the thread past the send
+  // deadline or the shutdown, so the caller polls for writability on SSL_ERROR_WANT_WRITE.
+  const ssize_t n =
+      ::send(SocketOf(bio), data, static_cast<size_t>(length), MSG_NOSIGNAL | MSG_DONTWAIT);
   if (n < 0 && Retriable(errno)) BIO_set_retry_write(bio);
   return static_cast<int>(n);
 }

@@ -5,7 +5,8 @@
 // Reads never block (recv with MSG_DONTWAIT): SSL_accept and SSL_read return
 // SSL_ERROR_WANT_READ until the peer's bytes are there, so the caller waits for readability
 // itself, under its own deadline; a peer that stalls mid-record cannot hold the thread. Writes
-// block as on any socket.
+// never block either (MSG_DONTWAIT): SSL_write returns SSL_ERROR_WANT_WRITE when the socket's
+// send buffer is full, and the caller waits for writability under its send deadline.
 //
 // Threading: NewServerTls may be called from any thread; the SSL it returns belongs to the
 // connection's thread. The socket is borrowed: freeing the SSL never closes it.

@@ -403,7 +403,13 @@ def test_a_statement_sent_once_sigterm_has_arrived_gets_57p01_on_every_session(b
 
 
 def test_failed_logins_ban_the_address_and_connection_caps_answer_53300(build_dir, tmp_path):
+    """Bans and caps answer before the first byte is read, so a client that asked for TLS sees
+    only that its SSLRequest got an error (libpq since 15.10 does not show an answer that is
+    not TLS); the FATAL itself is what a raw connection reads."""
     import psycopg
+
+    from tests.e2e.test_serve_connection_limits import silent, unprompted_answer
+    from tests.e2e.test_serve_connection_lifecycle import error_fields
 
     lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 1 AS x")
     port, process = start_serve(build_dir, lake, tmp_path, "--max-failed-logins", "3",
@@ -413,14 +419,23 @@ def test_failed_logins_ban_the_address_and_connection_caps_answer_53300(build_di
             wrong = psql(port, "SELECT 1", password="wrong")
             assert "password authentication failed" in wrong.stderr, wrong.stderr
         banned = psql(port, "SELECT 1")  # the right password, but from a banned address
-        assert banned.returncode != 0 and "too many failed logins" in banned.stderr, banned.stderr
+        assert banned.returncode != 0, banned.stdout
+        assert "server sent an error response during SSL exchange" in banned.stderr, banned.stderr
+        with silent(port) as sock:
+            fields = error_fields(unprompted_answer(sock))
+        assert fields["C"] == "28000", fields
+        assert fields["M"].startswith("too many failed logins from 127.0.0.1; retry in "), fields
         wait_for(lambda: psql(port, "SELECT 1").returncode == 0, 20, "the ban to expire")
         dsn = (f"host=127.0.0.1 port={port} user=weir dbname=lake sslmode=require "
                f"password='{PASSWORD}'")
         held = [psycopg.connect(dsn), psycopg.connect(dsn)]
         with pytest.raises(psycopg.OperationalError) as refused:
             psycopg.connect(dsn)
-        assert "too many clients" in str(refused.value)
+        assert "error response during SSL exchange" in str(refused.value), refused.value
+        with silent(port) as sock:
+            fields = error_fields(unprompted_answer(sock))
+        assert (fields["C"], fields["M"]) == (
+            "53300", "sorry, too many clients already (limit 2)"), fields
         held[0].close()
         wait_for(lambda: psql(port, "SELECT 1").returncode == 0, 10, "a free slot")
         held[1].close()

@@ -61,3 +61,52 @@ def test_statement_timeout_from_the_environment_cancels_with_57014(build_dir, tm
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+def test_the_extension_directory_variable_is_a_setting_the_engine_uses(build_dir, tmp_path,
+                                                                      monkeypatch):
+    """WEIR_DUCKDB_EXTENSION_DIR was read by the engine and, at the same start, reported as
+    "not a weir setting (ignored)"."""
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 1 AS x")
+    extensions = build_dir.parent.parent / ".deps" / "duckdb" / "extensions"
+    monkeypatch.setenv("WEIR_DUCKDB_EXTENSION_DIR", str(extensions.resolve()))
+    port, process = start_serve(build_dir, lake, tmp_path)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 0
+    log = (tmp_path / "serve.log").read_text()
+    assert "not a weir setting" not in log, log
+    assert f"\nduckdb.extension_dir = {extensions.resolve()}\n" in log, log
+    empty = tmp_path / "no-extensions"
+    empty.mkdir()
+    run = subprocess.run(
+        [str(build_dir / "weir"), "serve", "--catalog-sqlite", str(lake.sqlite_path),
+         "--port", "0", "--tls-dir", str(tmp_path / "tls")],
+        env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD, WEIR_DUCKDB_EXTENSION_DIR=str(empty)),
+        capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1, run
+    assert "not a weir setting" not in run.stderr, run.stderr
+    assert str(empty) in run.stderr, run.stderr  # the engine looked there, nowhere else
+
+
+def test_the_users_file_is_private_from_its_first_byte_and_a_bad_line_stops_the_start(
+        build_dir, tmp_path):
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 1 AS x")
+    tls = tmp_path / "tls"
+    command = [str(build_dir / "weir"), "serve", "--catalog-sqlite", str(lake.sqlite_path),
+               "--port", "0", "--tls-dir", str(tls)]
+    added = subprocess.run([*command, "--add-user", "reader", "--role", "read"],
+                           env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD,
+                                    WEIR_SERVE_NEW_PASSWORD="r-secret"),
+                           capture_output=True, text=True, timeout=60)
+    assert added.returncode == 0, added.stderr
+    users = tls / "users"
+    assert oct(users.stat().st_mode & 0o777) == "0o600"
+    lines = users.read_text().splitlines()
+    assert [line.split()[0::2] for line in lines] == [["reader", "read"], ["weir", "write"]]
+    assert sorted(p.name for p in tls.iterdir()) == ["server.crt", "server.key", "users"]
+    users.write_text(lines[1] + "\n" + "reader\n")  # a user without a verifier
+    run = subprocess.run(command, env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD),
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1, run
+    assert (f"weir serve: users file {users}, line 2: user reader has no verifier (expected "
+            '"NAME SCRAM-SHA-256$... [read|write]")') in run.stderr, run.stderr

@@ -47,6 +47,8 @@ TEST(ServeLoadTest, Defaults) {
   EXPECT_EQ(s.statement_timeout, milliseconds(0));
   EXPECT_EQ(s.idle_session_timeout, milliseconds(3600000));
   EXPECT_EQ(s.shutdown_timeout, milliseconds(30000));
+  EXPECT_EQ(s.authentication_timeout, milliseconds(60000));
+  EXPECT_EQ(s.send_timeout, milliseconds(60000));
   EXPECT_EQ(s.session_memory_bytes, 256LL << 20);
   EXPECT_EQ(s.memory_limit, "");
   EXPECT_EQ(s.threads, 0);
@@ -71,7 +73,7 @@ TEST(ServeLoadTest, EveryServeSettingHasItsVariableAndSharedDefaultsAgree) {
     EXPECT_EQ(setting.get_process(IngestSettings{}), setting.get_serve(ServeSettings{}))
         << setting.name;
   }
-  EXPECT_EQ(serve_only, 15);
+  EXPECT_EQ(serve_only, 17);
 }
 
 TEST(ServeLoadTest, PrecedenceYamlEnvironmentSet) {
@@ -169,6 +171,12 @@ TEST(ServeLoadTest, BadValuesAreAllNamedWithValueAndOrigin) {
   EXPECT_NE(ErrorOf("", {}, {{"serve.shutdown_timeout", "2h"}})
                 .find("serve.shutdown_timeout: value \"2h\" is out of range [0, 1h]"),
             std::string::npos);
+  EXPECT_NE(ErrorOf("", {}, {{"serve.authentication_timeout", "0s"}})
+                .find("serve.authentication_timeout: value \"0s\" is out of range [1s, 10m]"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("", {}, {{"serve.authentication_timeout", "11m"}})
+                .find("serve.authentication_timeout: value \"11m\" is out of range [1s, 10m]"),
+            std::string::npos);
   EXPECT_NE(ErrorOf("serve: {prot: 1}\n").find("serve.prot: unknown key (config line 1)"),
             std::string::npos);
 }
@@ -246,6 +254,24 @@ TEST(ServeLoadTest, UnknownWeirServeVariablesWarnLikeOtherWeirVariables) {
   ASSERT_TRUE(ingest.ok()) << ingest.status().message();
   EXPECT_EQ(ingest->warnings,
             (std::vector<std::string>{"WEIR_SERVE_PROT is not a weir setting (ignored)"}));
+}
+
+TEST(ServeLoadTest, TheExtensionDirectoryVariableIsASettingOfBothCommands) {
+  // The engine read WEIR_DUCKDB_EXTENSION_DIR while the loader warned it was not a setting.
+  auto loaded = Load("", {{"WEIR_DUCKDB_EXTENSION_DIR", "/opt/duckdb-extensions"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings.front();
+  EXPECT_EQ(loaded->settings.duckdb_extension_dir, "/opt/duckdb-extensions");
+  LoadInput in;
+  in.environment = {{"WEIR_KAFKA_BOOTSTRAP_SERVERS", "k:9092"},
+                    {"WEIR_TOPIC", "t"},
+                    {"WEIR_TABLE", "t"},
+                    {"WEIR_DUCKDB_EXTENSION_DIR", "/opt/duckdb-extensions"}};
+  auto ingest = LoadIngestSettings(in);
+  ASSERT_TRUE(ingest.ok()) << ingest.status().message();
+  EXPECT_TRUE(ingest->warnings.empty()) << ingest->warnings.front();
+  EXPECT_EQ(ingest->settings.duckdb_extension_dir, "/opt/duckdb-extensions");
+  EXPECT_EQ(Load("")->settings.duckdb_extension_dir, "");  // the build's directory
 }
 
 TEST(ServeLoadTest, DuckDbMemorySizes) {

@@ -186,5 +186,74 @@ TEST(CopyRowReader, BinaryRowsSplitAnywhere) {
   }
 }
 
+// The binary header, then `rows`.
+std::string BinaryCopy(const std::string& rows) {
+  return std::string("PGCOPY\n\xff\r\n\0", 11) + std::string(8, '\0') + rows;
+}
+
+// The error of reading `data` whole with `max_row_bytes`; the OK status when it reads.
+Status BinaryCopyError(const std::string& data, size_t max_row_bytes = SIZE_MAX) {
+  CopyOptions binary;
+  binary.format = CopyFormat::kBinary;
+  CopyRowReader reader(binary, max_row_bytes);
+  reader.Feed(data);
+  std::vector<std::optional<std::string>> fields;
+  while (true) {
+    auto next = reader.NextRow(fields);
+    if (!next.ok()) return next.status();
+    if (!*next) return Status::OK();
+  }
+}
+
+std::string SqlstateOf(const Status& status) {
+  const ErrorDetail* detail = GetErrorDetail(status);
+  return detail != nullptr ? detail->code() : "";
+}
+
+TEST(CopyRowReader, BinaryNegativeFieldCountOtherThanMinusOneIs22P04NamingTheRow) {
+  const std::string one_row("\0\x01\0\0\0\x01X", 7);
+  // A second row whose field count is -2: before, it read as a row of no fields.
+  const Status status = BinaryCopyError(BinaryCopy(one_row + std::string("\xff\xfe", 2)));
+  EXPECT_EQ(SqlstateOf(status), "22P04");
+  EXPECT_EQ(status.message(),
+            "COPY, line 2: row field count is -2 (only -1, the end of the data, may be negative)");
+  const Status lowest = BinaryCopyError(BinaryCopy(std::string("\x80\x00", 2)));
+  EXPECT_EQ(lowest.message(),
+            "COPY, line 1: row field count is -32768 (only -1, the end of the data, may be "
+            "negative)");
+  EXPECT_TRUE(BinaryCopyError(BinaryCopy(one_row + std::string("\xff\xff", 2))).ok());
+}
+
+TEST(CopyRowReader, BinaryDeclaredLengthsOverTheLimitAreRefusedBeforeTheirBytesArrive) {
+  // A field that declares 2 GiB - 1 bytes, of which none follow: refused at once (it used to
+  // wait, buffering whatever came, for bytes that may never come).
+  const Status field =
+      BinaryCopyError(BinaryCopy(std::string("\0\x01\x7f\xff\xff\xff", 6)), 1 << 20);
+  EXPECT_EQ(SqlstateOf(field), "54000");
+  EXPECT_EQ(field.message(),
+            "COPY, line 1: field 1 declares 2147483647 bytes, over the session's memory limit of "
+            "1048576 bytes");
+  // Fields each under the limit, together over it.
+  std::string row("\0\x02", 2);
+  row += std::string("\0\0\x02\0", 4) + std::string(512, 'a');
+  row += std::string("\0\0\x02\0", 4) + std::string(512, 'b');
+  const Status whole = BinaryCopyError(BinaryCopy(row), 1000);
+  EXPECT_EQ(whole.message(),
+            "COPY, line 1: the row declares 1034 bytes, over the session's memory limit of 1000 "
+            "bytes");
+  EXPECT_TRUE(BinaryCopyError(BinaryCopy(row + std::string("\xff\xff", 2)), 1034).ok());
+  // The header extension.
+  std::string header("PGCOPY\n\xff\r\n\0", 11);
+  header += std::string("\0\0\0\0\x7f\0\0\0", 8);
+  const Status extension = BinaryCopyError(header, 1 << 20);
+  EXPECT_EQ(SqlstateOf(extension), "54000");
+  EXPECT_EQ(extension.message(),
+            "COPY: the header extension declares 2130706432 bytes, over the session's "
+            "memory limit of 1048576 bytes");
+  const Status negative = BinaryCopyError(BinaryCopy(std::string("\0\x01\xff\xff\xff\xfe", 6)));
+  EXPECT_EQ(SqlstateOf(negative), "22P04");
+  EXPECT_EQ(negative.message(), "COPY, line 1, field 1: invalid field length -2");
+}
+
 }  // namespace
 }  // namespace weir::serve
