@@ -111,7 +111,7 @@ std::string QualifySchemas(std::string sql) {
   return sql;
 }
 
-Status InstallCatalog(duckdb_connection connection) {
+Status InstallCatalog(duckdb_connection connection, const std::vector<duckdb_connection>& also) {
   WEIR_ASSIGN_OR_RAISE(PrivateDirectory directory, PrivateDirectory::Make());
   const std::string file = QuoteLiteral((directory.path() / "catalog.duckdb").string());
   const std::string database(kCatalogDatabase);
@@ -123,6 +123,9 @@ Status InstallCatalog(duckdb_connection connection) {
   WEIR_RETURN_NOT_OK(detached);
   // Views and macros are stored as SQL and bound when a session uses them, so once attached
   // again they still name the lake and DuckDB's catalog functions as created.
+  for (duckdb_connection each : also) {
+    WEIR_RETURN_NOT_OK(Run(each, "ATTACH " + file + " AS " + database + " (READ_ONLY)"));
+  }
   return Run(connection, "ATTACH " + file + " AS " + database + " (READ_ONLY)");
 }
 

@@ -16,9 +16,11 @@
 
 namespace weir::serve::compat {
 
-// Creates the compatibility objects in the database behind `connection`; called once, after
-// the lake is attached and before the sandbox is locked.
-Status InstallCatalog(duckdb_connection connection);
+// Creates the compatibility objects with `connection` and attaches them READ_ONLY (as
+// kCatalogDatabase) to its database and to the databases behind `also` (the same file, before
+// it is unlinked); called once, after the lake is attached and before the sandbox is locked.
+Status InstallCatalog(duckdb_connection connection,
+                      const std::vector<duckdb_connection>& also = {});
 
 // Splits a simple-query string into its statements (PostgreSQL's lexer decides where a
 // statement ends: quotes, dollar quotes and comments are respected). Empty statements are
