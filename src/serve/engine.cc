@@ -2,7 +2,9 @@
 
 #include <duckdb.h>
 
+#include <memory>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -132,6 +134,12 @@ std::string TagOfType(duckdb_statement_type type, const std::string& sql) {
   }
 }
 
+struct PreparedDeleter {
+  void operator()(duckdb_prepared_statement statement) const { duckdb_destroy_prepare(&statement); }
+};
+using PreparedStatement =
+    std::unique_ptr<std::remove_pointer_t<duckdb_prepared_statement>, PreparedDeleter>;
+
 // Approximate bytes a chunk holds (fixed-width values plus string payloads).
 size_t ChunkBytes(duckdb_data_chunk chunk, const std::vector<duckdb_logical_type>& types) {
   const idx_t rows = duckdb_data_chunk_get_size(chunk);
@@ -199,7 +207,7 @@ Result<DataChunk> ResultStream::Next() {
   if (!chunk || duckdb_data_chunk_get_size(chunk.get()) == 0) {
     exhausted_ = true;
     if (duckdb_result_error(&result_) != nullptr) {
-      Status status = ResultError(result_);
+      Status status = session_->InReadOnlyTerms(ResultError(result_));
       if (session_->transaction_status_ == 'T') session_->transaction_status_ = 'E';
       if (session_->streaming_ == this) {
         session_->streaming_ = nullptr;
@@ -243,7 +251,9 @@ Status ResultStream::Buffer() {
     session_->streaming_ = nullptr;
     WEIR_RETURN_NOT_OK(session_->EndImplicitTransaction(true));
   }
-  if (duckdb_result_error(&result_) != nullptr) return ResultError(result_);
+  if (duckdb_result_error(&result_) != nullptr) {
+    return session_->InReadOnlyTerms(ResultError(result_));
+  }
   return Status::OK();
 }
 
@@ -313,6 +323,16 @@ void Session::SetReadOnly(bool read_only) {
   (void)Exec(handles_->conn, "USE lake");
 }
 
+Status Session::InReadOnlyTerms(Status status) const {
+  if (!read_only_ || status.ok()) return status;
+  const ErrorDetail* detail = GetErrorDetail(status);
+  if (detail == nullptr || detail->code() != "40001") return status;
+  // A read session commits no writes, so it cannot lose a race to another writer: what DuckDB
+  // reports there as a transaction failure is a refused write, or DuckLake's aftermath of one
+  // ("Current transaction is aborted" from a maintenance function's parallel part).
+  return ClassifiedError(ErrorClass::kBadData, "sqlstate", "25006", status.message());
+}
+
 Status Session::Connected() const {
   if (handles_->conn != nullptr) return Status::OK();
   return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "53300",
@@ -362,7 +382,7 @@ void Session::FailTransaction() {
 Status Session::EndImplicitTransaction(bool commit) {
   if (!implicit_transaction_) return Status::OK();
   implicit_transaction_ = false;
-  Status ended = Exec(handles_->conn, commit ? "COMMIT" : "ROLLBACK");
+  Status ended = InReadOnlyTerms(Exec(handles_->conn, commit ? "COMMIT" : "ROLLBACK"));
   write_hold_ = WriterLock::Hold();
   return ended;
 }
@@ -427,6 +447,26 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
                            fmt::format("cannot execute {} in a read-only transaction",
                                        TagOfType(type, sql)));
   }
+  // A CALL (DuckLake's maintenance functions) of a read session runs in a transaction of its
+  // own, prepared again inside it (DuckLake binds a table function to the transaction it was
+  // prepared in) and ended once it ran: a refused write then fails that COMMIT with DuckDB's
+  // read-only error, rather than with what DuckLake reports when its binding's transaction is
+  // gone.
+  PreparedStatement in_transaction;
+  if (read_only_ && type == DUCKDB_STATEMENT_TYPE_CALL && transaction_status_ == 'I' &&
+      !implicit_transaction_ && duckdb_nparams(statement) == 0) {
+    WEIR_RETURN_NOT_OK(Exec(handles_->conn, "BEGIN"));
+    implicit_transaction_ = true;
+    duckdb_prepared_statement again = nullptr;
+    const bool prepared = duckdb_prepare(handles_->conn, sql.c_str(), &again) == DuckDBSuccess;
+    in_transaction.reset(again);
+    if (!prepared) {
+      Status status = PrepareError(again);
+      (void)EndImplicitTransaction(false);
+      return status;
+    }
+    statement = again;
+  }
   const bool streaming = type == DUCKDB_STATEMENT_TYPE_SELECT;
   // DuckLake commits an autocommit write at the end of the statement, and a transaction block
   // at its end; both hold the SQLite catalog's writer lock while they run.
@@ -442,7 +482,7 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
   const duckdb_state state = streaming ? duckdb_execute_prepared_streaming(statement, &result)
                                        : duckdb_execute_prepared(statement, &result);
   if (state != DuckDBSuccess) {
-    Status status = ResultError(result);
+    Status status = InReadOnlyTerms(ResultError(result));
     // Sessions run with DuckDB's configuration locked: a SET that DuckDB refuses as invalid
     // input is a setting sessions may not change, PostgreSQL's "permission denied to set".
     if (type == DUCKDB_STATEMENT_TYPE_SET &&
@@ -452,7 +492,14 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
           std::string("permission denied to set parameter: ") + duckdb_result_error(&result));
     }
     duckdb_destroy_result(&result);
-    if (transaction_status_ == 'T') transaction_status_ = 'E';
+    if (type == DUCKDB_STATEMENT_TYPE_TRANSACTION &&
+        compat::TransactionControlOf(sql) != compat::TransactionControl::kBegin) {
+      // A COMMIT that failed (a lost race, a write refused at commit) ended the transaction:
+      // DuckDB rolled it back.
+      transaction_status_ = 'I';
+    } else if (transaction_status_ == 'T') {
+      transaction_status_ = 'E';
+    }
     (void)EndImplicitTransaction(false);
     return status;
   }

@@ -171,6 +171,8 @@ class Session {
   struct Handles;
   Session(std::unique_ptr<Handles> handles, size_t memory_limit);
   Status Connected() const;
+  // `status` as a read-only session reports it (see engine.cc).
+  Status InReadOnlyTerms(Status status) const;
   Status BeforeStatement();
   Result<std::unique_ptr<ResultStream>> Run(duckdb_prepared_statement statement,
                                             const std::string& sql);

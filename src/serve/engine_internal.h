@@ -15,8 +15,9 @@
 
 namespace weir::serve {
 
-// Two databases over the same lake: sessions of write users connect to `writer`; sessions of
-// read users to `reader`, where every attached database is READ_ONLY (see docs/ARCHITECTURE.md).
+// Two databases over the same lake: sessions of write users connect to `writer` (in memory);
+// sessions of read users to `reader`, the compatibility catalog's file opened READ_ONLY with
+// the lake attached READ_ONLY: every database in it is read-only (see docs/ARCHITECTURE.md).
 struct Engine::Handles {
   duckdb_database writer = nullptr;
   duckdb_database reader = nullptr;

@@ -39,10 +39,14 @@ std::string S3Secret(const LakeAttachment& lake) {
   return secret;
 }
 
-// An in-memory DuckDB database with extensions from local files only.
-Status OpenDatabase(const LakeAttachment& lake, duckdb_database* db) {
+// A DuckDB database with extensions from local files only: in memory (the writers'), or the
+// file at `path` opened READ_ONLY (the readers').
+Status OpenDatabase(const LakeAttachment& lake, const std::string& path,
+                    const std::string& temp_directory, duckdb_database* db) {
   duckdb_config config = nullptr;
   duckdb_create_config(&config);
+  if (!path.empty()) duckdb_set_config(config, "access_mode", "READ_ONLY");
+  if (!temp_directory.empty()) duckdb_set_config(config, "temp_directory", temp_directory.c_str());
   duckdb_set_config(config, "autoinstall_known_extensions", "false");
   duckdb_set_config(config, "autoload_known_extensions", "false");
   duckdb_set_config(config, "extension_directory", lake.extension_directory.c_str());
@@ -52,7 +56,8 @@ Status OpenDatabase(const LakeAttachment& lake, duckdb_database* db) {
   const std::string threads = std::to_string(lake.threads);
   if (lake.threads > 0) duckdb_set_config(config, "threads", threads.c_str());
   char* error = nullptr;
-  const auto opened = duckdb_open_ext(nullptr, db, config, &error);
+  const auto opened =
+      duckdb_open_ext(path.empty() ? nullptr : path.c_str(), db, config, &error);
   duckdb_destroy_config(&config);
   if (opened == DuckDBSuccess) return Status::OK();
   std::string message = error ? error : "unknown";
@@ -61,9 +66,9 @@ Status OpenDatabase(const LakeAttachment& lake, duckdb_database* db) {
 }
 
 // Attaches the lake as `lake` and makes it the connection's default. The readers' database
-// attaches it READ_ONLY and then detaches its own in-memory database, so that nothing it holds
-// can be written: DuckDB refuses every write of its sessions (only their own temporary objects
-// remain, which serve refuses to create; see Session::Run).
+// attaches it READ_ONLY, next to its own database, the compatibility catalog opened READ_ONLY:
+// nothing it holds can be written, so DuckDB refuses every write of its sessions (only their
+// own temporary objects remain, which serve refuses to create; see Session::Run).
 Status AttachLake(duckdb_connection conn, const LakeAttachment& lake, bool read_only) {
   const bool postgres = lake.catalog.starts_with("postgres:");
   // A lake on S3 (which needs a region or an endpoint, as for ingest): httpfs and the secret
@@ -79,12 +84,26 @@ Status AttachLake(duckdb_connection conn, const LakeAttachment& lake, bool read_
       conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
                 (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") + "ATTACH " +
                 QuoteLiteral("ducklake:" + lake.catalog) + " AS lake" +
-                (read_only ? " (READ_ONLY)" : "") + "; USE lake;" +
-                (read_only ? " DETACH memory;" : ""));
+                (read_only ? " (READ_ONLY)" : "") + "; USE lake;");
   return attached.ok() ? attached
                        : WithContext(attached, read_only ? "attaching the lake READ_ONLY for "
                                                            "read users"
                                                          : "attaching the lake");
+}
+
+// Where the database behind `conn` spills (DuckDB's temp_directory).
+Result<std::string> TempDirectory(duckdb_connection conn) {
+  duckdb_result result;
+  if (duckdb_query(conn, "SELECT current_setting('temp_directory')", &result) != DuckDBSuccess) {
+    Status status = ResultError(result);
+    duckdb_destroy_result(&result);
+    return status;
+  }
+  char* value = duckdb_value_varchar(&result, 0, 0);
+  std::string directory = value != nullptr ? value : "";
+  duckdb_free(value);
+  duckdb_destroy_result(&result);
+  return directory;
 }
 
 // The files sessions may reach: the lake's data path, and a SQLite catalog's files.
@@ -128,8 +147,7 @@ Engine::~Engine() = default;
 
 Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   auto handles = std::make_unique<Handles>();
-  WEIR_RETURN_NOT_OK(OpenDatabase(lake, &handles->writer));
-  WEIR_RETURN_NOT_OK(OpenDatabase(lake, &handles->reader));
+  WEIR_RETURN_NOT_OK(OpenDatabase(lake, "", "", &handles->writer));
   std::unique_ptr<Engine> engine(new Engine(std::move(handles)));
   if (!lake.catalog.starts_with("postgres:")) {
     // Readers must never wait for a writer, and writers of this and other weir processes
@@ -147,11 +165,19 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
                          WriterLock::ForPath(lake::ducklake::SqliteWriterLockPath(file)));
   }
   WEIR_ASSIGN_OR_RAISE(auto writer, engine->Connect());
-  WEIR_ASSIGN_OR_RAISE(auto reader, engine->Connect(SIZE_MAX, /*read_only=*/true));
   // The writers' database first: attaching creates a lake that does not exist yet.
   WEIR_RETURN_NOT_OK(AttachLake(writer->handles_->conn, lake, false));
-  WEIR_RETURN_NOT_OK(AttachLake(reader->handles_->conn, lake, true));
-  WEIR_RETURN_NOT_OK(compat::InstallCatalog(writer->handles_->conn, {reader->handles_->conn}));
+  std::unique_ptr<Session> reader;
+  const auto open_reader = [&](const std::string& catalog_file) -> Status {
+    // The readers' database is the catalog file itself, READ_ONLY, so that its default
+    // database (what CHECKPOINT and DuckLake's own queries fall back to) is read-only too. It
+    // spills where the writers' does: the catalog's directory goes once both have the file open.
+    WEIR_ASSIGN_OR_RAISE(const std::string temp, TempDirectory(writer->handles_->conn));
+    WEIR_RETURN_NOT_OK(OpenDatabase(lake, catalog_file, temp, &engine->handles_->reader));
+    WEIR_ASSIGN_OR_RAISE(reader, engine->Connect(SIZE_MAX, /*read_only=*/true));
+    return AttachLake(reader->handles_->conn, lake, true);
+  };
+  WEIR_RETURN_NOT_OK(compat::InstallCatalog(writer->handles_->conn, open_reader));
   WEIR_ASSIGN_OR_RAISE(const auto allowed, AllowedPaths(writer->handles_->conn, lake));
   WEIR_RETURN_NOT_OK(LockSandbox(writer->handles_->conn, allowed));
   WEIR_RETURN_NOT_OK(LockSandbox(reader->handles_->conn, allowed));

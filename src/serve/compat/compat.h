@@ -6,6 +6,7 @@
 // called from any session thread.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,11 +17,12 @@
 
 namespace weir::serve::compat {
 
-// Creates the compatibility objects with `connection` and attaches them READ_ONLY (as
-// kCatalogDatabase) to its database and to the databases behind `also` (the same file, before
-// it is unlinked); called once, after the lake is attached and before the sandbox is locked.
+// Creates the compatibility objects with `connection` in a private file and attaches it
+// READ_ONLY (as kCatalogDatabase) to that connection's database; `open_also`, if given, gets the
+// file's path while it still has one (another database may open it, read-only). Called once,
+// after the lake is attached and before the sandbox is locked.
 Status InstallCatalog(duckdb_connection connection,
-                      const std::vector<duckdb_connection>& also = {});
+                      const std::function<Status(const std::string& path)>& open_also = {});
 
 // Splits a simple-query string into its statements (PostgreSQL's lexer decides where a
 // statement ends: quotes, dollar quotes and comments are respected). Empty statements are
