@@ -443,9 +443,9 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
       (void)Exec(handles_->conn, "SELECT error('aborted by a refused write')");
       transaction_status_ = 'E';
     }
-    return ClassifiedError(ErrorClass::kBadData, "sqlstate", "25006",
-                           fmt::format("cannot execute {} in a read-only transaction",
-                                       TagOfType(type, sql)));
+    return ClassifiedError(
+        ErrorClass::kBadData, "sqlstate", "25006",
+        fmt::format("cannot execute {} in a read-only transaction", TagOfType(type, sql)));
   }
   // A CALL (DuckLake's maintenance functions) of a read session runs in a transaction of its
   // own, prepared again inside it (DuckLake binds a table function to the transaction it was

@@ -56,8 +56,7 @@ Status OpenDatabase(const LakeAttachment& lake, const std::string& path,
   const std::string threads = std::to_string(lake.threads);
   if (lake.threads > 0) duckdb_set_config(config, "threads", threads.c_str());
   char* error = nullptr;
-  const auto opened =
-      duckdb_open_ext(path.empty() ? nullptr : path.c_str(), db, config, &error);
+  const auto opened = duckdb_open_ext(path.empty() ? nullptr : path.c_str(), db, config, &error);
   duckdb_destroy_config(&config);
   if (opened == DuckDBSuccess) return Status::OK();
   std::string message = error ? error : "unknown";
@@ -80,11 +79,10 @@ Status AttachLake(duckdb_connection conn, const LakeAttachment& lake, bool read_
                        (lake.s3_access_key_id.empty() ? "LOAD aws; " : "") + S3Secret(lake)),
         "setting up S3 access"));
   }
-  auto attached = Exec(
-      conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
-                (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") + "ATTACH " +
-                QuoteLiteral("ducklake:" + lake.catalog) + " AS lake" +
-                (read_only ? " (READ_ONLY)" : "") + "; USE lake;");
+  auto attached = Exec(conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
+                                 (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") +
+                                 "ATTACH " + QuoteLiteral("ducklake:" + lake.catalog) + " AS lake" +
+                                 (read_only ? " (READ_ONLY)" : "") + "; USE lake;");
   return attached.ok() ? attached
                        : WithContext(attached, read_only ? "attaching the lake READ_ONLY for "
                                                            "read users"

@@ -241,7 +241,7 @@ bool ProtocolSession::AnswerTransactionNoOp(const std::string& statement) {
       "WARNING", ends ? "25P01" : "25001",
       ends ? "there is no transaction in progress" : "there is already a transaction in progress",
       "", "", 0});
-  writer.CommandComplete(begins                                               ? "BEGIN"
+  writer.CommandComplete(begins                                             ? "BEGIN"
                          : control == compat::TransactionControl::kRollback ? "ROLLBACK"
                                                                             : "COMMIT");
   out_ += writer.Take();

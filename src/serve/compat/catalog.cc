@@ -116,7 +116,8 @@ Status InstallCatalog(duckdb_connection connection,
                       const std::function<Status(const std::string& path)>& open_also) {
   WEIR_ASSIGN_OR_RAISE(PrivateDirectory directory, PrivateDirectory::Make());
   // Named as the database, so that a database opened on the file itself calls it that too.
-  const std::string path = (directory.path() / (std::string(kCatalogDatabase) + ".duckdb")).string();
+  const std::string path =
+      (directory.path() / (std::string(kCatalogDatabase) + ".duckdb")).string();
   const std::string file = QuoteLiteral(path);
   const std::string database(kCatalogDatabase);
   WEIR_RETURN_NOT_OK(Run(connection, "ATTACH " + file + " AS " + database));

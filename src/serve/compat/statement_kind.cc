@@ -40,7 +40,7 @@ const PgQuery__Node* OnlyStatement(const ParseTree& tree) {
 
 // Every transaction statement contains one of these words (lower case); text without any is
 // not parsed at all. This only saves the parse: the parse tree decides.
-constexpr std::string_view kTransactionWords[] = {"begin", "start", "commit",
+constexpr std::string_view kTransactionWords[] = {"begin", "start",    "commit",
                                                   "end",   "rollback", "abort"};
 
 const char* ObjectWord(PgQuery__ObjectType type) {

@@ -29,8 +29,7 @@ TEST(TransactionControlOf, IsNoneForEverythingElse) {
 
 TEST(CommandTagOf, NamesTheObjectKindFromTheParseTree) {
   EXPECT_EQ(CommandTagOf("CREATE TABLE t (i INT)", "CREATE"), "CREATE TABLE");
-  EXPECT_EQ(CommandTagOf("/* x */ create or replace view v as select 1", "CREATE"),
-            "CREATE VIEW");
+  EXPECT_EQ(CommandTagOf("/* x */ create or replace view v as select 1", "CREATE"), "CREATE VIEW");
   EXPECT_EQ(CommandTagOf("CREATE TABLE t AS SELECT 1", "CREATE"), "CREATE TABLE");
   EXPECT_EQ(CommandTagOf("CREATE SCHEMA IF NOT EXISTS s", "CREATE"), "CREATE SCHEMA");
   EXPECT_EQ(CommandTagOf("CREATE SEQUENCE q", "CREATE"), "CREATE SEQUENCE");
