@@ -41,99 +41,6 @@ bool ReturnsRows(duckdb_prepared_statement statement) {
   }
 }
 
-// The statements a read-only session is refused by their DuckDB type alone (the DML, DDL and
-// file statements; what DuckDB types as a query, a CALL or EXECUTE is left to DuckDB's own
-// read-only check).
-bool WritesByItsType(duckdb_statement_type type) {
-  switch (type) {
-    case DUCKDB_STATEMENT_TYPE_INSERT:
-    case DUCKDB_STATEMENT_TYPE_UPDATE:
-    case DUCKDB_STATEMENT_TYPE_DELETE:
-    case DUCKDB_STATEMENT_TYPE_MERGE_INTO:
-    case DUCKDB_STATEMENT_TYPE_CREATE:
-    case DUCKDB_STATEMENT_TYPE_CREATE_FUNC:
-    case DUCKDB_STATEMENT_TYPE_DROP:
-    case DUCKDB_STATEMENT_TYPE_ALTER:
-    case DUCKDB_STATEMENT_TYPE_COPY:
-    case DUCKDB_STATEMENT_TYPE_COPY_DATABASE:
-    case DUCKDB_STATEMENT_TYPE_EXPORT:
-    case DUCKDB_STATEMENT_TYPE_ANALYZE:
-    case DUCKDB_STATEMENT_TYPE_VACUUM:
-    case DUCKDB_STATEMENT_TYPE_ATTACH:
-    case DUCKDB_STATEMENT_TYPE_LOAD:
-    case DUCKDB_STATEMENT_TYPE_EXTENSION:
-    case DUCKDB_STATEMENT_TYPE_UPDATE_EXTENSIONS:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Whether a statement of this type reports changed rows in its tag (INSERT 0 n, UPDATE n, ...)
-// even when it returns rows (RETURNING).
-bool ReturnsRowCount(duckdb_statement_type type) {
-  return type == DUCKDB_STATEMENT_TYPE_INSERT || type == DUCKDB_STATEMENT_TYPE_UPDATE ||
-         type == DUCKDB_STATEMENT_TYPE_DELETE;
-}
-
-// PostgreSQL's command tag (without counts) for a statement DuckDB typed as `type`; the DDL
-// tags come from the statement's parse tree.
-std::string TagOfType(duckdb_statement_type type, const std::string& sql) {
-  switch (type) {
-    case DUCKDB_STATEMENT_TYPE_SELECT:
-      return "SELECT";
-    case DUCKDB_STATEMENT_TYPE_INSERT:
-      return "INSERT";
-    case DUCKDB_STATEMENT_TYPE_UPDATE:
-      return "UPDATE";
-    case DUCKDB_STATEMENT_TYPE_DELETE:
-      return "DELETE";
-    case DUCKDB_STATEMENT_TYPE_MERGE_INTO:
-      return "MERGE";
-    case DUCKDB_STATEMENT_TYPE_CREATE:
-    case DUCKDB_STATEMENT_TYPE_CREATE_FUNC:
-      return compat::CommandTagOf(sql, "CREATE");
-    case DUCKDB_STATEMENT_TYPE_DROP:
-      return compat::CommandTagOf(sql, "DROP");
-    case DUCKDB_STATEMENT_TYPE_ALTER:
-      return compat::CommandTagOf(sql, "ALTER");
-    case DUCKDB_STATEMENT_TYPE_SET:
-    case DUCKDB_STATEMENT_TYPE_VARIABLE_SET:
-      return "SET";
-    case DUCKDB_STATEMENT_TYPE_PRAGMA:
-      return compat::CommandTagOf(sql, "PRAGMA");  // CHECKPOINT is one
-    case DUCKDB_STATEMENT_TYPE_COPY:
-    case DUCKDB_STATEMENT_TYPE_COPY_DATABASE:
-      return "COPY";
-    case DUCKDB_STATEMENT_TYPE_EXPLAIN:
-      return "EXPLAIN";
-    case DUCKDB_STATEMENT_TYPE_PREPARE:
-      return "PREPARE";
-    case DUCKDB_STATEMENT_TYPE_EXECUTE:
-      return "EXECUTE";
-    case DUCKDB_STATEMENT_TYPE_ANALYZE:
-      return "ANALYZE";
-    case DUCKDB_STATEMENT_TYPE_VACUUM:
-      return "VACUUM";
-    case DUCKDB_STATEMENT_TYPE_EXPORT:
-      return "EXPORT";
-    case DUCKDB_STATEMENT_TYPE_CALL:
-      return "CALL";
-    case DUCKDB_STATEMENT_TYPE_LOAD:
-      return "LOAD";
-    case DUCKDB_STATEMENT_TYPE_EXTENSION:
-      return "INSTALL";
-    case DUCKDB_STATEMENT_TYPE_ATTACH:
-      return "ATTACH";
-    case DUCKDB_STATEMENT_TYPE_DETACH:
-      return "DETACH";
-    case DUCKDB_STATEMENT_TYPE_TRANSACTION:
-      return "COMMIT";  // Run names BEGIN and ROLLBACK from the parse tree
-    default:
-      return "OK";
-  }
-}
-
 struct PreparedDeleter {
   void operator()(duckdb_prepared_statement statement) const { duckdb_destroy_prepare(&statement); }
 };
@@ -326,10 +233,16 @@ void Session::SetReadOnly(bool read_only) {
 Status Session::InReadOnlyTerms(Status status) const {
   if (!read_only_ || status.ok()) return status;
   const ErrorDetail* detail = GetErrorDetail(status);
-  if (detail == nullptr || detail->code() != "40001") return status;
+  if (detail == nullptr) return status;
   // A read session commits no writes, so it cannot lose a race to another writer: what DuckDB
-  // reports there as a transaction failure is a refused write, or DuckLake's aftermath of one
-  // ("Current transaction is aborted" from a maintenance function's parallel part).
+  // reports there as a transaction failure is a refused write, or DuckLake's aftermath of one:
+  // the parallel parts of a maintenance function (ducklake_flush_inlined_data, CHECKPOINT)
+  // find their transaction aborted by the refused part, which DuckLake reports as a
+  // Transaction or an Invalid Input error, whichever part fails first.
+  const bool aftermath =
+      detail->code() == "22023" &&
+      status.message().find("Current transaction is aborted") != std::string::npos;
+  if (detail->code() != "40001" && !aftermath) return status;
   return ClassifiedError(ErrorClass::kBadData, "sqlstate", "25006", status.message());
 }
 

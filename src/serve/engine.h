@@ -28,8 +28,11 @@ namespace weir::serve {
 struct LakeAttachment {
   std::string catalog;  // "sqlite:<path>" or "postgres:<libpq conninfo>"
   std::string extension_directory;
-  std::string memory_limit;  // DuckDB's memory_limit for the whole process ("" = DuckDB's own)
-  int threads = 0;           // DuckDB worker threads (0 = DuckDB's default)
+  // DuckDB's memory_limit and worker threads ("" / 0 = DuckDB's own), for each of the two
+  // databases (the writers' and the readers'; an idle one holds little memory, and no thread
+  // of its pool works).
+  std::string memory_limit;
+  int threads = 0;
   // Credentials for a lake whose data lives on S3 (as ingest's storage.s3_* settings).
   std::string s3_access_key_id, s3_secret_access_key, s3_region, s3_endpoint;
   bool s3_use_ssl = true;

@@ -59,4 +59,11 @@ Status ResultError(duckdb_result& result);
 Status Exec(duckdb_connection conn, const std::string& sql);
 std::string QuoteLiteral(const std::string& text);
 
+// The statements a read-only session is refused by their DuckDB type alone.
+bool WritesByItsType(duckdb_statement_type type);
+// Whether a statement of this type reports changed rows in its tag even with RETURNING.
+bool ReturnsRowCount(duckdb_statement_type type);
+// PostgreSQL's command tag (without counts) for a statement DuckDB typed as `type`.
+std::string TagOfType(duckdb_statement_type type, const std::string& sql);
+
 }  // namespace weir::serve
