@@ -35,8 +35,40 @@
 namespace weir::app {
 namespace {
 
+// Raised by SIGTERM/SIGINT and shared with the server as its stop flag (see
+// ServerOptions::stop_flag): sessions refuse new statements from the moment the signal arrives.
 std::atomic<bool> g_serve_stop{false};
 extern "C" void OnServeStop(int) { g_serve_stop.store(true); }
+
+void InstallStopHandlers() {
+  struct sigaction stop = {};
+  stop.sa_handler = OnServeStop;
+  stop.sa_flags = SA_RESTART;  // a recv or send in flight resumes instead of failing
+  sigemptyset(&stop.sa_mask);
+  sigaction(SIGTERM, &stop, nullptr);
+  sigaction(SIGINT, &stop, nullptr);
+}
+
+// Every socket write of the server uses MSG_NOSIGNAL (tls_socket.h for TLS), so it never raises
+// SIGPIPE. A write that does (a path that misses it, or the /metrics server's library, which
+// sends without the flag) is counted in weir_serve_sigpipe_total and fails with EPIPE instead
+// of ending the process; the count is warned about at stop. See docs/ARCHITECTURE.md.
+std::atomic<observe::Counter*> g_sigpipe_counter{nullptr};
+std::atomic<uint64_t> g_sigpipes{0};
+extern "C" void OnSigpipe(int) {
+  g_sigpipes.fetch_add(1, std::memory_order_relaxed);
+  if (observe::Counter* counter = g_sigpipe_counter.load()) counter->Increment();
+}
+
+// At start, and again once the HTTP server is made: httplib::Server's constructor sets SIGPIPE
+// to SIG_IGN for the whole process, which would hide such a write.
+void InstallSigpipeCounter() {
+  struct sigaction pipe = {};
+  pipe.sa_handler = OnSigpipe;
+  pipe.sa_flags = SA_RESTART;
+  sigemptyset(&pipe.sa_mask);
+  sigaction(SIGPIPE, &pipe, nullptr);
+}
 
 constexpr const char* kAdminUser = "weir";
 
@@ -175,10 +207,8 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   if (!settings) return kExitFailure;
   const config::ServeSettings& s = *settings;
 
-  struct sigaction action = {};
-  action.sa_handler = OnServeStop;
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
+  InstallStopHandlers();
+  InstallSigpipeCounter();
 
   std::error_code ec;
   std::filesystem::create_directories(s.tls_dir, ec);
@@ -212,6 +242,15 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   }
   observe::MetricsRegistry registry;
   options.registry = &registry;
+  options.stop_flag = &g_serve_stop;
+  g_sigpipe_counter.store(&registry.Counter(
+      "weir_serve_sigpipe_total",
+      "Writes that raised SIGPIPE and failed with EPIPE instead (never the server's sockets: "
+      "they write with MSG_NOSIGNAL).",
+      {}));
+  struct ForgetCounter {
+    ~ForgetCounter() { g_sigpipe_counter.store(nullptr); }
+  } forget_counter;  // before the registry goes
   auto server = serve::Server::Make(options, engine->get());
   const Status started = server.ok() ? (*server)->Start() : server.status();
   if (!started.ok()) {
@@ -242,11 +281,16 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
     out << "weir serve: metrics on http://" << s.host << ":" << http->port() << "/metrics"
         << std::endl;
   }
+  InstallSigpipeCounter();  // httplib::Server replaced it
   out << "weir serve: listening on " << s.host << ":" << (*server)->port()
       << " (TLS required, SCRAM-SHA-256)" << std::endl;
   while (!g_serve_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   (*server)->Stop();
   if (http) http->Stop();
+  if (const uint64_t sigpipes = g_sigpipes.load(); sigpipes > 0) {
+    spdlog::warn("serve: {} write(s) raised SIGPIPE (sent without MSG_NOSIGNAL to a closed peer)",
+                 sigpipes);
+  }
   out << "weir serve: stopped" << std::endl;
   return kExitOk;
 }

@@ -265,12 +265,13 @@ void Pipeline::Accept(const kafka::Message& message) {
 void Pipeline::LogFieldEvent(Dataset& d, const kafka::TopicPartition& tp, int64_t offset,
                              int64_t fields) {
   const decode::FieldEvent& event = d.builder->last_field_event();
-  int64_t suppressed = 0;
   const std::string key = fmt::format("{}/{}/{}", d.options.config.name, event.reason,
                                       event.dropped ? "dropped" : "renamed");
-  if (!field_log_limiter_.Allow(key, SteadyClock::now(), &suppressed)) return;
+  const auto suppressed = field_log_limiter_.Admit(key, SteadyClock::now());
+  if (!suppressed) return;
   const std::string more =
-      suppressed > 0 ? fmt::format(" ({} more such record(s) in the last minute)", suppressed) : "";
+      *suppressed > 0 ? fmt::format(" ({} more such record(s) since the last line)", *suppressed)
+                      : "";
   if (event.dropped) {
     spdlog::warn("dataset {}: {} field(s) of {} offset {} dropped ({}), e.g. key \"{}\"{}",
                  d.options.config.name, fields, kafka::ToString(tp), offset, event.reason,
@@ -406,13 +407,14 @@ void Pipeline::FlushLoop(Dataset& d) {
         AddFieldCounts(name, m::kFieldsRenamed, outcome->fields_renamed, nullptr);
         if (const auto it = outcome->fields_renamed.find("case_variant");
             it != outcome->fields_renamed.end() && it->second > 0) {
-          int64_t suppressed = 0;
-          if (field_log_limiter_.Allow(name + "/case_variant", SteadyClock::now(), &suppressed)) {
+          const auto suppressed =
+              field_log_limiter_.Admit(name + "/case_variant", SteadyClock::now());
+          if (suppressed) {
             spdlog::info(
-                "dataset {}: {} value(s) of keys spelled differently from their "
-                "column written into it (case_variant){}",
+                "dataset {}: {} value(s) of keys spelled differently from their column "
+                "written into it (case_variant){}",
                 name, it->second,
-                suppressed ? fmt::format(" ({} more such flush(es))", suppressed) : "");
+                *suppressed > 0 ? fmt::format(" ({} more such flush(es))", *suppressed) : "");
           }
         }
         d.retries->Increment(static_cast<double>(outcome->commit_attempts - 1));

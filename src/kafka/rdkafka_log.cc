@@ -79,7 +79,7 @@ RdKafkaLine ParseRdKafkaLine(std::string_view line) {
 }
 
 RepeatedLineLimiter::RepeatedLineLimiter(const Clock& clock, std::chrono::milliseconds window)
-    : clock_(clock), window_(window) {}
+    : clock_(clock), limiter_(window) {}
 
 std::string RepeatedLineLimiter::KindOf(std::string_view client, std::string_view facility,
                                         std::string_view broker, std::string_view message) {
@@ -93,27 +93,7 @@ std::string RepeatedLineLimiter::KindOf(std::string_view client, std::string_vie
 }
 
 std::optional<int64_t> RepeatedLineLimiter::Admit(std::string_view kind) {
-  const auto now = clock_.Monotonic();
-  std::lock_guard lock(mutex_);
-  auto found = seen_.find(std::string(kind));
-  if (found == seen_.end()) {
-    if (seen_.size() >= kMaxKinds) {
-      std::erase_if(seen_, [&](const auto& entry) {
-        return now - entry.second.let_through >= window_ && entry.second.suppressed == 0;
-      });
-      if (seen_.size() >= kMaxKinds) seen_.clear();
-    }
-    seen_.emplace(std::string(kind), Seen{now, 0});
-    return 0;
-  }
-  Seen& seen = found->second;
-  if (now - seen.let_through < window_) {
-    ++seen.suppressed;
-    return std::nullopt;
-  }
-  const int64_t suppressed = seen.suppressed;
-  seen = Seen{now, 0};
-  return suppressed;
+  return limiter_.Admit(kind, clock_.Monotonic());
 }
 
 }  // namespace weir::kafka

@@ -14,15 +14,14 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include <spdlog/common.h>
 
 #include "base/clock.h"
+#include "base/log_rate_limiter.h"
 
 namespace weir::kafka {
 
@@ -61,16 +60,8 @@ class RepeatedLineLimiter {
                             std::string_view broker, std::string_view message);
 
  private:
-  struct Seen {
-    std::chrono::steady_clock::time_point let_through;
-    int64_t suppressed = 0;
-  };
-  static constexpr size_t kMaxKinds = 4096;  // then the kinds whose window passed are forgotten
-
   const Clock& clock_;
-  const std::chrono::milliseconds window_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, Seen> seen_;  // guarded by mutex_
+  LogRateLimiter limiter_;
 };
 
 }  // namespace weir::kafka

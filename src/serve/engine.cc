@@ -405,10 +405,11 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
           std::string("permission denied to set parameter: ") + duckdb_result_error(&result));
     }
     duckdb_destroy_result(&result);
-    if (type == DUCKDB_STATEMENT_TYPE_TRANSACTION &&
+    if (type == DUCKDB_STATEMENT_TYPE_TRANSACTION && transaction_status_ != 'I' &&
         compat::TransactionControlOf(sql) != compat::TransactionControl::kBegin) {
-      // A COMMIT that failed (a lost race, a write refused at commit) ended the transaction:
-      // DuckDB rolled it back.
+      // A failed COMMIT (one that lost to another writer, or a write refused at commit) has
+      // ended the block in DuckDB, as it does in PostgreSQL: the session is idle, and the
+      // client's ROLLBACK is a no-op warning.
       transaction_status_ = 'I';
     } else if (transaction_status_ == 'T') {
       transaction_status_ = 'E';

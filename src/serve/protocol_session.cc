@@ -152,6 +152,9 @@ std::optional<ErrorFields> ProtocolSession::Run() {
     const pgwire::Frame& message = **frame;
     MessageWriter writer;
     if (message.type == 'X') return std::nullopt;
+    // The flag may have been raised while the read waited (a poll woken by this very message
+    // does not look at it): a message that arrives after SIGTERM is refused, never run.
+    if (stopping_->load()) break;
     if (message.type == 'Q') {
       skipping_to_sync = false;
       auto query = pgwire::ParseQuery(message.body);

@@ -27,6 +27,11 @@ ServeMetrics::ServeMetrics(observe::MetricsRegistry& registry)
       rows_sent(registry.Counter("weir_serve_rows_sent_total",
                                  "Rows weir serve sent to its clients.", {})),
       idle_timeouts(registry.Counter("weir_serve_idle_timeouts_total",
-                                     "Sessions ended by the idle-session timeout.", {})) {}
+                                     "Sessions ended by the idle-session timeout.", {})),
+      accept_errors(registry.Counter(
+          "weir_serve_accept_errors_total",
+          "Failed accept() calls (EMFILE, ENFILE, ENOBUFS, ENOMEM, ...), each followed by a "
+          "backoff.",
+          {})) {}
 
 }  // namespace weir::serve

@@ -22,6 +22,7 @@ struct ServeMetrics {
   observe::Counter& bytes_sent;         // bytes written to clients
   observe::Counter& rows_sent;          // rows sent (DataRow and COPY rows)
   observe::Counter& idle_timeouts;      // sessions ended by the idle-session timeout
+  observe::Counter& accept_errors;      // accept() failures (out of descriptors or memory)
 };
 
 }  // namespace weir::serve

@@ -18,6 +18,7 @@
 
 #include "serve/pgwire/protocol.h"
 #include "serve/protocol_session.h"
+#include "serve/tls_socket.h"
 
 namespace weir::serve {
 namespace {
@@ -41,10 +42,12 @@ ErrorFields ErrorOf(const Status& status) {
 
 }  // namespace
 
-// One client connection: a socket, optionally wrapped in TLS.
+// One client connection: a socket, optionally wrapped in TLS. No write raises SIGPIPE: plain
+// sends use MSG_NOSIGNAL and TLS goes through the MSG_NOSIGNAL BIO of tls_socket.h.
 struct Server::Connection {
   int fd = -1;
-  SSL* ssl = nullptr;
+  TlsPtr ssl;
+  bool tls_failed = false;  // an SSL call failed: no close_notify
   FrameReader reader;
   std::chrono::milliseconds read_timeout{0};
   bool timed_out = false;
@@ -52,50 +55,99 @@ struct Server::Connection {
   Connection(int socket, size_t max_message_bytes, const std::atomic<bool>* server_stopping)
       : fd(socket), reader(max_message_bytes), stopping(server_stopping) {}
   ~Connection() {
-    if (ssl != nullptr) {
-      SSL_shutdown(ssl);
-      SSL_free(ssl);
-    }
+    if (ssl != nullptr && !tls_failed) ShutdownTls(ssl.get());
     // The socket itself is closed by the accept loop's thread, after it is forgotten.
+  }
+
+  // The TLS handshake after the 'S' answer to an SSLRequest, under the read deadline: the
+  // BIO's reads never block, so a peer that stalls mid-handshake is waited for here, where
+  // the deadline and the server stopping end the wait.
+  bool StartTls(SSL_CTX* context) {
+    auto made = NewServerTls(context, fd);
+    if (!made.ok()) return false;
+    ssl = std::move(*made);
+    const auto deadline = ReadDeadline();
+    while (true) {
+      ERR_clear_error();
+      const int result = SSL_accept(ssl.get());
+      if (result == 1) return true;
+      if (SSL_get_error(ssl.get(), result) != SSL_ERROR_WANT_READ || !Await(deadline)) {
+        tls_failed = true;
+        ERR_clear_error();
+        return false;
+      }
+    }
   }
 
   bool Write(std::string_view bytes) {
     size_t sent = 0;
     while (sent < bytes.size()) {
-      const int n = ssl != nullptr
-                        ? SSL_write(ssl, bytes.data() + sent, static_cast<int>(bytes.size() - sent))
-                        : static_cast<int>(
-                              ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL));
-      if (n <= 0) return false;
+      const int n = ssl != nullptr ? SSL_write(ssl.get(), bytes.data() + sent,
+                                               static_cast<int>(bytes.size() - sent))
+                                   : static_cast<int>(::send(fd, bytes.data() + sent,
+                                                             bytes.size() - sent, MSG_NOSIGNAL));
+      if (n <= 0) {
+        if (ssl != nullptr) {
+          tls_failed = true;
+          ERR_clear_error();
+        }
+        return false;
+      }
       sent += static_cast<size_t>(n);
     }
     return true;
   }
   bool Write(MessageWriter& writer) { return Write(writer.Take()); }
 
-  // Reads more bytes into the frame reader; false on EOF, error, the read deadline, or the
-  // server stopping (checked every 200 ms while the client is silent).
-  bool Fill() {
-    if (ssl == nullptr || SSL_pending(ssl) == 0) {
-      const auto deadline = std::chrono::steady_clock::now() + read_timeout;
-      while (true) {
-        pollfd waiting{fd, POLLIN, 0};
-        const int ready = ::poll(&waiting, 1, 200);
-        if (ready > 0) break;
-        if (ready < 0 && errno != EINTR) return false;
-        if (stopping != nullptr && stopping->load()) return false;
-        if (read_timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) {
-          timed_out = true;
-          return false;
-        }
+  std::chrono::steady_clock::time_point ReadDeadline() const {
+    return std::chrono::steady_clock::now() + read_timeout;
+  }
+
+  // Waits until the socket is readable, in 200 ms slices; false on an error, at the read
+  // deadline (0 = none; sets timed_out) or when the server stops.
+  bool Await(std::chrono::steady_clock::time_point deadline) {
+    while (true) {
+      pollfd waiting{fd, POLLIN, 0};
+      const int ready = ::poll(&waiting, 1, 200);
+      if (ready > 0) return true;
+      if (ready < 0 && errno != EINTR) return false;
+      if (stopping != nullptr && stopping->load()) return false;
+      if (read_timeout.count() > 0 && std::chrono::steady_clock::now() >= deadline) {
+        timed_out = true;
+        return false;
       }
     }
+  }
+
+  // Reads more bytes into the frame reader; false on EOF, error, the read deadline, or the
+  // server stopping. A TLS record that arrives in pieces is waited for like any silence.
+  bool Fill() {
+    const auto deadline = ReadDeadline();
     char buffer[65536];
-    const int n = ssl != nullptr ? SSL_read(ssl, buffer, sizeof buffer)
-                                 : static_cast<int>(::recv(fd, buffer, sizeof buffer, 0));
-    if (n <= 0) return false;
-    reader.Feed(std::string_view(buffer, static_cast<size_t>(n)));
-    return true;
+    while (true) {
+      if ((ssl == nullptr || SSL_pending(ssl.get()) == 0) && !Await(deadline)) return false;
+      if (ssl == nullptr) {
+        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+        if (n > 0) {
+          reader.Feed(std::string_view(buffer, static_cast<size_t>(n)));
+          return true;
+        }
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        return false;
+      }
+      ERR_clear_error();
+      const int n = SSL_read(ssl.get(), buffer, sizeof buffer);
+      if (n > 0) {
+        reader.Feed(std::string_view(buffer, static_cast<size_t>(n)));
+        return true;
+      }
+      const int error = SSL_get_error(ssl.get(), n);
+      if (error == SSL_ERROR_WANT_READ) continue;  // part of a record: wait for the rest
+      // A clean close_notify from the peer still allows ours; anything else does not.
+      tls_failed = error != SSL_ERROR_ZERO_RETURN;
+      ERR_clear_error();
+      return false;
+    }
   }
 
   // The next message (typed or startup); nullopt when the peer went away.
@@ -115,30 +167,25 @@ struct Server::Connection {
 };
 
 Server::Server(ServerOptions options, Engine* engine)
-    : options_(std::move(options)), engine_(engine) {}
-
-Server::~Server() {
-  Stop();
-  if (tls_context_ != nullptr) SSL_CTX_free(static_cast<SSL_CTX*>(tls_context_));
+    : options_(std::move(options)),
+      engine_(engine),
+      stopping_(options_.stop_flag != nullptr ? options_.stop_flag : &own_stop_flag_) {
+  static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is raised by signals");
 }
+
+Server::~Server() { Stop(); }
 
 Result<std::unique_ptr<Server>> Server::Make(ServerOptions options, Engine* engine) {
   std::unique_ptr<Server> server(new Server(std::move(options), engine));
   server->metrics_ = std::make_unique<ServeMetrics>(
       server->options_.registry != nullptr ? *server->options_.registry : server->own_registry_);
-  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
-  if (ctx == nullptr) return Status::IOError("OpenSSL: cannot create a TLS context");
-  server->tls_context_ = ctx;
-  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-  if (SSL_CTX_use_certificate_chain_file(ctx, server->options_.cert_path.c_str()) != 1 ||
-      SSL_CTX_use_PrivateKey_file(ctx, server->options_.key_path.c_str(), SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(ctx) != 1) {
-    return ClassifiedError(ErrorClass::kFatal, "openssl", "certificate",
-                           fmt::format("TLS certificate {} / key {} cannot be used",
-                                       server->options_.cert_path, server->options_.key_path));
-  }
+  WEIR_ASSIGN_OR_RAISE(server->tls_context_, auth::MakeServerContext(server->options_.cert_path,
+                                                                     server->options_.key_path));
   unsigned char secret[32];
-  RAND_bytes(secret, sizeof secret);
+  if (RAND_bytes(secret, sizeof secret) != 1) {
+    return ClassifiedError(ErrorClass::kFatal, "openssl", "rand_bytes",
+                           "OpenSSL's random generator failed (the unknown-user salts' secret)");
+  }
   server->mock_secret_.assign(reinterpret_cast<char*>(secret), sizeof secret);
   return server;
 }
@@ -169,7 +216,12 @@ Status Server::Start() {
 }
 
 void Server::Stop() {
-  if (stopping_.exchange(true)) return;
+  if (stopped_.exchange(true)) return;
+  stopping_->store(true);
+  {
+    std::lock_guard lock(stop_mutex_);  // so a backoff wait cannot miss the notification
+  }
+  stop_wakeup_.notify_all();
   if (listen_fd_ >= 0) {
     ::shutdown(listen_fd_, SHUT_RDWR);
     ::close(listen_fd_);
@@ -198,31 +250,82 @@ void Server::Stop() {
   std::vector<std::thread> threads;
   {
     std::lock_guard lock(mutex_);
-    threads.swap(threads_);
+    for (auto& [id, thread] : threads_) threads.push_back(std::move(thread));
+    threads_.clear();
+    finished_.clear();
   }
   for (auto& t : threads) t.join();
   watchdog_stop_.store(true);
   if (watchdog_.joinable()) watchdog_.join();
 }
 
+void Server::ReapFinished() {
+  std::vector<std::thread> ended;
+  {
+    std::lock_guard lock(mutex_);
+    for (const uint64_t id : finished_) {
+      if (auto found = threads_.find(id); found != threads_.end()) {
+        ended.push_back(std::move(found->second));
+        threads_.erase(found);
+      }
+    }
+    finished_.clear();
+  }
+  for (auto& thread : ended) thread.join();  // each has only its return left to run
+}
+
 void Server::AcceptLoop() {
-  while (!stopping_.load()) {
-    const int fd = ::accept(listen_fd_, nullptr, nullptr);
+  // 10 ms doubling to 1 s: quick to resume once descriptors are free, a handful of attempts a
+  // second while they are not.
+  Backoff backoff(BackoffPolicy{std::chrono::milliseconds(10), 2.0, std::chrono::seconds(1), 0.25,
+                                /*max_attempts=*/0},
+                  static_cast<uint64_t>(::getpid()));
+  int burst = 0;  // failed accept() calls since the last success
+  while (!stopping_->load()) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
-      if (stopping_.load()) return;
+      const int error = errno;
+      if (stopping_->load()) return;
+      // Retriable at once: a signal, or a connection that went away before it was accepted.
+      if (error == EINTR || error == ECONNABORTED || error == EPROTO) continue;
+      BackOffAccepting(error, ++burst, backoff);
       continue;
+    }
+    if (burst > 0) {
+      spdlog::info("serve: accepting connections again after {} failed accept() calls", burst);
+      burst = 0;
+      backoff.Reset();
     }
     // Small messages (TLS handshake, SCRAM, one-row results) must not wait for delayed ACKs.
     const int nodelay = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
     metrics_->connections.Increment();
     std::lock_guard lock(mutex_);
-    // Sessions notice Stop within 200 ms when idle, or when their statement ends.
-    threads_.emplace_back([this, fd] {
-      Serve(fd);
-      ::close(fd);
-    });
+    // Sessions notice Stop within 200 ms when idle, or when their statement ends. The thread
+    // reports its end under the lock, so after its entry is in threads_.
+    const uint64_t id = next_thread_id_++;
+    threads_.emplace(id, std::thread([this, fd, id] {
+                       Serve(fd);
+                       ::close(fd);
+                       std::lock_guard done(mutex_);
+                       finished_.push_back(id);
+                     }));
   }
+}
+
+void Server::BackOffAccepting(int error, int burst, Backoff& backoff) {
+  // EMFILE, ENFILE, ENOBUFS, ENOMEM (and anything unexpected): the pending connection stays
+  // in the backlog, so retrying at once would fail again at once.
+  metrics_->accept_errors.Increment();
+  if (burst == 1) {
+    spdlog::warn(
+        "serve: cannot accept connections: {} (errno {}); retrying with backoff, logged once "
+        "until it recovers",
+        std::strerror(error), error);
+  }
+  const auto delay = backoff.Next().value_or(std::chrono::seconds(1));
+  std::unique_lock lock(stop_mutex_);
+  stop_wakeup_.wait_for(lock, delay, [this] { return stopping_->load(); });
 }
 
 std::optional<std::pair<std::string, std::string>> Server::Admit(const std::string& ip) {
@@ -275,7 +378,9 @@ void Server::RecordFailedLogin(const std::string& ip) {
 }
 
 void Server::Serve(int fd) {
-  Connection conn(fd, options_.max_message_bytes, &stopping_);
+  // Before authentication a message is at most 10,000 bytes (SCRAM's are under 1 KiB), so an
+  // unauthenticated peer cannot make the server buffer the session's message limit.
+  Connection conn(fd, pgwire::kMaxStartupPacketBytes, stopping_);
   std::string ip = "unknown";
   {
     sockaddr_in peer{};
@@ -292,7 +397,12 @@ void Server::Serve(int fd) {
   pgwire::StartupMessage startup;
   while (true) {
     auto frame = conn.Read(/*startup=*/true);
-    if (!frame.ok() || !*frame) return;
+    if (!frame.ok()) {  // an impossible length (over 10,000 bytes, say): say so, then close
+      out.ErrorResponse(Fatal("08P01", frame.status().message()));
+      conn.Write(out);
+      return;
+    }
+    if (!*frame) return;
     auto packet = pgwire::ParseStartupPacket((**frame).body);
     if (!packet.ok()) {
       out.ErrorResponse(Fatal(ErrorOf(packet.status()).sqlstate, packet.status().message()));
@@ -303,9 +413,7 @@ void Server::Serve(int fd) {
       if (conn.ssl != nullptr || conn.reader.buffered() > 0) return;  // no repeat, no pipelining
       out.SingleByte('S');
       if (!conn.Write(out)) return;
-      conn.ssl = SSL_new(static_cast<SSL_CTX*>(tls_context_));
-      SSL_set_fd(conn.ssl, fd);
-      if (SSL_accept(conn.ssl) != 1) return;
+      if (!conn.StartTls(tls_context_.get())) return;
       continue;
     }
     if (std::holds_alternative<pgwire::GssEncRequest>(*packet)) {
@@ -324,6 +432,11 @@ void Server::Serve(int fd) {
   }
   if (options_.require_tls && conn.ssl == nullptr) {
     out.ErrorResponse(Fatal("28000", "this server requires TLS (sslmode=require or stronger)"));
+    conn.Write(out);
+    return;
+  }
+  if (stopping_->load()) {
+    out.ErrorResponse(Fatal("57P03", "the database system is shutting down"));
     conn.Write(out);
     return;
   }
@@ -357,7 +470,8 @@ void Server::Serve(int fd) {
     conn.Write(out);
   };
   auto first = conn.Read(false);
-  if (!first.ok() || !*first || (**first).type != 'p') return;
+  if (!first.ok()) return fail(first.status());  // e.g. over the 10,000 bytes
+  if (!*first || (**first).type != 'p') return;
   auto initial = pgwire::ParseSaslInitialResponse((**first).body);
   if (!initial.ok() || initial->mechanism != "SCRAM-SHA-256" || !initial->data) {
     fail(initial.ok() ? pgwire::ProtocolViolation("expected SCRAM-SHA-256") : initial.status());
@@ -368,7 +482,8 @@ void Server::Serve(int fd) {
   out.AuthenticationSaslContinue(*server_first);
   if (!conn.Write(out)) return;
   auto final_frame = conn.Read(false);
-  if (!final_frame.ok() || !*final_frame || (**final_frame).type != 'p') return;
+  if (!final_frame.ok()) return fail(final_frame.status());
+  if (!*final_frame || (**final_frame).type != 'p') return;
   auto server_final = scram.HandleClientFinal((**final_frame).body);
   if (!server_final.ok()) return fail(server_final.status());
   out.AuthenticationSaslFinal(*server_final);
@@ -386,7 +501,11 @@ void Server::Serve(int fd) {
   (void)(*session)->SetVariable("weir_user", user);
   (void)(*session)->SetVariable("weir_backend_pid", std::to_string(process_id));
   int32_t secret_key = 0;
-  RAND_bytes(reinterpret_cast<unsigned char*>(&secret_key), sizeof secret_key);
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&secret_key), sizeof secret_key) != 1) {
+    out.ErrorResponse(Fatal("XX000", "cannot draw the session's cancel key"));
+    conn.Write(out);  // a guessable key would let anyone cancel this session's statements
+    return;
+  }
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
            {"server_version", "15.0 (weir)"},
            {"server_encoding", "UTF8"},
@@ -404,6 +523,7 @@ void Server::Serve(int fd) {
   out.BackendKeyData(process_id, secret_key);
   out.ReadyForQuery('I');
   conn.SetReadTimeout(std::chrono::milliseconds(0));  // authenticated: no read deadline
+  conn.reader.set_max_message_bytes(options_.max_message_bytes);
   if (!conn.Write(out)) return;
   SessionOptions session_options;
   session_options.user = user;
@@ -420,7 +540,7 @@ void Server::Serve(int fd) {
   io.write = [&conn](std::string_view bytes) { return conn.Write(bytes); };
   io.idle_expired = [&conn] { return conn.timed_out; };
   ProtocolSession protocol(session->get(), std::move(io), session_options, metrics_.get(),
-                           &stopping_);
+                           stopping_);
   metrics_->sessions.Add(1);
   {
     std::lock_guard lock(mutex_);
@@ -445,6 +565,7 @@ void Server::Watchdog() {
       const auto now = std::chrono::steady_clock::now();
       for (auto& [key, session] : live_) session->CheckDeadline(now);
     }
+    ReapFinished();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

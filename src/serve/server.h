@@ -1,12 +1,18 @@
 // The PostgreSQL wire endpoint: accepts connections, negotiates TLS, authenticates with
 // SCRAM-SHA-256 and runs a session state machine per connection on the Engine.
 //
-// Threading: Start spawns an accept thread; each connection runs on its own thread with its
-// own engine Session. Stop closes the listener and ends every session with FATAL 57P01.
+// Threading: Start spawns an accept thread and a watchdog; each connection runs on its own
+// thread with its own engine Session, joined by the watchdog within 20 ms of its end (so a
+// long-running server holds no thread of a finished connection). Stop closes the listener and
+// ends every session with FATAL 57P01.
+// Shutdown begins when the stop flag is raised (by Stop, or earlier by a signal handler, see
+// ServerOptions::stop_flag): from then on a message a session reads is answered with FATAL
+// 57P01 instead of being run, a statement already running gets the grace period.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,9 +22,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/backoff.h"
 #include "base/status.h"
 #include "observe/metrics_registry.h"
 #include "serve/auth/scram.h"
+#include "serve/auth/tls.h"
 #include "serve/engine.h"
 #include "serve/serve_metrics.h"
 
@@ -44,6 +52,11 @@ struct ServerOptions {
   size_t session_memory_limit = 256 << 20;            // bytes of buffered results per session
   bool query_log = true;                              // one log line per statement
   observe::MetricsRegistry* registry = nullptr;       // where the metrics go (else a private one)
+  // The shutdown flag, raised by Stop. A SIGTERM handler raises it directly (a lock-free
+  // atomic store is async-signal-safe), so sessions stop taking statements the moment the
+  // signal arrives rather than when the thread that calls Stop gets to it. Must outlive the
+  // server; null: the server's own.
+  std::atomic<bool>* stop_flag = nullptr;
 };
 
 class ProtocolSession;
@@ -61,28 +74,38 @@ class Server {
   struct Connection;
   Server(ServerOptions options, Engine* engine);
   void AcceptLoop();
+  // After an accept() error: counts it, warns once per burst, and waits (interruptibly by
+  // Stop) for the next delay of `backoff`, so a listener that cannot accept never spins.
+  void BackOffAccepting(int error, int burst, Backoff& backoff);
   void Serve(int fd);
   // Admission after the startup message: bans and connection caps. Empty when admitted,
   // else the SQLSTATE and message of the FATAL to answer with.
   std::optional<std::pair<std::string, std::string>> Admit(const std::string& ip);
   void RecordFailedLogin(const std::string& ip);
   void Release(const std::string& ip);
-  void Watchdog();  // statement deadlines
+  void Watchdog();      // statement deadlines, and reaping finished connection threads
+  void ReapFinished();  // joins the connection threads that have ended
 
   ServerOptions options_;
   Engine* engine_;
-  void* tls_context_ = nullptr;  // SSL_CTX*, owned
-  std::string mock_secret_;      // salts of unknown users (see ScramServer::ForUnknownUser)
+  auth::SslContextPtr tls_context_;
+  std::string mock_secret_;  // salts of unknown users (see ScramServer::ForUnknownUser)
   int listen_fd_ = -1;
   int port_ = 0;
-  std::atomic<bool> stopping_{false};
+  std::atomic<bool> own_stop_flag_{false};
+  std::atomic<bool>* stopping_;  // options_.stop_flag or &own_stop_flag_
+  std::atomic<bool> stopped_{false};
+  std::mutex stop_mutex_;                // with stop_wakeup_: cuts the accept backoff short
+  std::condition_variable stop_wakeup_;  // notified by Stop
   std::atomic<bool> watchdog_stop_{false};
   std::thread watchdog_;
   observe::MetricsRegistry own_registry_;
   std::unique_ptr<ServeMetrics> metrics_;
   std::thread accept_thread_;
   std::mutex mutex_;
-  std::vector<std::thread> threads_;                              // GUARDED_BY(mutex_)
+  std::map<uint64_t, std::thread> threads_;  // GUARDED_BY(mutex_)
+  std::vector<uint64_t> finished_;  // threads_ keys whose thread has ended; GUARDED_BY(mutex_)
+  uint64_t next_thread_id_ = 0;     // GUARDED_BY(mutex_)
   std::map<std::pair<int32_t, int32_t>, ProtocolSession*> live_;  // GUARDED_BY(mutex_)
   std::atomic<int32_t> next_process_id_{1000};
   int connections_ = 0;                            // GUARDED_BY(mutex_)

@@ -359,6 +359,49 @@ def test_sigterm_lets_a_busy_statement_finish_and_ends_every_session_with_57p01(
     assert process.wait(timeout=60) == 0
 
 
+def test_a_statement_sent_once_sigterm_has_arrived_gets_57p01_on_every_session(build_dir,
+                                                                                tmp_path):
+    """The SIGTERM handler raises the server's stop flag itself and every message is checked
+    against it after it is read: none runs once the signal is in, however soon it is sent
+    (before, the flag was raised up to 100 ms later and a read woken by the message itself did
+    not look at it, so a session could still answer SELECT 1)."""
+    import urllib.error
+    import urllib.request
+
+    import psycopg
+
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 1 AS x")
+    http_port = free_port()
+    port, process = start_serve(build_dir, lake, tmp_path, "--http-port", str(http_port))
+    dsn = f"host=127.0.0.1 port={port} user=weir dbname=lake sslmode=require password='{PASSWORD}'"
+
+    def ready() -> bool:
+        try:
+            return urllib.request.urlopen(f"http://127.0.0.1:{http_port}/readyz",
+                                          timeout=10).status == 200
+        except urllib.error.HTTPError:
+            return False
+
+    try:
+        sessions = [psycopg.connect(dsn, autocommit=True) for _ in range(8)]
+        for conn in sessions:
+            assert conn.execute("SELECT x FROM t").fetchone() == (1,)
+        assert ready()
+        process.send_signal(signal.SIGTERM)
+        wait_for(lambda: not ready(), 10, "the signal to be in", poll_s=0.002)
+        for conn in sessions:
+            with pytest.raises(psycopg.OperationalError) as ended:
+                conn.execute("SELECT 1")
+            assert (ended.value.sqlstate == "57P01"
+                    or "terminating connection due to administrator command" in str(ended.value)
+                    ), ended.value
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def test_failed_logins_ban_the_address_and_connection_caps_answer_53300(build_dir, tmp_path):
     import psycopg
 

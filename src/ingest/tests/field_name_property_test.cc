@@ -3,8 +3,6 @@
 // batches, through JsonBatchBuilder and DatasetWriter into a real DuckLake (SQLite file and the
 // harness PostgreSQL). No flush may fail, every record must be a row or a reject, and DuckDB's
 // own ducklake extension must read every table back.
-#include <libpq-fe.h>
-
 #include <random>
 #include <set>
 #include <string>
@@ -21,6 +19,7 @@
 #include "ingest/dataset_writer.h"
 #include "lake/duckdb_engine.h"
 #include "lake/ducklake/ducklake_catalog.h"
+#include "postgres_database.h"
 
 namespace weir::ingest {
 namespace {
@@ -109,17 +108,6 @@ std::string RandomIdentifier(std::mt19937_64& rng) {
   return name;
 }
 
-std::string FreshPostgresDatabase(const std::string& dsn, const std::string& name) {
-  PGconn* conn = PQconnectdb(dsn.c_str());
-  EXPECT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
-  PQclear(PQexec(conn, ("DROP DATABASE IF EXISTS " + name).c_str()));
-  PGresult* created = PQexec(conn, ("CREATE DATABASE " + name).c_str());
-  EXPECT_EQ(PQresultStatus(created), PGRES_COMMAND_OK) << PQerrorMessage(conn);
-  PQclear(created);
-  PQfinish(conn);
-  return dsn + " dbname=" + name;
-}
-
 class FieldNamePropertyTest : public ::testing::TestWithParam<SqlDialect> {
  protected:
   void SetUp() override {
@@ -133,7 +121,7 @@ class FieldNamePropertyTest : public ::testing::TestWithParam<SqlDialect> {
     } else {
       WEIR_HARNESS_SETTING(dsn, "WEIR_TEST_PG_DSN");
       config_.postgres_conninfo =
-          FreshPostgresDatabase(dsn, "field_names_" + std::to_string(::getpid()));
+          testing::FreshPostgresDatabase(dsn, "field_names_" + std::to_string(::getpid()));
     }
   }
 

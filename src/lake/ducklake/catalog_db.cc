@@ -287,8 +287,10 @@ Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqlite(const std::string& path
   return std::unique_ptr<CatalogDb>(new SqliteCatalogDb(db.release()));
 }
 
-Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgres(const std::string& conninfo) {
-  std::unique_ptr<PGconn, PgFinish> conn(PQconnectdb(conninfo.c_str()));
+namespace {
+
+// A catalog connection of a libpq connection attempt, or why it failed.
+Result<std::unique_ptr<CatalogDb>> AdoptPostgres(std::unique_ptr<PGconn, PgFinish> conn) {
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     std::string message = PQerrorMessage(conn.get());
     while (!message.empty() && message.back() == '\n') message.pop_back();
@@ -297,6 +299,12 @@ Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgres(const std::string& co
   }
   PgClear()(PQexec(conn.get(), kSessionSetup));
   return std::unique_ptr<CatalogDb>(new PostgresCatalogDb(conn.release()));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgres(const std::string& conninfo) {
+  return AdoptPostgres(std::unique_ptr<PGconn, PgFinish>(PQconnectdb(conninfo.c_str())));
 }
 
 Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqliteReadOnly(const std::string& path) {
@@ -338,15 +346,8 @@ Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgresWithin(
   // dbname first and expanded: the conninfo's own keywords, then ours over them.
   const char* keywords[] = {"dbname", "connect_timeout", nullptr};
   const char* values[] = {conninfo.c_str(), timeout.c_str(), nullptr};
-  std::unique_ptr<PGconn, PgFinish> conn(PQconnectdbParams(keywords, values, /*expand_dbname=*/1));
-  if (PQstatus(conn.get()) != CONNECTION_OK) {
-    std::string message = PQerrorMessage(conn.get());
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "08001",
-                           "cannot connect to the PostgreSQL catalog: " + message);
-  }
-  PgClear()(PQexec(conn.get(), kSessionSetup));
-  return std::unique_ptr<CatalogDb>(new PostgresCatalogDb(conn.release()));
+  return AdoptPostgres(
+      std::unique_ptr<PGconn, PgFinish>(PQconnectdbParams(keywords, values, /*expand_dbname=*/1)));
 }
 
 BatchInsert::BatchInsert(CatalogDb& db, std::string target, size_t columns)

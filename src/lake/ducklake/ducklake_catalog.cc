@@ -178,6 +178,8 @@ Result<std::unique_ptr<DuckLakeCatalog>> DuckLakeCatalog::Open(const CatalogConf
     WEIR_ASSIGN_OR_RAISE(catalog->writer_lock_,
                          WriterLock::ForPath(SqliteWriterLockPath(config.sqlite_path)));
   }
+  // Creating the catalog and the ledger table are writes like any other.
+  WEIR_ASSIGN_OR_RAISE(const auto hold, catalog->LockForWrite());
   if (!exists) {
     // Several processes may start on an empty database at once: one creates the catalog, the
     // others fail on its lock and find the catalog there when they look again.
@@ -237,8 +239,9 @@ Result<WriterLock::Hold> DuckLakeCatalog::LockForWrite() {
 Status DuckLakeCatalog::RunDdl(const std::vector<std::string>& statements) {
   std::lock_guard lock(ddl_mutex_);
   return WithRetries(config_.max_attempts, "changing the DuckLake catalog", [&]() -> Status {
-    WEIR_RETURN_NOT_OK(AttachEngine(/*create=*/false));
+    // Attaching may write too (DuckLake brings an older catalog's metadata up to date).
     WEIR_ASSIGN_OR_RAISE(const auto hold, LockForWrite());
+    WEIR_RETURN_NOT_OK(AttachEngine(/*create=*/false));
     WEIR_RETURN_NOT_OK(engine_->Run("BEGIN"));
     for (const auto& sql : statements) {
       auto ran = engine_->Run(sql);

@@ -196,6 +196,9 @@ Result<SslContextPtr> MakeServerContext(const std::string& cert_path, const std:
   if (SSL_CTX_set_min_proto_version(context.get(), TLS1_2_VERSION) != 1) {
     return OpenSslError("requiring TLS 1.2 or newer");
   }
+  // As PostgreSQL: a client-requested TLS 1.2 renegotiation costs the server a handshake at
+  // the client's will, and would need reads inside SSL_write.
+  SSL_CTX_set_options(context.get(), SSL_OP_NO_RENEGOTIATION);
   if (SSL_CTX_use_certificate_chain_file(context.get(), cert_path.c_str()) != 1) {
     return OpenSslError("loading TLS certificate " + cert_path);
   }

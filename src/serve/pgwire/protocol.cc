@@ -96,6 +96,10 @@ Result<std::optional<Frame>> FrameReader::Take(bool typed) {
   if (length < 4) {
     return ProtocolViolation(fmt::format("invalid message length {}", length));
   }
+  if (!typed && static_cast<size_t>(length) - 4 > kMaxStartupPacketBytes) {
+    return ProtocolViolation(fmt::format("invalid length of startup packet: {} bytes (at most {})",
+                                         length - 4, kMaxStartupPacketBytes));
+  }
   if (static_cast<size_t>(length) - 4 > max_message_bytes_) {
     return ProtocolViolation(
         fmt::format("message of {} bytes exceeds the limit of {}", length, max_message_bytes_));

@@ -22,6 +22,8 @@ inline constexpr int32_t kProtocolVersion3 = 196608;  // 3.0
 inline constexpr int32_t kSslRequestCode = 80877103;
 inline constexpr int32_t kGssEncRequestCode = 80877104;
 inline constexpr int32_t kCancelRequestCode = 80877102;
+// The largest startup-phase packet body, as PostgreSQL's MAX_STARTUP_PACKET_LENGTH.
+inline constexpr size_t kMaxStartupPacketBytes = 10000;
 
 // A protocol violation (SQLSTATE 08P01).
 Status ProtocolViolation(std::string message);
@@ -40,11 +42,14 @@ class FrameReader {
   explicit FrameReader(size_t max_message_bytes) : max_message_bytes_(max_message_bytes) {}
 
   void Feed(std::string_view bytes) { buffer_.append(bytes); }
-  // The next startup-phase packet (Int32 length, then body), or nullopt when incomplete.
+  // The next startup-phase packet (Int32 length, then body), or nullopt when incomplete. A
+  // declared body over kMaxStartupPacketBytes (or the message limit) is an error at once.
   Result<std::optional<Frame>> NextStartup();
   // The next typed message (Byte1 type, Int32 length, body), or nullopt when incomplete.
   Result<std::optional<Frame>> Next();
   size_t buffered() const { return buffer_.size() - consumed_; }
+  // The largest message body from now on (small before authentication, larger after).
+  void set_max_message_bytes(size_t max_message_bytes) { max_message_bytes_ = max_message_bytes; }
 
  private:
   Result<std::optional<Frame>> Take(bool typed);

@@ -1,7 +1,5 @@
 // The DuckLake writer against real catalogs (SQLite file, harness PostgreSQL), read back by
 // DuckDB's own ducklake extension: create, commit with the ledger, fence, add columns, race.
-#include <libpq-fe.h>
-
 #include <thread>
 
 #include <arrow/api.h>
@@ -12,23 +10,12 @@
 #include "lake/ducklake/ducklake_catalog.h"
 #include "lake/ducklake/ducklake_table.h"
 #include "lake/ducklake/stats_text.h"
+#include "postgres_database.h"
 
 namespace weir::lake::ducklake {
 namespace {
 
 constexpr int64_t kInsertedAt = 1710000000123456;  // 2024-03-09 16:00:00.123456 UTC
-
-// A fresh PostgreSQL database for one test, so DuckDB and weir see an empty catalog.
-std::string FreshPostgresDatabase(const std::string& dsn, const std::string& name) {
-  PGconn* conn = PQconnectdb(dsn.c_str());
-  EXPECT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
-  PQclear(PQexec(conn, ("DROP DATABASE IF EXISTS " + name).c_str()));
-  PGresult* created = PQexec(conn, ("CREATE DATABASE " + name).c_str());
-  EXPECT_EQ(PQresultStatus(created), PGRES_COMMAND_OK) << PQerrorMessage(conn);
-  PQclear(created);
-  PQfinish(conn);
-  return dsn + " dbname=" + name;
-}
 
 CommitRequest Request(std::vector<DataFile> files, std::vector<OffsetRange> offsets,
                       std::string writer) {
@@ -53,7 +40,7 @@ class DuckLakeTableTest : public ::testing::TestWithParam<SqlDialect> {
       WEIR_HARNESS_SETTING(dsn, "WEIR_TEST_PG_DSN");
       std::string name = "lake_" + std::to_string(::getpid()) + "_" +
                          std::to_string(std::hash<std::string>()(dir_.string()) % 100000);
-      config_.postgres_conninfo = FreshPostgresDatabase(dsn, name);
+      config_.postgres_conninfo = testing::FreshPostgresDatabase(dsn, name);
     }
   }
 

@@ -84,6 +84,34 @@ TEST(FrameReaderTest, RejectsBadAndOversizedLengths) {
   EXPECT_NE(too_big.status().message().find("exceeds the limit of 100"), std::string::npos);
 }
 
+TEST(FrameReaderTest, CapsTheStartupPacketAt10000BytesAsPostgreSql) {
+  FrameReader reader(1 << 20);
+  const std::string body(10000, 'x');
+  reader.Feed(Bytes().Raw(body).Startup());
+  auto largest = reader.NextStartup();
+  ASSERT_TRUE(largest.ok()) << largest.status().ToString();
+  ASSERT_TRUE(largest->has_value());
+  EXPECT_EQ((**largest).body.size(), 10000u);
+  // One byte more is refused from its length word alone, before any of the body is buffered.
+  FrameReader over(1 << 20);
+  over.Feed(Bytes().I32(4 + 10001).str());
+  auto refused = over.NextStartup();
+  EXPECT_EQ(CodeOf(refused.status()), "08P01");
+  EXPECT_EQ(refused.status().message(),
+            "invalid length of startup packet: 10001 bytes (at most 10000)");
+  // Typed messages keep the reader's own limit, which can be raised after authentication.
+  FrameReader typed(10000);
+  typed.Feed(Bytes().Raw(std::string(20000, 'q')).Message('Q'));
+  EXPECT_EQ(CodeOf(typed.Next().status()), "08P01");
+  FrameReader raised(10000);
+  raised.set_max_message_bytes(1 << 20);
+  raised.Feed(Bytes().Raw(std::string(20000, 'q')).Message('Q'));
+  auto big = raised.Next();
+  ASSERT_TRUE(big.ok());
+  ASSERT_TRUE(big->has_value());
+  EXPECT_EQ((**big).body.size(), 20000u);
+}
+
 TEST(StartupTest, RecognisesEveryStartupPacket) {
   FrameReader reader(1 << 16);
   reader.Feed(Bytes().I32(kSslRequestCode).Startup());
