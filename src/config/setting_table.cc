@@ -366,8 +366,9 @@ std::vector<Setting> BuildTable() {
       {.name = "serve.memory_limit",
        .type = S::kString,
        .default_note = "DuckDB's (80% of RAM)",
-       .description = "DuckDB's memory_limit for the whole server, in DuckDB's grammar: a "
-                      "number and a unit (`4GB`, `1.5GiB`, `512MB`).",
+       .description = "DuckDB's memory_limit of each of the server's two DuckDB databases "
+                      "(write users' and read users'), in DuckDB's grammar: a number and a "
+                      "unit (`4GB`, `1.5GiB`, `512MB`).",
        WEIR_SERVE_FIELD(memory_limit)},
       {.name = "serve.threads",
        .type = S::kInt,

@@ -2,17 +2,16 @@
 
 #include <duckdb.h>
 
-#include <cctype>
-#include <filesystem>
-#include <list>
+#include <memory>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "base/text.h"
-#include "lake/ducklake/catalog_db.h"
 #include "serve/compat/compat.h"
+#include "serve/compat/statement_kind.h"
+#include "serve/engine_internal.h"
 
 namespace weir::serve {
 namespace {
@@ -20,63 +19,6 @@ namespace {
 constexpr size_t kStatementCacheSize = 32;
 // How long a writing statement waits for the SQLite catalog's other writers (then 40001).
 constexpr std::chrono::milliseconds kWriterLockTimeout{60000};
-
-// The SQLSTATE for a DuckDB error type (one table; messages are never matched).
-std::string SqlStateOf(duckdb_error_type type) {
-  switch (type) {
-    case DUCKDB_ERROR_PARSER:
-      return "42601";  // syntax_error
-    case DUCKDB_ERROR_CATALOG:
-      return "42P01";  // undefined_table (or object)
-    case DUCKDB_ERROR_BINDER:
-      return "42703";  // undefined_column and other binding failures
-    case DUCKDB_ERROR_CONVERSION:
-      return "22P02";  // invalid_text_representation
-    case DUCKDB_ERROR_OUT_OF_RANGE:
-      return "22003";  // numeric_value_out_of_range
-    case DUCKDB_ERROR_DIVIDE_BY_ZERO:
-      return "22012";
-    case DUCKDB_ERROR_CONSTRAINT:
-      return "23000";
-    case DUCKDB_ERROR_TRANSACTION:
-      // A commit that lost to another writer (DuckLake's "Failed to commit", SQLite's
-      // "database is locked" at commit): the client may retry, as after a serialization failure.
-      return "40001";
-    case DUCKDB_ERROR_INTERRUPT:
-      return "57014";  // query_canceled
-    case DUCKDB_ERROR_PERMISSION:
-      return "42501";  // insufficient_privilege
-    case DUCKDB_ERROR_OUT_OF_MEMORY:
-      return "53200";
-    case DUCKDB_ERROR_NOT_IMPLEMENTED:
-      return "0A000";
-    case DUCKDB_ERROR_IO:
-      return "58030";
-    case DUCKDB_ERROR_INVALID_INPUT:
-      return "22023";  // invalid_parameter_value
-    default:
-      return "XX000";
-  }
-}
-
-// DuckDB's C API gives no error type for a failed prepare, only the message, whose first words
-// are DuckDB's own exception type name ("Catalog Error: ..."). That fixed prefix, not the text
-// after it, decides the type.
-duckdb_error_type PrepareErrorType(std::string_view message) {
-  static const std::pair<std::string_view, duckdb_error_type> kPrefixes[] = {
-      {"Parser Error:", DUCKDB_ERROR_PARSER},
-      {"Catalog Error:", DUCKDB_ERROR_CATALOG},
-      {"Binder Error:", DUCKDB_ERROR_BINDER},
-      {"Conversion Error:", DUCKDB_ERROR_CONVERSION},
-      {"Permission Error:", DUCKDB_ERROR_PERMISSION},
-      {"Not implemented Error:", DUCKDB_ERROR_NOT_IMPLEMENTED},
-      {"TransactionContext Error:", DUCKDB_ERROR_TRANSACTION},
-  };
-  for (const auto& [prefix, type] : kPrefixes) {
-    if (message.starts_with(prefix)) return type;
-  }
-  return DUCKDB_ERROR_UNKNOWN_TYPE;
-}
 
 // Whether a prepared statement returns rows, known before it runs (for Describe): queries,
 // EXPLAIN and CALL do; DML does with RETURNING, when its columns are not DuckDB's single
@@ -99,50 +41,11 @@ bool ReturnsRows(duckdb_prepared_statement statement) {
   }
 }
 
-Status PrepareError(duckdb_prepared_statement statement) {
-  const std::string message = duckdb_prepare_error(statement);
-  return ClassifiedError(ErrorClass::kBadData, "sqlstate", SqlStateOf(PrepareErrorType(message)),
-                         message);
-}
-
-Status ResultError(duckdb_result& result) {
-  return ClassifiedError(ErrorClass::kBadData, "sqlstate",
-                         SqlStateOf(duckdb_result_error_type(&result)),
-                         duckdb_result_error(&result));
-}
-
-// The first keyword of a statement, upper-cased ("" when it starts with something else).
-std::string FirstWords(const std::string& sql, int count) {
-  std::string words;
-  size_t i = 0;
-  for (int n = 0; n < count; ++n) {
-    while (i < sql.size() && (std::isspace(static_cast<unsigned char>(sql[i])) || sql[i] == '(')) {
-      ++i;
-    }
-    size_t start = i;
-    while (i < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[i])) || sql[i] == '_')) {
-      ++i;
-    }
-    if (i == start) break;
-    if (!words.empty()) words += ' ';
-    for (size_t k = start; k < i; ++k) {
-      words += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[k])));
-    }
-  }
-  return words;
-}
-
-// PostgreSQL's command tag (without the row count) for DDL: "CREATE TABLE", "DROP VIEW", ...
-std::string DdlTag(const std::string& sql, const char* verb) {
-  const std::string words = FirstWords(sql, 6);
-  for (const char* object :
-       {"TABLE", "VIEW", "SCHEMA", "INDEX", "SEQUENCE", "MACRO", "FUNCTION", "TYPE", "SECRET"}) {
-    if (words.find(std::string(" ") + object) != std::string::npos) {
-      return std::string(verb) + " " + object;
-    }
-  }
-  return verb;
-}
+struct PreparedDeleter {
+  void operator()(duckdb_prepared_statement statement) const { duckdb_destroy_prepare(&statement); }
+};
+using PreparedStatement =
+    std::unique_ptr<std::remove_pointer_t<duckdb_prepared_statement>, PreparedDeleter>;
 
 // Approximate bytes a chunk holds (fixed-width values plus string payloads).
 size_t ChunkBytes(duckdb_data_chunk chunk, const std::vector<duckdb_logical_type>& types) {
@@ -211,7 +114,7 @@ Result<DataChunk> ResultStream::Next() {
   if (!chunk || duckdb_data_chunk_get_size(chunk.get()) == 0) {
     exhausted_ = true;
     if (duckdb_result_error(&result_) != nullptr) {
-      Status status = ResultError(result_);
+      Status status = session_->InReadOnlyTerms(ResultError(result_));
       if (session_->transaction_status_ == 'T') session_->transaction_status_ = 'E';
       if (session_->streaming_ == this) {
         session_->streaming_ = nullptr;
@@ -255,7 +158,9 @@ Status ResultStream::Buffer() {
     session_->streaming_ = nullptr;
     WEIR_RETURN_NOT_OK(session_->EndImplicitTransaction(true));
   }
-  if (duckdb_result_error(&result_) != nullptr) return ResultError(result_);
+  if (duckdb_result_error(&result_) != nullptr) {
+    return session_->InReadOnlyTerms(ResultError(result_));
+  }
   return Status::OK();
 }
 
@@ -286,7 +191,7 @@ Status TableAppender::Error(const std::string& context) {
       duckdb_error_data_has_error(error) ? duckdb_error_data_message(error) : "appender failed";
   const duckdb_error_type type = duckdb_error_data_error_type(error);
   duckdb_destroy_error_data(&error);
-  return ClassifiedError(ErrorClass::kBadData, "sqlstate", SqlStateOf(type),
+  return ClassifiedError(ErrorClass::kBadData, "sqlstate", SqlStateOf(type, message),
                          context.empty() ? message : context + ": " + message);
 }
 
@@ -305,192 +210,51 @@ Result<uint64_t> TableAppender::Close() {
   return rows_;
 }
 
-// --- Engine
-// ---------------------------------------------------------------------------------------
+// --- Session ----------------------------------------------------------------------------------
 
-struct Engine::Handles {
-  duckdb_database db = nullptr;
-  ~Handles() {
-    if (db != nullptr) duckdb_close(&db);
-  }
-};
-
-struct Session::Handles {
-  duckdb_connection conn = nullptr;
-  struct Prepared {
-    duckdb_prepared_statement statement = nullptr;
-    std::string sql;
-    StatementInfo info;
-  };
-  std::map<std::string, Prepared> prepared;
-  // Simple-query SELECTs without parameters, prepared once and reused (most recent first):
-  // DuckDB's prepare costs several times its execution for small queries, and DuckDB rebinds a
-  // prepared statement by itself when the catalog changed under it.
-  std::list<std::pair<std::string, duckdb_prepared_statement>> cache;
-  ~Handles() {
-    for (auto& [sql, statement] : cache) duckdb_destroy_prepare(&statement);
-    for (auto& [name, p] : prepared) duckdb_destroy_prepare(&p.statement);
-    if (conn != nullptr) duckdb_disconnect(&conn);
-  }
-};
-
-Engine::Engine(std::unique_ptr<Handles> handles) : handles_(std::move(handles)) {}
-Engine::~Engine() = default;
 Session::Session(std::unique_ptr<Handles> handles, size_t memory_limit)
     : handles_(std::move(handles)), memory_limit_(memory_limit) {}
 Session::~Session() = default;
 
-namespace {
-
-// Runs setup SQL on a connection (several statements); the first error is returned.
-Status Exec(duckdb_connection conn, const std::string& sql) {
-  duckdb_result result;
-  Status status;
-  if (duckdb_query(conn, sql.c_str(), &result) != DuckDBSuccess) status = ResultError(result);
-  duckdb_destroy_result(&result);
-  return status;
+void Session::SetReadOnly(bool read_only) {
+  if (!read_only || read_only_) return;  // a read-only session never becomes writable
+  // The session moves to the readers' database before its first statement: what it prepared
+  // on the writers' database goes with the old connection.
+  handles_->Clear();
+  read_only_ = true;
+  writer_lock_.reset();
+  if (duckdb_connect(reader_, &handles_->conn) != DuckDBSuccess) {
+    handles_->conn = nullptr;  // every statement then fails with 53300
+    return;
+  }
+  (void)Exec(handles_->conn, "USE lake");
 }
 
-std::string QuoteLiteral(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
+Status Session::InReadOnlyTerms(Status status) const {
+  if (!read_only_ || status.ok()) return status;
+  const ErrorDetail* detail = GetErrorDetail(status);
+  if (detail == nullptr) return status;
+  // A read session commits no writes, so it cannot lose a race to another writer: what DuckDB
+  // reports there as a transaction failure is a refused write, or DuckLake's aftermath of one:
+  // the parallel parts of a maintenance function (ducklake_flush_inlined_data, CHECKPOINT)
+  // find their transaction aborted by the refused part, which DuckLake reports as a
+  // Transaction or an Invalid Input error, whichever part fails first.
+  const bool aftermath =
+      detail->code() == "22023" &&
+      status.message().find("Current transaction is aborted") != std::string::npos;
+  if (detail->code() != "40001" && !aftermath) return status;
+  return ClassifiedError(ErrorClass::kBadData, "sqlstate", "25006", status.message());
 }
 
-// The DuckDB secret for a lake on S3 (kept in memory; sessions see it redacted at most).
-std::string S3Secret(const LakeAttachment& lake) {
-  std::string endpoint = lake.s3_endpoint;
-  bool use_ssl = lake.s3_use_ssl;
-  if (endpoint.starts_with("http://")) {
-    endpoint = endpoint.substr(7);
-    use_ssl = false;
-  } else if (endpoint.starts_with("https://")) {
-    endpoint = endpoint.substr(8);
-  }
-  std::string secret = "CREATE SECRET weir_lake_s3 (TYPE s3";
-  if (!lake.s3_access_key_id.empty()) {
-    secret += ", KEY_ID " + QuoteLiteral(lake.s3_access_key_id) + ", SECRET " +
-              QuoteLiteral(lake.s3_secret_access_key);
-  } else {
-    secret += ", PROVIDER credential_chain";
-  }
-  if (!lake.s3_region.empty()) secret += ", REGION " + QuoteLiteral(lake.s3_region);
-  if (!endpoint.empty()) secret += ", ENDPOINT " + QuoteLiteral(endpoint);
-  secret += std::string(", USE_SSL ") + (use_ssl ? "true" : "false");
-  secret += ", URL_STYLE " + QuoteLiteral(lake.s3_url_style) + ")";
-  return secret;
+Status Session::Connected() const {
+  if (handles_->conn != nullptr) return Status::OK();
+  return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "53300",
+                         "the session has no DuckDB connection");
 }
-
-}  // namespace
-
-Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
-  duckdb_config config = nullptr;
-  duckdb_create_config(&config);
-  duckdb_set_config(config, "autoinstall_known_extensions", "false");
-  duckdb_set_config(config, "autoload_known_extensions", "false");
-  duckdb_set_config(config, "extension_directory", lake.extension_directory.c_str());
-  if (!lake.memory_limit.empty()) {
-    duckdb_set_config(config, "memory_limit", lake.memory_limit.c_str());
-  }
-  const std::string threads = std::to_string(lake.threads);
-  if (lake.threads > 0) duckdb_set_config(config, "threads", threads.c_str());
-  auto handles = std::make_unique<Handles>();
-  char* error = nullptr;
-  const auto opened = duckdb_open_ext(nullptr, &handles->db, config, &error);
-  duckdb_destroy_config(&config);
-  if (opened != DuckDBSuccess) {
-    std::string message = error ? error : "unknown";
-    duckdb_free(error);
-    return ClassifiedError(ErrorClass::kFatal, "duckdb", "open", "DuckDB: " + message);
-  }
-  std::unique_ptr<Engine> engine(new Engine(std::move(handles)));
-  const bool postgres = lake.catalog.starts_with("postgres:");
-  if (!postgres) {
-    // Readers must never wait for a writer, and writers of this and other weir processes
-    // queue on one lock instead of colliding inside SQLite (see docs/ARCHITECTURE.md).
-    const std::string file = lake.catalog.substr(std::string("sqlite:").size());
-    std::error_code ec;
-    if (std::filesystem::exists(file, ec)) {
-      const Status wal = lake::ducklake::EnsureSqliteWal(file);
-      if (!wal.ok()) {
-        return ClassifiedError(ErrorClass::kFatal, "sqlite", "journal_mode",
-                               "the SQLite catalog cannot be served: " + wal.message());
-      }
-    }
-    WEIR_ASSIGN_OR_RAISE(engine->writer_lock_,
-                         WriterLock::ForPath(lake::ducklake::SqliteWriterLockPath(file)));
-  } else {
-    // PostgreSQL transactions wait for each other, but every DuckLake commit takes the next
-    // snapshot id: sessions writing at once lose that race to each other again and again, and
-    // DuckLake's own retries (ducklake_max_retry_count) run out. The sessions of this server
-    // take turns; ingest and other processes are left to DuckLake's retries.
-    engine->writer_lock_ = WriterLock::InProcess("the PostgreSQL catalog's writers of weir serve");
-  }
-  WEIR_ASSIGN_OR_RAISE(auto setup, engine->Connect());
-  duckdb_connection conn = setup->handles_->conn;
-  // A lake on S3 (which needs a region or an endpoint, as for ingest): httpfs and the secret
-  // come before ATTACH, which refuses an S3 data path without them. Without keys, the default
-  // credential chain (environment, instance profile, ...) of the aws extension.
-  if (!lake.s3_access_key_id.empty() || !lake.s3_region.empty() || !lake.s3_endpoint.empty()) {
-    WEIR_RETURN_NOT_OK(WithContext(
-        Exec(conn, std::string("LOAD httpfs; ") +
-                       (lake.s3_access_key_id.empty() ? "LOAD aws; " : "") + S3Secret(lake)),
-        "setting up S3 access"));
-  }
-  auto attached =
-      Exec(conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
-                     (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") + "ATTACH " +
-                     QuoteLiteral("ducklake:" + lake.catalog) + " AS lake; USE lake;");
-  if (!attached.ok()) return WithContext(attached, "attaching the lake");
-  WEIR_RETURN_NOT_OK(compat::InstallCatalog(conn));
-  // The sandbox: sessions reach the lake's own files and nothing else on the server (no COPY
-  // TO/FROM files, no read_csv('/etc/...'), no ATTACH, INSTALL or LOAD), and cannot undo it.
-  std::vector<std::string> allowed;
-  {
-    duckdb_result result;
-    if (duckdb_query(conn,
-                     "SELECT value FROM __ducklake_metadata_lake.ducklake_metadata "
-                     "WHERE key = 'data_path' AND scope IS NULL",
-                     &result) != DuckDBSuccess) {
-      Status status = ResultError(result);
-      duckdb_destroy_result(&result);
-      return WithContext(status, "reading the lake's data path");
-    }
-    if (duckdb_row_count(&result) > 0 && !duckdb_value_is_null(&result, 0, 0)) {
-      char* path = duckdb_value_varchar(&result, 0, 0);
-      allowed.emplace_back(path);
-      duckdb_free(path);
-    }
-    duckdb_destroy_result(&result);
-  }
-  if (!postgres) {
-    const std::string file = lake.catalog.substr(std::string("sqlite:").size());
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) allowed.push_back(file + suffix);
-  }
-  std::string list;
-  for (const auto& path : allowed) list += (list.empty() ? "" : ", ") + QuoteLiteral(path);
-  WEIR_RETURN_NOT_OK(Exec(conn, "SET allowed_directories = [" + list +
-                                    "]; SET enable_external_access = false; "
-                                    "SET lock_configuration = true"));
-  return engine;
-}
-
-Result<std::unique_ptr<Session>> Engine::Connect(size_t memory_limit) {
-  auto handles = std::make_unique<Session::Handles>();
-  if (duckdb_connect(handles_->db, &handles->conn) != DuckDBSuccess) {
-    return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "53300", "cannot connect");
-  }
-  (void)Exec(handles->conn, "USE lake");  // absent before the lake is attached
-  std::unique_ptr<Session> session(new Session(std::move(handles), memory_limit));
-  session->writer_lock_ = writer_lock_;
-  return session;
-}
-
-// --- Session ----------------------------------------------------------------------------------
 
 void Session::Interrupt() {
   interrupted_.store(true);
-  duckdb_interrupt(handles_->conn);
+  if (handles_->conn != nullptr) duckdb_interrupt(handles_->conn);
 }
 
 Result<WriterLock::Hold> Session::LockForWrite(bool may_commit_write) {
@@ -531,33 +295,21 @@ void Session::FailTransaction() {
 Status Session::EndImplicitTransaction(bool commit) {
   if (!implicit_transaction_) return Status::OK();
   implicit_transaction_ = false;
-  Status ended = Exec(handles_->conn, commit ? "COMMIT" : "ROLLBACK");
+  Status ended = InReadOnlyTerms(Exec(handles_->conn, commit ? "COMMIT" : "ROLLBACK"));
   write_hold_ = WriterLock::Hold();
   return ended;
 }
 
-// Makes room for a new statement: a result still streaming is read into memory first; a
-// read-only session opens its READ ONLY transaction when no block is open.
-Status Session::BeforeStatement(const std::string& sql) {
+// Makes room for a new statement: a result still streaming is read into memory first.
+Status Session::BeforeStatement() {
+  WEIR_RETURN_NOT_OK(Connected());
   if (streaming_ != nullptr) WEIR_RETURN_NOT_OK(streaming_->Buffer());
-  if (read_only_ && transaction_status_ == 'I' && !implicit_transaction_) {
-    const std::string first = FirstWords(sql, 1);
-    if (first != "BEGIN" && first != "START" && first != "COMMIT" && first != "END" &&
-        first != "ROLLBACK" && first != "ABORT") {
-      WEIR_RETURN_NOT_OK(Exec(handles_->conn, "BEGIN TRANSACTION READ ONLY"));
-      implicit_transaction_ = true;
-    }
-  }
   return Status::OK();
 }
 
 Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statement) {
-  std::string sql = compat::RewriteForDuckDb(statement);
-  if (read_only_) {
-    const std::string first = FirstWords(sql, 1);
-    if (first == "BEGIN" || first == "START") sql = "BEGIN TRANSACTION READ ONLY";
-  }
-  WEIR_RETURN_NOT_OK(BeforeStatement(sql));
+  const std::string sql = compat::RewriteForDuckDb(statement);
+  WEIR_RETURN_NOT_OK(BeforeStatement());
   auto& cache = handles_->cache;
   for (auto it = cache.begin(); it != cache.end(); ++it) {
     if (it->first != sql) continue;
@@ -596,6 +348,38 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", "42501",
                            "permission denied: sessions cannot DETACH databases");
   }
+  if (read_only_ && WritesByItsType(type)) {
+    // DuckDB would refuse it too (nothing in the readers' database is writable); refusing by
+    // type first gives PostgreSQL's error, and keeps read sessions from creating temporary
+    // objects, as PostgreSQL's read-only transactions do.
+    if (transaction_status_ == 'T') {
+      (void)Exec(handles_->conn, "SELECT error('aborted by a refused write')");
+      transaction_status_ = 'E';
+    }
+    return ClassifiedError(
+        ErrorClass::kBadData, "sqlstate", "25006",
+        fmt::format("cannot execute {} in a read-only transaction", TagOfType(type, sql)));
+  }
+  // A CALL (DuckLake's maintenance functions) of a read session runs in a transaction of its
+  // own, prepared again inside it (DuckLake binds a table function to the transaction it was
+  // prepared in) and ended once it ran: a refused write then fails that COMMIT with DuckDB's
+  // read-only error, rather than with what DuckLake reports when its binding's transaction is
+  // gone.
+  PreparedStatement in_transaction;
+  if (read_only_ && type == DUCKDB_STATEMENT_TYPE_CALL && transaction_status_ == 'I' &&
+      !implicit_transaction_ && duckdb_nparams(statement) == 0) {
+    WEIR_RETURN_NOT_OK(Exec(handles_->conn, "BEGIN"));
+    implicit_transaction_ = true;
+    duckdb_prepared_statement again = nullptr;
+    const bool prepared = duckdb_prepare(handles_->conn, sql.c_str(), &again) == DuckDBSuccess;
+    in_transaction.reset(again);
+    if (!prepared) {
+      Status status = PrepareError(again);
+      (void)EndImplicitTransaction(false);
+      return status;
+    }
+    statement = again;
+  }
   const bool streaming = type == DUCKDB_STATEMENT_TYPE_SELECT;
   // DuckLake commits an autocommit write at the end of the statement, and a transaction block
   // at its end; both hold the SQLite catalog's writer lock while they run.
@@ -611,7 +395,7 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
   const duckdb_state state = streaming ? duckdb_execute_prepared_streaming(statement, &result)
                                        : duckdb_execute_prepared(statement, &result);
   if (state != DuckDBSuccess) {
-    Status status = ResultError(result);
+    Status status = InReadOnlyTerms(ResultError(result));
     // Sessions run with DuckDB's configuration locked: a SET that DuckDB refuses as invalid
     // input is a setting sessions may not change, PostgreSQL's "permission denied to set".
     if (type == DUCKDB_STATEMENT_TYPE_SET &&
@@ -621,9 +405,11 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
           std::string("permission denied to set parameter: ") + duckdb_result_error(&result));
     }
     duckdb_destroy_result(&result);
-    if (type == DUCKDB_STATEMENT_TYPE_TRANSACTION && transaction_status_ != 'I') {
-      // A failed COMMIT (one that lost to another writer) has ended the block in DuckDB, as it
-      // does in PostgreSQL: the session is idle, and the client's ROLLBACK is a no-op warning.
+    if (type == DUCKDB_STATEMENT_TYPE_TRANSACTION && transaction_status_ != 'I' &&
+        compat::TransactionControlOf(sql) != compat::TransactionControl::kBegin) {
+      // A failed COMMIT (one that lost to another writer, or a write refused at commit) has
+      // ended the block in DuckDB, as it does in PostgreSQL: the session is idle, and the
+      // client's ROLLBACK is a no-op warning.
       transaction_status_ = 'I';
     } else if (transaction_status_ == 'T') {
       transaction_status_ = 'E';
@@ -633,42 +419,22 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
   }
   std::string tag;
   switch (type) {
-    case DUCKDB_STATEMENT_TYPE_SELECT:
-      tag = "SELECT";
-      break;
-    case DUCKDB_STATEMENT_TYPE_INSERT:
-      tag = "INSERT";
-      break;
-    case DUCKDB_STATEMENT_TYPE_UPDATE:
-      tag = "UPDATE";
-      break;
-    case DUCKDB_STATEMENT_TYPE_DELETE:
-      tag = "DELETE";
-      break;
-    case DUCKDB_STATEMENT_TYPE_CREATE:
-      tag = DdlTag(sql, "CREATE");
-      break;
-    case DUCKDB_STATEMENT_TYPE_DROP:
-      tag = DdlTag(sql, "DROP");
-      break;
-    case DUCKDB_STATEMENT_TYPE_ALTER:
-      tag = DdlTag(sql, "ALTER");
-      break;
     case DUCKDB_STATEMENT_TYPE_TRANSACTION:
       TrackTransaction(sql, tag);
       break;
     case DUCKDB_STATEMENT_TYPE_SET:
     case DUCKDB_STATEMENT_TYPE_VARIABLE_SET:
+    case DUCKDB_STATEMENT_TYPE_PRAGMA:
       // Settings and variables are folded into plans when they are bound: cached statements
       // that read them would go stale.
       ClearStatementCache();
-      tag = "SET";
-      break;
+      [[fallthrough]];
     default:
-      if (type == DUCKDB_STATEMENT_TYPE_PRAGMA) ClearStatementCache();
-      tag = duckdb_result_return_type(result) == DUCKDB_RESULT_TYPE_QUERY_RESULT
+      tag = type != DUCKDB_STATEMENT_TYPE_SELECT &&
+                    duckdb_result_return_type(result) == DUCKDB_RESULT_TYPE_QUERY_RESULT &&
+                    !ReturnsRowCount(type)
                 ? "SELECT"
-                : FirstWords(sql, 1);
+                : TagOfType(type, sql);
       break;
   }
   std::unique_ptr<ResultStream> stream(new ResultStream(this, result, streaming, tag));
@@ -682,22 +448,27 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
 
 void Session::TrackTransaction(const std::string& sql, std::string& tag) {
   // BEGIN opens a block; COMMIT/ROLLBACK close it (DuckDB rejects nesting for us).
-  const std::string first = FirstWords(sql, 1);
-  if (first == "BEGIN" || first == "START") {
-    transaction_status_ = 'T';
-    tag = "BEGIN";
-  } else if (first == "ROLLBACK" || first == "ABORT") {
-    transaction_status_ = 'I';
-    tag = "ROLLBACK";
-  } else {
-    // COMMIT of a failed block rolls it back, as in PostgreSQL.
-    tag = transaction_status_ == 'E' ? "ROLLBACK" : "COMMIT";
-    transaction_status_ = 'I';
+  switch (compat::TransactionControlOf(sql)) {
+    case compat::TransactionControl::kBegin:
+      transaction_status_ = 'T';
+      tag = "BEGIN";
+      return;
+    case compat::TransactionControl::kRollback:
+      transaction_status_ = 'I';
+      tag = "ROLLBACK";
+      return;
+    default:
+      // COMMIT (of a failed block it rolls back, as in PostgreSQL). A transaction statement
+      // PostgreSQL could not parse is taken as an end too: outside a block every write takes
+      // the writer lock, the safe side.
+      tag = transaction_status_ == 'E' ? "ROLLBACK" : "COMMIT";
+      transaction_status_ = 'I';
+      return;
   }
 }
 
 Result<StatementInfo> Session::Prepare(const std::string& name, const std::string& sql) {
-  if (streaming_ != nullptr) WEIR_RETURN_NOT_OK(streaming_->Buffer());
+  WEIR_RETURN_NOT_OK(BeforeStatement());
   duckdb_prepared_statement statement = nullptr;
   const std::string rewritten = compat::RewriteForDuckDb(sql);
   if (duckdb_prepare(handles_->conn, rewritten.c_str(), &statement) != DuckDBSuccess) {
@@ -755,7 +526,7 @@ Result<std::unique_ptr<ResultStream>> Session::Execute(const std::string& name,
                                        parameters.size(), duckdb_nparams(statement)));
   }
   std::string sql = found->second.sql;
-  WEIR_RETURN_NOT_OK(BeforeStatement(sql));
+  WEIR_RETURN_NOT_OK(BeforeStatement());
   duckdb_clear_bindings(statement);
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (duckdb_bind_value(statement, i + 1, parameters[i].get()) != DuckDBSuccess) {
@@ -778,7 +549,12 @@ Result<std::unique_ptr<TableAppender>> Session::OpenAppender(
     const std::string& table, const std::vector<std::string>& columns) {
   std::string list;
   for (const auto& column : columns) list += (list.empty() ? "" : ", ") + column;
-  WEIR_RETURN_NOT_OK(BeforeStatement("INSERT"));
+  WEIR_RETURN_NOT_OK(BeforeStatement());
+  if (read_only_) {
+    // DuckDB would refuse the INSERT behind the appender as well, but only once the rows came.
+    return ClassifiedError(ErrorClass::kBadData, "sqlstate", "25006",
+                           "cannot execute COPY FROM in a read-only transaction");
+  }
   // The column types come from the table itself.
   duckdb_prepared_statement probe = nullptr;
   const std::string select =

@@ -1,6 +1,7 @@
-// The query engine of `weir serve`: one DuckDB database per process with the lake attached
-// (extensions from local files only), one connection per session, results streamed chunk by
-// chunk.
+// The query engine of `weir serve`: two DuckDB databases per process over the lake
+// (extensions from local files only) — the writers', with the lake attached read-write, and the
+// readers', in which every database is attached READ_ONLY so DuckDB itself refuses any write —
+// one connection per session, results streamed chunk by chunk.
 //
 // Threading: the Engine is shared; each Session and its ResultStreams are used by their
 // connection's thread only (Interrupt may come from any thread).
@@ -27,8 +28,11 @@ namespace weir::serve {
 struct LakeAttachment {
   std::string catalog;  // "sqlite:<path>" or "postgres:<libpq conninfo>"
   std::string extension_directory;
-  std::string memory_limit;  // DuckDB's memory_limit for the whole process ("" = DuckDB's own)
-  int threads = 0;           // DuckDB worker threads (0 = DuckDB's default)
+  // DuckDB's memory_limit and worker threads ("" / 0 = DuckDB's own), for each of the two
+  // databases (the writers' and the readers'; an idle one holds little memory, and no thread
+  // of its pool works).
+  std::string memory_limit;
+  int threads = 0;
   // Credentials for a lake whose data lives on S3 (as ingest's storage.s3_* settings).
   std::string s3_access_key_id, s3_secret_access_key, s3_region, s3_endpoint;
   bool s3_use_ssl = true;
@@ -119,8 +123,9 @@ class Engine {
  public:
   static Result<std::unique_ptr<Engine>> Open(const LakeAttachment& lake);
   ~Engine();
-  // A new session; `memory_limit` bounds the bytes it may hold in buffered results.
-  Result<std::unique_ptr<Session>> Connect(size_t memory_limit = SIZE_MAX);
+  // A new session; `memory_limit` bounds the bytes it may hold in buffered results. A read-only
+  // session is a connection to the readers' database.
+  Result<std::unique_ptr<Session>> Connect(size_t memory_limit = SIZE_MAX, bool read_only = false);
 
  private:
   struct Handles;
@@ -154,11 +159,13 @@ class Session {
   // 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.
   char transaction_status() const { return transaction_status_; }
   size_t memory_limit() const { return memory_limit_; }
-  // Read-only sessions run every statement in a READ ONLY transaction.
-  void SetReadOnly(bool read_only) { read_only_ = read_only; }
+  // With `read_only`, moves the session to the readers' database, for good (before its first
+  // statement; the same as Engine::Connect(limit, true)). Without, changes nothing.
+  void SetReadOnly(bool read_only);
+  bool read_only() const { return read_only_; }
   // After a failed COPY: an implicit transaction rolls back; a transaction block is aborted.
   void FailTransaction();
-  // Ends the implicit read-only transaction of an autocommit statement, if one is open.
+  // Ends the implicit transaction of an autocommit COPY, if one is open.
   Status EndImplicitTransaction(bool commit);
 
  private:
@@ -166,7 +173,10 @@ class Session {
   friend class ResultStream;
   struct Handles;
   Session(std::unique_ptr<Handles> handles, size_t memory_limit);
-  Status BeforeStatement(const std::string& sql);
+  Status Connected() const;
+  // `status` as a read-only session reports it (see engine.cc).
+  Status InReadOnlyTerms(Status status) const;
+  Status BeforeStatement();
   Result<std::unique_ptr<ResultStream>> Run(duckdb_prepared_statement statement,
                                             const std::string& sql);
   // The SQLite catalog's writer lock for a statement that may commit a write to the lake (an
@@ -182,6 +192,7 @@ class Session {
   char transaction_status_ = 'I';
   size_t memory_limit_;
   bool read_only_ = false;
+  duckdb_database reader_ = nullptr;  // the engine's readers' database (for SetReadOnly)
   bool implicit_transaction_ = false;
   ResultStream* streaming_ = nullptr;        // the one result streaming from DuckDB
   std::vector<ResultStream*> open_streams_;  // every live stream (for the memory limit)

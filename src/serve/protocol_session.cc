@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "serve/compat/compat.h"
+#include "serve/compat/statement_kind.h"
 #include "serve/protocol_session_internal.h"
 
 namespace weir::serve {
@@ -232,19 +233,20 @@ Status ProtocolSession::HandleQuery(const std::string& sql) {
 // Ending a transaction that is not open, or opening one inside another, is a warning in
 // PostgreSQL (DuckDB makes both errors); clients rely on it, e.g. a ROLLBACK "just in case".
 bool ProtocolSession::AnswerTransactionNoOp(const std::string& statement) {
-  const std::string word = FirstKeyword(statement);
+  const compat::TransactionControl control = compat::TransactionControlOf(statement);
   const char status = session_->transaction_status();
-  const bool ends = word == "COMMIT" || word == "END" || word == "ROLLBACK" || word == "ABORT";
-  const bool begins = word == "BEGIN" || word == "START";
+  const bool ends = control == compat::TransactionControl::kCommit ||
+                    control == compat::TransactionControl::kRollback;
+  const bool begins = control == compat::TransactionControl::kBegin;
   if (!(ends && status == 'I') && !(begins && status != 'I')) return false;
   MessageWriter writer;
   writer.NoticeResponse(ErrorFields{
       "WARNING", ends ? "25P01" : "25001",
       ends ? "there is no transaction in progress" : "there is already a transaction in progress",
       "", "", 0});
-  writer.CommandComplete(begins                                  ? "BEGIN"
-                         : word == "ROLLBACK" || word == "ABORT" ? "ROLLBACK"
-                                                                 : "COMMIT");
+  writer.CommandComplete(begins                                             ? "BEGIN"
+                         : control == compat::TransactionControl::kRollback ? "ROLLBACK"
+                                                                            : "COMMIT");
   out_ += writer.Take();
   return true;
 }

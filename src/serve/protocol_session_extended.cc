@@ -208,6 +208,12 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
     out_ += writer.Take();
     return Status::OK();
   }
+  if (!portal.stream && AnswerTransactionNoOp(text)) {
+    // As in a simple query: a COMMIT outside a block or a BEGIN inside one is a warning.
+    portal.done = true;
+    LogQuery(text, Status::OK(), 0);
+    return Status::OK();
+  }
   Arm();
   Status status;
   bool finished = false;

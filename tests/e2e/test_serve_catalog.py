@@ -129,7 +129,8 @@ def test_psql_verbose_listings_roles_types_and_expanded_output(served_catalog):
 
 
 # Statements that would change weir's catalog for every session. The catalog database is
-# attached READ_ONLY, so DuckDB refuses each with its read-only error (InvalidInput: 22023).
+# attached READ_ONLY, so DuckDB refuses each with its read-only error (25006,
+# read_only_sql_transaction).
 CATALOG_WRITES = [
     "DROP VIEW weir_catalog.weir_pg_catalog.pg_class",
     'DROP VIEW IF EXISTS "weir_catalog"."weir_pg_catalog"."pg_namespace"',
@@ -150,7 +151,7 @@ def test_sessions_cannot_change_the_catalog(served_catalog):
     for sql in CATALOG_WRITES:
         run = psql(port, sql)
         assert run.returncode != 0, sql
-        assert "22023" in run.stderr and "read-only mode" in run.stderr, (sql, run.stderr)
+        assert "25006" in run.stderr and "read-only mode" in run.stderr, (sql, run.stderr)
     # pg_catalog names as clients write them never reach weir's catalog (DuckDB's own refuses).
     for sql in ["DROP VIEW pg_catalog.pg_class", "DROP VIEW pg_class",
                 "DROP VIEW information_schema.tables"]:

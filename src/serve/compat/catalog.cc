@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -111,9 +112,13 @@ std::string QualifySchemas(std::string sql) {
   return sql;
 }
 
-Status InstallCatalog(duckdb_connection connection) {
+Status InstallCatalog(duckdb_connection connection,
+                      const std::function<Status(const std::string& path)>& open_also) {
   WEIR_ASSIGN_OR_RAISE(PrivateDirectory directory, PrivateDirectory::Make());
-  const std::string file = QuoteLiteral((directory.path() / "catalog.duckdb").string());
+  // Named as the database, so that a database opened on the file itself calls it that too.
+  const std::string path =
+      (directory.path() / (std::string(kCatalogDatabase) + ".duckdb")).string();
+  const std::string file = QuoteLiteral(path);
   const std::string database(kCatalogDatabase);
   WEIR_RETURN_NOT_OK(Run(connection, "ATTACH " + file + " AS " + database));
   Status created = CreateObjects(connection);
@@ -123,6 +128,7 @@ Status InstallCatalog(duckdb_connection connection) {
   WEIR_RETURN_NOT_OK(detached);
   // Views and macros are stored as SQL and bound when a session uses them, so once attached
   // again they still name the lake and DuckDB's catalog functions as created.
+  if (open_also) WEIR_RETURN_NOT_OK(open_also(path));
   return Run(connection, "ATTACH " + file + " AS " + database + " (READ_ONLY)");
 }
 

@@ -6,6 +6,7 @@
 // called from any session thread.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,9 +17,12 @@
 
 namespace weir::serve::compat {
 
-// Creates the compatibility objects in the database behind `connection`; called once, after
-// the lake is attached and before the sandbox is locked.
-Status InstallCatalog(duckdb_connection connection);
+// Creates the compatibility objects with `connection` in a private file and attaches it
+// READ_ONLY (as kCatalogDatabase) to that connection's database; `open_also`, if given, gets the
+// file's path while it still has one (another database may open it, read-only). Called once,
+// after the lake is attached and before the sandbox is locked.
+Status InstallCatalog(duckdb_connection connection,
+                      const std::function<Status(const std::string& path)>& open_also = {});
 
 // Splits a simple-query string into its statements (PostgreSQL's lexer decides where a
 // statement ends: quotes, dollar quotes and comments are respected). Empty statements are
