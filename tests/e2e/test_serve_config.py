@@ -74,7 +74,7 @@ def test_the_extension_directory_variable_is_a_setting_the_engine_uses(build_dir
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 0
     log = (tmp_path / "serve.log").read_text()
-    assert "not a weir setting" not in log, log
+    assert "WEIR_DUCKDB_EXTENSION_DIR is not a weir setting" not in log, log
     assert f"\nduckdb.extension_dir = {extensions.resolve()}\n" in log, log
     empty = tmp_path / "no-extensions"
     empty.mkdir()
@@ -84,7 +84,7 @@ def test_the_extension_directory_variable_is_a_setting_the_engine_uses(build_dir
         env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD, WEIR_DUCKDB_EXTENSION_DIR=str(empty)),
         capture_output=True, text=True, timeout=60)
     assert run.returncode == 1, run
-    assert "not a weir setting" not in run.stderr, run.stderr
+    assert "WEIR_DUCKDB_EXTENSION_DIR is not a weir setting" not in run.stderr, run.stderr
     assert str(empty) in run.stderr, run.stderr  # the engine looked there, nowhere else
 
 
