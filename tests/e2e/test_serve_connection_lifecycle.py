@@ -10,7 +10,7 @@ import socket
 import struct
 import time
 
-from tests.e2e.test_serve import PASSWORD, MessageReader, duckdb_lake, start_serve
+from tests.e2e.test_serve import PASSWORD, duckdb_lake, start_serve
 from tests.e2e.weir_run import wait_for
 
 
@@ -106,7 +106,7 @@ def test_10000_sequential_connections_leave_no_thread_stack_or_descriptor_behind
 
 
 def test_the_startup_packet_is_capped_at_10000_bytes(build_dir, tmp_path):
-    from tests.e2e.test_serve_hostile_peers import Scram, tls_connect
+    from tests.e2e.test_serve_hostile_peers import authenticate, tls_connect
 
     lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 1 AS x")
     port, process = start_serve(build_dir, lake, tmp_path)
@@ -122,14 +122,7 @@ def test_the_startup_packet_is_capped_at_10000_bytes(build_dir, tmp_path):
         assert error_fields(answer_to(port, exact))["C"] == "28000"
         # And over TLS it logs in, the long application_name reported back.
         sock = tls_connect(port)
-        sock.sendall(exact)
-        reader = MessageReader(sock)
-        assert reader.next()[0] == b"R"
-        scram = Scram()
-        sock.sendall(scram.initial_response())
-        kind, server_first = reader.next()
-        assert kind == b"R"
-        sock.sendall(scram.final_response(server_first))
+        reader = authenticate(sock, exact)
         reported = {}
         while (message := reader.next())[0] != b"Z":
             if message[0] == b"S":

@@ -93,9 +93,10 @@ class Scram:
         return frame(b"p", f"{without_proof},p={base64.b64encode(proof).decode()}".encode())
 
 
-def logged_in(port: int) -> tuple[ssl.SSLSocket, MessageReader]:
-    sock = tls_connect(port)
-    sock.sendall(startup_message())
+def authenticate(sock, startup: bytes) -> MessageReader:
+    """Sends `startup` and answers the SCRAM challenge up to the client's proof; returns the
+    reader, whose next message is AuthenticationOk."""
+    sock.sendall(startup)
     reader = MessageReader(sock)
     assert reader.next()[0] == b"R"
     scram = Scram()
@@ -103,6 +104,12 @@ def logged_in(port: int) -> tuple[ssl.SSLSocket, MessageReader]:
     kind, server_first = reader.next()
     assert kind == b"R"
     sock.sendall(scram.final_response(server_first))
+    return reader
+
+
+def logged_in(port: int) -> tuple[ssl.SSLSocket, MessageReader]:
+    sock = tls_connect(port)
+    reader = authenticate(sock, startup_message())
     while (kind := reader.next()[0]) != b"Z":
         assert kind in (b"R", b"S", b"K"), kind
     return sock, reader
@@ -161,14 +168,7 @@ def mid_sasl(port, reset):
 def before_authentication_ok(port, reset):
     """The proof is sent; AuthenticationOk, the parameters and ReadyForQuery meet a closed peer."""
     sock = tls_connect(port)
-    sock.sendall(startup_message())
-    reader = MessageReader(sock)
-    assert reader.next()[0] == b"R"
-    scram = Scram()
-    sock.sendall(scram.initial_response())
-    kind, server_first = reader.next()
-    assert kind == b"R"
-    sock.sendall(scram.final_response(server_first))
+    authenticate(sock, startup_message())
     hang_up(sock, reset)
 
 
