@@ -21,6 +21,8 @@ _MARKER = {
     "postgres": "WEIR_TEST_PG_DSN",
     "s3": "WEIR_TEST_S3_ENDPOINT",
     "azure": "WEIR_TEST_AZURE_BLOB_AUTHORITY",
+    "iceberg-rest": "WEIR_TEST_ICEBERG_REST_URI",
+    "nessie": "WEIR_TEST_NESSIE_URI",
 }
 
 
@@ -28,13 +30,16 @@ def _component(name: str, tmp_path_factory: pytest.TempPathFactory):
     if _MARKER[name] in os.environ:
         yield dict(os.environ)
         return
-    stack = Stack([name], workdir=tmp_path_factory.mktemp(f"harness-{name}"))
+    # Components already up (named in the environment) serve as requirements (nessie's s3).
+    stack = Stack(
+        [name], workdir=tmp_path_factory.mktemp(f"harness-{name}"), given=dict(os.environ)
+    )
     with stack as settings:
         yield settings
 
 
 def _component_fixture(name: str):
-    @pytest.fixture(scope="session", name=name)
+    @pytest.fixture(scope="session", name=name.replace("-", "_"))
     def fixture(tmp_path_factory):
         yield from _component(name, tmp_path_factory)
 
@@ -42,11 +47,13 @@ def _component_fixture(name: str):
     return fixture
 
 
-# One session fixture per component: kafka, postgres, s3, azure.
+# One session fixture per component: kafka, postgres, s3, azure, iceberg_rest, nessie.
 kafka = _component_fixture("kafka")
 postgres = _component_fixture("postgres")
 s3 = _component_fixture("s3")
 azure = _component_fixture("azure")
+iceberg_rest = _component_fixture("iceberg-rest")
+nessie = _component_fixture("nessie")
 
 
 @pytest.fixture(scope="session")

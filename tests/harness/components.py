@@ -51,6 +51,8 @@ class Component:
 
     name = "component"
     start_timeout_s = 60.0
+    # Components this one needs running first: name -> the setting that shows it is up.
+    requires: dict[str, str] = {}
 
     def __init__(self, workdir: Path):
         self.workdir = workdir / self.name
@@ -60,6 +62,9 @@ class Component:
         self.port = free_port()  # the port clients connect to
 
     # --- to define ---------------------------------------------------------------------------
+    def configure(self, settings: dict[str, str]) -> None:
+        """Receives the settings of the components it `requires`, before prepare()."""
+
     def prepare(self) -> None:
         """One-time work before the process starts (formatting storage, initdb)."""
 
@@ -412,9 +417,13 @@ class Azurite(Component):
         }
 
 
+from .iceberg_catalogs import IcebergRest, Nessie  # noqa: E402 (they build on Component)
+
 COMPONENTS: dict[str, type[Component]] = {
     "kafka": Kafka,
     "postgres": Postgres,
     "s3": MotoS3,
     "azure": Azurite,
+    "iceberg-rest": IcebergRest,
+    "nessie": Nessie,
 }
