@@ -136,6 +136,11 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request, const std::sto
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, &transfer);
+  if (request.method != "GET" && request.method != "HEAD") {
+    // libcurl silently re-sends a request whose reused connection died before an answer came:
+    // harmless for a read, a second commit for a mutation. A fresh connection is never retried.
+    curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+  }
   if (request.method == "HEAD") {
     curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
   } else if (request.method == "POST") {

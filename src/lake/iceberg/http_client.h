@@ -4,7 +4,9 @@
 // A failure says whether the request may have reached the server (HttpFailure::sent): a request
 // never sent (no connection) can be repeated as is; one that was sent and got no complete
 // answer (timeout, reset, oversized body, stop) has an unknown effect, which matters for
-// mutations. There is no retry here: callers run single attempts under base/retry.h.
+// mutations. There is no retry here: callers run single attempts under base/retry.h. (Requests
+// other than GET and HEAD use a fresh connection: libcurl re-sends a request on its own when a
+// reused connection dies unanswered, which for a commit would be a second commit.)
 //
 // Threading: an HttpClient is used by one thread at a time (it owns one curl easy handle, which
 // keeps connections alive between requests); the stop token may be requested from any thread.

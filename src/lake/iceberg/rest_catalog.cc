@@ -172,7 +172,12 @@ Status RestCatalog::RefreshTokenIfDue() {
 Status RestCatalog::LoadConfig() {
   std::string path = "/v1/config";
   if (!options_.warehouse.empty()) path += "?warehouse=" + UrlEncode(options_.warehouse);
-  WEIR_ASSIGN_OR_RAISE(HttpResponse response, Call("GET", path, "", false));
+  auto called = Call("GET", path, "", false);
+  if (!called.ok()) {
+    if (CatalogErrorKindOf(called.status())) return called.status();  // the token fetch's
+    return Unavailable(called.status(), "GET " + Url(path));
+  }
+  const HttpResponse& response = *called;
   if (response.status != 200) return RestError(response, "GET " + Url(path));
   WEIR_ASSIGN_OR_RAISE(Json json, ParseJson(response.body, "GET /v1/config"));
   if (!json.is_object()) {
