@@ -8,9 +8,11 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 from tests.harness.components import ROOT, Kafka, port_open
+from tests.harness.stack import Stack
 
 # Prints the harness settings as JSON, then exits with the code given as argv[1] or sleeps.
 CHILD = (
@@ -80,3 +82,87 @@ def test_kafka_starts_with_a_cluster_id_that_begins_with_a_dash(tmp_path):
         assert port_open(broker.port)
     finally:
         broker.stop()
+
+
+def _serves_tables(catalog, namespace: str) -> None:
+    """pyiceberg creates a table through `catalog`, appends 3 rows and reads them back."""
+    import pyarrow as pa
+
+    catalog.create_namespace(namespace)
+    data = pa.table({"id": pa.array([1, 2, 3], pa.int64())})
+    table = catalog.create_table((namespace, "t"), schema=data.schema)
+    table.append(data)
+    assert catalog.load_table((namespace, "t")).scan().to_arrow()["id"].to_pylist() == [1, 2, 3]
+
+
+def _assert_stopped(component) -> None:
+    assert component.process.poll() is not None
+    assert not port_open(component.port)
+
+
+def test_the_iceberg_rest_fixture_starts_serves_and_stops_cleanly(tmp_path):
+    from pyiceberg.catalog import load_catalog
+
+    from tests.harness.iceberg_catalogs import IcebergRest
+
+    server = IcebergRest(tmp_path)
+    try:
+        server.start()
+        settings = server.settings()
+        with urllib.request.urlopen(settings["WEIR_TEST_ICEBERG_REST_URI"] + "/v1/config") as r:
+            config = json.loads(r.read())
+        assert "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}" in config["endpoints"]
+        _serves_tables(load_catalog("h", type="rest", uri=settings["WEIR_TEST_ICEBERG_REST_URI"]),
+                       "harness")
+        # Its warehouse is the directory it names.
+        assert list(Path(settings["WEIR_TEST_ICEBERG_REST_WAREHOUSE"]).glob("harness/t/data/*"))
+    finally:
+        server.stop()
+    _assert_stopped(server)
+
+
+def test_nessie_starts_after_the_s3_it_requires_serves_and_stops_cleanly(tmp_path):
+    from pyiceberg.catalog import load_catalog
+
+    stack = Stack(["nessie"], workdir=tmp_path / "stack", given={})
+    with stack as settings:
+        assert [c.name for c in stack.components] == ["moto", "nessie"]
+        with urllib.request.urlopen(settings["WEIR_TEST_NESSIE_URI"] + "/v1/config") as r:
+            config = json.loads(r.read())
+        assert config["defaults"]["prefix"] == "main"
+        assert config["defaults"]["warehouse"] == settings["WEIR_TEST_NESSIE_WAREHOUSE"]
+        _serves_tables(
+            load_catalog(
+                "n", type="rest", uri=settings["WEIR_TEST_NESSIE_URI"],
+                **{"s3.access-key-id": settings["WEIR_TEST_S3_ACCESS_KEY"],
+                   "s3.secret-access-key": settings["WEIR_TEST_S3_SECRET_KEY"],
+                   "s3.region": settings["WEIR_TEST_S3_REGION"]},
+            ),
+            "harness",
+        )
+    for component in stack.components:
+        _assert_stopped(component)
+    assert not (tmp_path / "stack").exists()
+
+
+def test_spark_reads_the_counts_and_sums_pyiceberg_wrote_through_the_rest_fixture(iceberg_rest):
+    import pyarrow as pa
+    from pyiceberg.catalog import load_catalog
+
+    from tests.harness.spark import spark_session
+
+    uri = iceberg_rest["WEIR_TEST_ICEBERG_REST_URI"]
+    catalog = load_catalog("s", type="rest", uri=uri)
+    namespace = f"spark_{os.getpid()}_{int(time.time() * 1000) % 100000}"
+    catalog.create_namespace(namespace)
+    data = pa.table({"id": pa.array(range(100), pa.int64()),
+                     "k": pa.array([i % 7 for i in range(100)], pa.int32())})
+    table = catalog.create_table((namespace, "t"), schema=data.schema)
+    table.append(data.slice(0, 60))
+    table.append(data.slice(60))
+    with spark_session(uri, iceberg_rest["WEIR_TEST_ICEBERG_REST_WAREHOUSE"]) as spark:
+        count, total, keys = spark.sql(
+            f"SELECT count(*), sum(id), count(DISTINCT k) FROM rest.{namespace}.t"
+        ).collect()[0]
+        snapshots = spark.sql(f"SELECT count(*) FROM rest.{namespace}.t.snapshots").collect()[0][0]
+    assert (count, total, keys, snapshots) == (100, 4950, 7, 2)
