@@ -215,3 +215,64 @@ def test_a_body_shorter_than_its_length_is_a_transport_failure(build_dir):
         result = run_tool(build_dir, "rest", peer.uri, "--timeout-ms", "10000", "config")
     assert "HTTP transport" in result["message"], result
     assert result["class"] == "retriable"
+
+
+def headers_of(proxy: FaultProxy, method: str, suffix: str) -> list[dict[str, str]]:
+    return [
+        {k.lower(): v for k, v in headers.items()}
+        for m, path, headers in proxy.forwarded
+        if m == method and path.split("?")[0].endswith(suffix)
+    ]
+
+
+def test_a_bearer_token_is_sent_with_every_call(rest_fixture, build_dir):
+    ns = unique("ns")
+    with FaultProxy(rest_fixture.uri) as proxy:
+        assert run_tool(build_dir, "rest", proxy.uri, "--token", "t0k3n", "ensure-namespace", ns)[
+            "ok"
+        ]
+    assert [m for m, _, _ in proxy.forwarded] == ["GET", "GET", "POST"]  # config, load, create
+    assert {h.get("Authorization") for _, _, h in proxy.forwarded} == {"Bearer t0k3n"}
+
+
+def test_oauth2_tokens_are_refreshed_before_they_expire(rest_fixture, build_dir):
+    ns = unique("ns")
+    assert run_tool(build_dir, "rest", rest_fixture.uri, "ensure-namespace", ns)["ok"]
+    with FaultProxy(rest_fixture.uri) as proxy:
+        proxy.token_lifetime_s = 1.0  # refreshed after 80% of it: 0.8 s
+        result = run_tool(
+            build_dir, "rest", proxy.uri, "--credential", "weir-client:s3cret",
+            "--repeat", "3", "--pause-ms", "1000", "ensure-namespace", ns,
+        )
+    assert result["ok"], result
+    assert proxy.tokens_issued == [f"token-{i}-weir-client" for i in range(3)]
+    calls = headers_of(proxy, "GET", f"/namespaces/{ns}")
+    assert [h["authorization"] for h in calls] == [f"Bearer token-{i}-weir-client" for i in range(3)]
+
+
+def test_mutations_carry_an_idempotency_key_only_when_the_server_advertises_them(
+    rest_fixture, build_dir, tmp_path
+):
+    ns, name, table_uuid, metadata = s1_table(rest_fixture, build_dir, tmp_path)
+    s1 = metadata["current-snapshot-id"]
+    key = str(uuid.uuid4())
+    with FaultProxy(rest_fixture.uri) as proxy:
+        proxy.config_overrides = {"idempotency-key-lifetime": "PT30M"}
+        assert run_tool(build_dir, "rest", proxy.uri, "config")["idempotency"] is True
+        done = commit(build_dir, tmp_path, proxy.uri, ns, name,
+                      snapshot_commit(metadata, table_uuid, s1, s1 + 3), "--timeout-ms", "30000")
+        # The key is the caller's when it gives one (a retry of a commit of unknown outcome).
+        path = tmp_path / "again.json"
+        after = done["table"]["metadata"]
+        path.write_text(json.dumps(snapshot_commit(after, table_uuid, s1 + 3, s1 + 4)))
+        again = run_tool(build_dir, "rest", proxy.uri, "commit", ns, name, str(path), key)
+    assert (done["outcome"], again["outcome"]) == ("committed", "committed")
+    commits = headers_of(proxy, "POST", f"/tables/{name}")
+    assert len(commits) == 2
+    assert uuid.UUID(commits[0]["idempotency-key"]).version == 7
+    assert commits[1]["idempotency-key"] == key
+    assert all("idempotency-key" not in h for h in headers_of(proxy, "GET", "/v1/config"))
+
+    with FaultProxy(rest_fixture.uri) as plain:  # not advertised: no key at all
+        assert run_tool(build_dir, "rest", plain.uri, "ensure-namespace", unique("ns"))["ok"]
+    assert all("idempotency-key" not in {k.lower() for k in h} for _, _, h in plain.forwarded)

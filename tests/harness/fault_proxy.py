@@ -4,6 +4,9 @@
   a chosen way: drop the connection after forwarding (the server applied the request, the
   client hears nothing), answer a status after forwarding (e.g. 502 from a gateway), or answer
   a status without forwarding (the server never saw it).
+  It also records the headers of what it forwards, can add properties to the /v1/config
+  answer (e.g. advertise idempotency), and can act as an OAuth2 token endpoint that issues
+  short-lived tokens.
 - HostileServer never behaves: it stalls (accepts, reads, never answers), sends an endless
   body, or promises a Content-Length and closes early.
 
@@ -13,6 +16,7 @@ Both are context managers that stop their threads and close their sockets on exi
 from __future__ import annotations
 
 import http.client
+import json
 import socket
 import threading
 import time
@@ -79,7 +83,10 @@ class FaultProxy(_Peer):
         self.upstream_port = parts.port
         self.upstream_base = parts.path.rstrip("/")
         self.rules: list[Rule] = []
-        self.forwarded: list[tuple[str, str]] = []
+        self.forwarded: list[tuple[str, str, dict[str, str]]] = []  # method, path, headers
+        self.config_overrides: dict[str, str] = {}  # added to /v1/config's "overrides"
+        self.token_lifetime_s: float | None = None  # set: answer /v1/oauth/tokens here
+        self.tokens_issued: list[str] = []
         self.lock = threading.Lock()
 
     def uri_for(self, upstream_path: str = "") -> str:
@@ -108,14 +115,31 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         if rule is not None and rule.action == "status_without_forward":
             self._answer(rule.status, {"Content-Type": "application/json"}, b'{"error": {}}')
             return
+        if proxy.token_lifetime_s is not None and self.path.endswith("/v1/oauth/tokens"):
+            form = urllib.parse.parse_qs(body.decode())
+            with proxy.lock:
+                token = f"token-{len(proxy.tokens_issued)}-{form['client_id'][0]}"
+                proxy.tokens_issued.append(token)
+            answer = {"access_token": token, "token_type": "bearer",
+                      "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                      "expires_in": proxy.token_lifetime_s}
+            self._answer(200, {"Content-Type": "application/json"}, json.dumps(answer).encode())
+            return
         upstream = http.client.HTTPConnection(proxy.upstream_host, proxy.upstream_port, timeout=60)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host",)}
+        # Identity bodies upstream, so that the proxy can read and rewrite them.
+        headers = {
+            k: v for k, v in self.headers.items() if k.lower() not in ("host", "accept-encoding")
+        }
         upstream.request(self.command, proxy.upstream_base + self.path, body=body, headers=headers)
         response = upstream.getresponse()
         payload = response.read()
         upstream.close()
         with proxy.lock:
-            proxy.forwarded.append((self.command, self.path))
+            proxy.forwarded.append((self.command, self.path, dict(self.headers.items())))
+        if proxy.config_overrides and urllib.parse.urlsplit(self.path).path.endswith("/v1/config"):
+            config = json.loads(payload)
+            config.setdefault("overrides", {}).update(proxy.config_overrides)
+            payload = json.dumps(config).encode()
         if rule is not None and rule.action == "drop_after_forward":
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)

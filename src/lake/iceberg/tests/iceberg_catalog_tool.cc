@@ -3,7 +3,8 @@
 // JSON object on stdout: {"ok": true, ...} or {"ok": false, "kind", "class", "message"}.
 //
 //   iceberg_catalog_tool rest URI [--warehouse W] [--token T] [--credential ID:SECRET]
-//       [--connect-timeout-ms N] [--timeout-ms N] [--max-body-bytes N] [--stop-after-ms N] OP...
+//       [--connect-timeout-ms N] [--timeout-ms N] [--max-body-bytes N] [--stop-after-ms N]
+//       [--repeat N --pause-ms M] OP...
 //   iceberg_catalog_tool sqlite PATH [--catalog NAME] OP...
 //   iceberg_catalog_tool postgres CONNINFO [--catalog NAME] OP...
 // OP: config | ensure-namespace NS | load NS TABLE | create NS TABLE (JSON-FILE | LOCATION)
@@ -76,10 +77,14 @@ int Commit(const weir::Result<iceberg::CommitResult>& result) {
   return Print(std::move(out));
 }
 
+int RunRestOp(iceberg::RestCatalog& catalog, const std::vector<std::string>& args);
+
 int RunRest(const std::string& uri, std::vector<std::string> args) {
   iceberg::RestCatalogOptions options;
   options.uri = uri;
   int stop_after_ms = 0;
+  int repeat = 1;
+  int pause_ms = 0;
   while (args.size() >= 2 && args[0].starts_with("--")) {
     const std::string flag = args[0], value = args[1];
     args.erase(args.begin(), args.begin() + 2);
@@ -97,6 +102,10 @@ int RunRest(const std::string& uri, std::vector<std::string> args) {
       options.limits.max_response_bytes = std::stoll(value);
     else if (flag == "--stop-after-ms")
       stop_after_ms = std::stoi(value);
+    else if (flag == "--repeat")
+      repeat = std::stoi(value);
+    else if (flag == "--pause-ms")
+      pause_ms = std::stoi(value);
     else
       return Fail(weir::Status::Invalid("unknown flag ", flag));
   }
@@ -115,6 +124,16 @@ int RunRest(const std::string& uri, std::vector<std::string> args) {
   if (!opened.ok()) return Fail(opened.status());
   auto& catalog = **opened;
   if (args.empty()) return Fail(weir::Status::Invalid("no operation"));
+  int code = 0;
+  for (int i = 0; i < repeat; ++i) {  // the same call again on one client (token refresh)
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+    code = RunRestOp(catalog, args);
+    if (code != 0) break;
+  }
+  return code;
+}
+
+int RunRestOp(iceberg::RestCatalog& catalog, const std::vector<std::string>& args) {
   const std::string op = args[0];
   if (op == "config") {
     return Print({{"properties", catalog.properties()},
