@@ -27,19 +27,24 @@ def _get_json(url: str, timeout: float = 2.0) -> dict:
 
 
 class IcebergRest(Component):
-    """Apache Iceberg's REST catalog server over a JDBC (SQLite) catalog, warehouse on disk.
+    """Apache Iceberg's REST catalog server over a JDBC (SQLite) catalog, warehouse on disk, or
+    on a bucket of the harness's moto S3 when given `s3` settings (S3FileIO; the server hands
+    its S3 credentials to clients in each table's config).
 
     The server reads its catalog properties from CATALOG_* variables (CATALOG_REST_PORT is
-    `rest.port`); it binds every interface on that port (it has no host setting).
+    `rest.port`, `__` is `-` and `_` is `.`); it binds every interface on that port (it has no
+    host setting).
     """
 
     name = "iceberg-rest"
     start_timeout_s = 90.0
 
-    def __init__(self, workdir: Path, heap: str = "256m"):
+    def __init__(self, workdir: Path, heap: str = "256m", s3: dict[str, str] | None = None):
         super().__init__(workdir)
         self.heap = heap
         self.libs = DEPS / "iceberg-rest" / "libs"
+        self.s3 = s3
+        self.bucket = f"iceberg-rest-{self.port}"
         self.warehouse = self.workdir / "warehouse"
 
     def prepare(self) -> None:
@@ -51,6 +56,8 @@ class IcebergRest(Component):
             elif stale.exists():
                 stale.unlink()
         self.warehouse.mkdir(parents=True)
+        if self.s3:
+            _s3_client(self.s3).create_bucket(Bucket=self.bucket)
 
     def command(self) -> list[str]:
         return [
@@ -68,11 +75,27 @@ class IcebergRest(Component):
         env.update(
             {
                 "CATALOG_REST_PORT": str(self.port),
-                "CATALOG_WAREHOUSE": str(self.warehouse),
+                "CATALOG_WAREHOUSE": self.warehouse_location,
                 "CATALOG_URI": f"jdbc:sqlite:file:{self.workdir / 'catalog.db'}",
             }
         )
+        if self.s3:
+            env.update(
+                {
+                    "CATALOG_IO__IMPL": "org.apache.iceberg.aws.s3.S3FileIO",
+                    "CATALOG_S3_ENDPOINT": f"http://{self.s3['WEIR_TEST_S3_ENDPOINT']}",
+                    "CATALOG_S3_PATH__STYLE__ACCESS": "true",
+                    "CATALOG_S3_ACCESS__KEY__ID": self.s3["WEIR_TEST_S3_ACCESS_KEY"],
+                    "CATALOG_S3_SECRET__ACCESS__KEY": self.s3["WEIR_TEST_S3_SECRET_KEY"],
+                    "CATALOG_CLIENT_REGION": self.s3["WEIR_TEST_S3_REGION"],
+                    "AWS_REGION": self.s3["WEIR_TEST_S3_REGION"],
+                }
+            )
         return env
+
+    @property
+    def warehouse_location(self) -> str:
+        return f"s3://{self.bucket}/warehouse" if self.s3 else str(self.warehouse)
 
     def ready(self) -> bool:
         return "endpoints" in _get_json(f"{self.uri}/v1/config")
@@ -84,8 +107,20 @@ class IcebergRest(Component):
     def settings(self) -> dict[str, str]:
         return {
             "WEIR_TEST_ICEBERG_REST_URI": self.uri,
-            "WEIR_TEST_ICEBERG_REST_WAREHOUSE": str(self.warehouse),
+            "WEIR_TEST_ICEBERG_REST_WAREHOUSE": self.warehouse_location,
         }
+
+
+def _s3_client(s3: dict[str, str]):
+    import boto3
+
+    return boto3.client(
+        "s3",
+        endpoint_url=f"http://{s3['WEIR_TEST_S3_ENDPOINT']}",
+        aws_access_key_id=s3["WEIR_TEST_S3_ACCESS_KEY"],
+        aws_secret_access_key=s3["WEIR_TEST_S3_SECRET_KEY"],
+        region_name=s3["WEIR_TEST_S3_REGION"],
+    )
 
 
 def find_java(minimum: int) -> str:
@@ -142,15 +177,7 @@ class Nessie(Component):
             raise ComponentError("nessie needs the s3 component's settings (configure())")
         self.jar = jars[-1]
         self.java = find_java(21)
-        import boto3
-
-        boto3.client(
-            "s3",
-            endpoint_url=f"http://{self.s3['WEIR_TEST_S3_ENDPOINT']}",
-            aws_access_key_id=self.s3["WEIR_TEST_S3_ACCESS_KEY"],
-            aws_secret_access_key=self.s3["WEIR_TEST_S3_SECRET_KEY"],
-            region_name=self.s3["WEIR_TEST_S3_REGION"],
-        ).create_bucket(Bucket=self.bucket)
+        _s3_client(self.s3).create_bucket(Bucket=self.bucket)
 
     def command(self) -> list[str]:
         s3 = self.s3

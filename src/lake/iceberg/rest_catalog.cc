@@ -223,7 +223,6 @@ std::string RestCatalog::TablePath(const TableIdent& ident) const {
 
 std::string RestCatalog::NewIdempotencyKey() {
   static thread_local UuidV7Generator generator(Clock::System(), std::random_device{}());
-  ++key_counter_;
   return generator.Next().ToString();
 }
 

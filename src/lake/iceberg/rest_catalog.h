@@ -108,7 +108,6 @@ class RestCatalog : public Catalog {
   std::string access_token_;
   std::chrono::steady_clock::time_point token_refresh_at_ =
       std::chrono::steady_clock::time_point::max();
-  uint64_t key_counter_ = 0;
 };
 
 // The REST error of a non-2xx response: its kind from the status code, the server's message
