@@ -168,14 +168,8 @@ def test_spark_reads_the_counts_and_sums_pyiceberg_wrote_through_the_rest_fixtur
     assert (count, total, keys, snapshots) == (100, 4950, 7, 2)
 
 
-def test_the_iceberg_rest_fixture_keeps_its_warehouse_on_the_harness_s3(tmp_path, s3, monkeypatch):
+def test_the_iceberg_rest_fixture_keeps_its_warehouse_on_the_harness_s3(tmp_path, s3):
     from pyiceberg.catalog import load_catalog
-
-    # Observed: without these, the manifest list pyiceberg writes with the FileIO config this
-    # server hands out reads back corrupted from moto (the same writes with Nessie's config do
-    # not); the AWS SDK's default request checksums are the suspect, not yet pinned down.
-    monkeypatch.setenv("AWS_REQUEST_CHECKSUM_CALCULATION", "WHEN_REQUIRED")
-    monkeypatch.setenv("AWS_RESPONSE_CHECKSUM_VALIDATION", "WHEN_REQUIRED")
 
     from tests.harness.iceberg_catalogs import IcebergRest, _s3_client
 
@@ -187,7 +181,9 @@ def test_the_iceberg_rest_fixture_keeps_its_warehouse_on_the_harness_s3(tmp_path
         catalog = load_catalog(
             "h3", type="rest", uri=settings["WEIR_TEST_ICEBERG_REST_URI"],
             **{"s3.endpoint": f"http://{s3['WEIR_TEST_S3_ENDPOINT']}",
-               "s3.region": s3["WEIR_TEST_S3_REGION"]},
+               "s3.region": s3["WEIR_TEST_S3_REGION"],
+               "s3.access-key-id": s3["WEIR_TEST_S3_ACCESS_KEY"],
+               "s3.secret-access-key": s3["WEIR_TEST_S3_SECRET_KEY"]},
         )
         _serves_tables(catalog, "on_s3")
         listed = _s3_client(s3).list_objects_v2(Bucket=server.bucket, Prefix="warehouse/on_s3/t/")

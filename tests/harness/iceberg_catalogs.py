@@ -28,8 +28,8 @@ def _get_json(url: str, timeout: float = 2.0) -> dict:
 
 class IcebergRest(Component):
     """Apache Iceberg's REST catalog server over a JDBC (SQLite) catalog, warehouse on disk, or
-    on a bucket of the harness's moto S3 when given `s3` settings (S3FileIO; the server hands
-    its S3 credentials to clients in each table's config).
+    on a bucket of the harness's moto S3 when given `s3` settings (S3FileIO; clients bring
+    their own S3 endpoint and credentials: the server's table config carries none).
 
     The server reads its catalog properties from CATALOG_* variables (CATALOG_REST_PORT is
     `rest.port`, `__` is `-` and `_` is `.`); it binds every interface on that port (it has no
