@@ -18,14 +18,17 @@ def tool_path(build_dir: Path) -> Path:
 
 
 def run_tool(build_dir: Path, *args: str, timeout: float = 60) -> dict:
-    """Runs one catalog call; returns its JSON result (with the seconds it took)."""
+    """Runs one catalog call; returns its JSON result (with the seconds it took, and the results
+    of every repetition under `lines`)."""
     started = time.monotonic()
     proc = subprocess.run(
         [str(tool_path(build_dir)), *args], capture_output=True, text=True, timeout=timeout
     )
     assert proc.stdout.strip(), f"no output (exit {proc.returncode}): {proc.stderr}"
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    lines = [json.loads(line) for line in proc.stdout.strip().splitlines()]
+    result = lines[-1]
     assert result["ok"] == (proc.returncode == 0), (proc.returncode, result)
+    result["lines"] = lines  # one per call when the tool repeats it
     result["seconds"] = time.monotonic() - started
     return result
 

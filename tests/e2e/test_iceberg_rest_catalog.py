@@ -276,3 +276,23 @@ def test_mutations_carry_an_idempotency_key_only_when_the_server_advertises_them
     with FaultProxy(rest_fixture.uri) as plain:  # not advertised: no key at all
         assert run_tool(build_dir, "rest", plain.uri, "ensure-namespace", unique("ns"))["ok"]
     assert all("idempotency-key" not in {k.lower() for k in h} for _, _, h in plain.forwarded)
+
+
+def test_a_401_under_oauth2_is_retriable_and_the_next_call_fetches_a_new_token(
+    rest_fixture, build_dir
+):
+    ns = unique("ns")
+    assert run_tool(build_dir, "rest", rest_fixture.uri, "ensure-namespace", ns)["ok"]
+    with FaultProxy(rest_fixture.uri) as proxy:
+        proxy.token_lifetime_s = 3600.0
+        proxy.add(Rule("GET", f"/namespaces/{ns}", "status_without_forward", status=401))
+        result = run_tool(
+            build_dir, "rest", proxy.uri, "--credential", "c:s", "--repeat", "2",
+            "ensure-namespace", ns,
+        )
+    first, second = result["lines"]
+    assert (first["ok"], first["kind"], first["class"]) == (False, "unavailable", "retriable")
+    assert second["ok"], second
+    assert proxy.tokens_issued == ["token-0-c", "token-1-c"]
+    calls = headers_of(proxy, "GET", f"/namespaces/{ns}")
+    assert [h["authorization"] for h in calls] == ["Bearer token-1-c"]  # the 401 was not forwarded

@@ -169,6 +169,15 @@ Status RestCatalog::RefreshTokenIfDue() {
   return FetchToken();
 }
 
+Status RestCatalog::ErrorOf(const HttpResponse& response, const std::string& what) const {
+  Status status = RestError(response, what);
+  if (response.status == 401 && !options_.credential.empty()) {
+    // The token expired or was revoked (Call dropped it): the next attempt fetches a new one.
+    return CatalogError(CatalogErrorKind::kUnavailable, 401, "", status.message());
+  }
+  return status;
+}
+
 Status RestCatalog::LoadConfig() {
   std::string path = "/v1/config";
   if (!options_.warehouse.empty()) path += "?warehouse=" + UrlEncode(options_.warehouse);
@@ -178,7 +187,7 @@ Status RestCatalog::LoadConfig() {
     return Unavailable(called.status(), "GET " + Url(path));
   }
   const HttpResponse& response = *called;
-  if (response.status != 200) return RestError(response, "GET " + Url(path));
+  if (response.status != 200) return ErrorOf(response, "GET " + Url(path));
   WEIR_ASSIGN_OR_RAISE(Json json, ParseJson(response.body, "GET /v1/config"));
   if (!json.is_object()) {
     return CatalogError(CatalogErrorKind::kProtocol, 200, "", "/v1/config is not an object");
@@ -260,20 +269,20 @@ Status RestCatalog::EnsureNamespace(const std::vector<std::string>& levels) {
   auto loaded = Call("GET", path, "", false);
   if (!loaded.ok()) return Unavailable(loaded.status(), "GET " + path);
   if (loaded->status == 200) return Status::OK();
-  if (loaded->status != 404) return RestError(*loaded, "GET " + path);
+  if (loaded->status != 404) return ErrorOf(*loaded, "GET " + path);
   const std::string create_path = (prefix_.empty() ? "/v1" : "/v1/" + prefix_) + "/namespaces";
   Json body = {{"namespace", levels}, {"properties", Json::object()}};
   auto created = Call("POST", create_path, body.dump(), true);
   if (!created.ok()) return Unavailable(created.status(), "POST " + create_path);
   if (created->status == 200 || created->status == 409) return Status::OK();  // 409: a racer
-  return RestError(*created, "POST " + create_path);
+  return ErrorOf(*created, "POST " + create_path);
 }
 
 Result<LoadedTable> RestCatalog::LoadTable(const TableIdent& ident) {
   const std::string path = TablePath(ident);
   auto response = Call("GET", path, "", false);
   if (!response.ok()) return Unavailable(response.status(), "load table " + ident.ToString());
-  if (response->status != 200) return RestError(*response, "load table " + ident.ToString());
+  if (response->status != 200) return ErrorOf(*response, "load table " + ident.ToString());
   return ParseLoadTable(*response, "load table " + ident.ToString());
 }
 
@@ -300,7 +309,7 @@ Result<LoadedTable> RestCatalog::CreateTable(const std::vector<std::string>& nam
   const std::string path = NamespacePath(namespace_levels) + "/tables";
   auto response = Call("POST", path, body.dump(), true);
   if (!response.ok()) return Unavailable(response.status(), what);
-  if (response->status != 200) return RestError(*response, what);
+  if (response->status != 200) return ErrorOf(*response, what);
   return ParseLoadTable(*response, what);
 }
 
@@ -343,17 +352,17 @@ Result<CommitResult> RestCatalog::CommitTable(const TableIdent& ident,
     }
     case 409:
       result.outcome = CommitOutcome::kConflict;
-      result.message = RestError(*response, what).message();
+      result.message = ErrorOf(*response, what).message();
       return result;
     case 500:
     case 502:
     case 503:
     case 504:
       result.outcome = CommitOutcome::kUnknown;
-      result.message = RestError(*response, what).message();
+      result.message = ErrorOf(*response, what).message();
       return result;
     default:
-      return RestError(*response, what);  // 404 not found, 400/401/403 rejected, 429 unavailable
+      return ErrorOf(*response, what);  // 404 not found, 400/401/403 rejected, 429 unavailable
   }
 }
 

@@ -96,6 +96,8 @@ class RestCatalog : public Catalog {
                             const std::string& body, bool mutation,
                             const std::string& idempotency_key = "");
   std::string Url(const std::string& path) const;
+  // RestError, except that a 401 under OAuth2 credentials is retriable (a new token is due).
+  Status ErrorOf(const HttpResponse& response, const std::string& what) const;
 
   RestCatalogOptions options_;
   std::unique_ptr<HttpClient> http_;
