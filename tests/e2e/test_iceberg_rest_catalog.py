@@ -73,7 +73,7 @@ def test_create_load_and_commit_with_typed_outcomes(server, build_dir, tmp_path)
     created = create_with_weir(build_dir, tmp_path, server.uri, ns, name)
     # A namespace that exists already is not an error.
     assert run_tool(build_dir, "rest", server.uri, "ensure-namespace", ns)["ok"]
-    metadata = created["table"]["metadata"] if "table" in created else created["metadata"]
+    metadata = created["metadata"]
     assert [f["name"] for f in metadata["schemas"][0]["fields"]] == ["id", "v"]
     assert metadata["properties"]["owner"] == "weir"
     assert metadata.get("current-snapshot-id") in (None, -1)
@@ -125,11 +125,25 @@ def test_create_load_and_commit_with_typed_outcomes(server, build_dir, tmp_path)
     assert again["kind"] == "already_exists"
 
 
-def test_a_multi_level_namespace_round_trips(rest_fixture, build_dir, tmp_path):
-    ns = f"{unique('a')}.b"
-    create_with_weir(build_dir, tmp_path, rest_fixture.uri, ns, "t")
-    py_table = rest_fixture.pyiceberg().load_table((*ns.split("."), "t"))
-    assert py_table.name() == (*ns.split("."), "t")
+def test_a_multi_level_namespace_round_trips(server, build_dir, tmp_path):
+    ns = f"{unique('a')}.b c.d"  # three levels, one with a space (URL-encoded)
+    create_with_weir(build_dir, tmp_path, server.uri, ns, "t")
+    py = server.pyiceberg()
+    assert (*ns.split("."), "t") in [tuple(i) for i in py.list_tables(tuple(ns.split(".")))]
+    assert py.load_table((*ns.split("."), "t")).name() == (*ns.split("."), "t")
+    loaded = run_tool(build_dir, "rest", server.uri, "load", ns, "t")
+    assert loaded["metadata_location"].endswith(".metadata.json")
+
+
+def test_a_namespace_created_by_a_racer_in_between_is_success(rest_fixture, build_dir):
+    ns = unique("ns")
+    assert run_tool(build_dir, "rest", rest_fixture.uri, "ensure-namespace", ns)["ok"]
+    with FaultProxy(rest_fixture.uri) as proxy:
+        # weir sees no namespace, then its create meets the one that exists: 409, tolerated.
+        proxy.add(Rule("GET", f"/namespaces/{ns}", "status_without_forward", status=404))
+        result = run_tool(build_dir, "rest", proxy.uri, "ensure-namespace", ns)
+    assert result["ok"], result
+    assert [(m, p.split("?")[0]) for m, p, _ in proxy.forwarded][-1] == ("POST", "/v1/namespaces")
 
 
 def test_oauth2_client_credentials_are_exchanged_for_a_token(rest_fixture, build_dir):

@@ -265,17 +265,25 @@ Result<HttpResponse> RestCatalog::Call(const std::string& method, const std::str
 
 Status RestCatalog::EnsureNamespace(const std::vector<std::string>& levels) {
   if (levels.empty()) return Status::Invalid("an Iceberg namespace needs at least one level");
-  const std::string path = NamespacePath(levels);
-  auto loaded = Call("GET", path, "", false);
-  if (!loaded.ok()) return Unavailable(loaded.status(), "GET " + path);
-  if (loaded->status == 200) return Status::OK();
-  if (loaded->status != 404) return ErrorOf(*loaded, "GET " + path);
-  const std::string create_path = (prefix_.empty() ? "/v1" : "/v1/" + prefix_) + "/namespaces";
-  Json body = {{"namespace", levels}, {"properties", Json::object()}};
-  auto created = Call("POST", create_path, body.dump(), true);
-  if (!created.ok()) return Unavailable(created.status(), "POST " + create_path);
-  if (created->status == 200 || created->status == 409) return Status::OK();  // 409: a racer
-  return ErrorOf(*created, "POST " + create_path);
+  // Some servers (Nessie) create a nested namespace only under an existing parent: each level
+  // from the outermost is made when missing.
+  for (size_t depth = 1; depth <= levels.size(); ++depth) {
+    const std::vector<std::string> level(levels.begin(), levels.begin() + depth);
+    const std::string path = NamespacePath(level);
+    auto loaded = Call("GET", path, "", false);
+    if (!loaded.ok()) return Unavailable(loaded.status(), "GET " + path);
+    if (loaded->status == 200) continue;
+    if (loaded->status != 404) return ErrorOf(*loaded, "GET " + path);
+    const std::string create_path = (prefix_.empty() ? "/v1" : "/v1/" + prefix_) + "/namespaces";
+    Json body = {{"namespace", level}, {"properties", Json::object()}};
+    auto created = Call("POST", create_path, body.dump(), true);
+    if (!created.ok()) return Unavailable(created.status(), "POST " + create_path);
+    // 409: another writer created it in between, which is what was wanted.
+    if (created->status != 200 && created->status != 409) {
+      return ErrorOf(*created, "POST " + create_path);
+    }
+  }
+  return Status::OK();
 }
 
 Result<LoadedTable> RestCatalog::LoadTable(const TableIdent& ident) {
