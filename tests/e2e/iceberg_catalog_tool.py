@@ -25,7 +25,8 @@ def run_tool(build_dir: Path, *args: str, timeout: float = 60) -> dict:
         [str(tool_path(build_dir)), *args], capture_output=True, text=True, timeout=timeout
     )
     assert proc.stdout.strip(), f"no output (exit {proc.returncode}): {proc.stderr}"
-    lines = [json.loads(line) for line in proc.stdout.strip().splitlines()]
+    # weir's log lines (e.g. a SQLite catalog switched to WAL) may come before the results.
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     result = lines[-1]
     assert result["ok"] == (proc.returncode == 0), (proc.returncode, result)
     result["lines"] = lines  # one per call when the tool repeats it

@@ -121,7 +121,11 @@ def test_of_writers_racing_one_swap_exactly_one_wins(backend, build_dir):
         )
         for i in range(writers)
     ]
-    outcomes = [json.loads(p.communicate(timeout=120)[0].strip())["outcome"] for p in procs]
+    outputs = [p.communicate(timeout=120)[0] for p in procs]
+    outcomes = [
+        json.loads([line for line in out.splitlines() if line.startswith("{")][-1])["outcome"]
+        for out in outputs
+    ]
     assert sorted(outcomes) == ["committed"] + ["conflict"] * (writers - 1), outcomes
     winner = outcomes.index("committed")
     row = backend.pyiceberg()
