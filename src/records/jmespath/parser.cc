@@ -96,6 +96,16 @@ class Parser {
   }
 
   Result<NodePtr> Expression(int binding_power) {
+    // Each level is a native stack frame (here and when evaluating): bound it.
+    if (++depth_ > kMaxDepth) {
+      return CompileError("syntax", Current().position, "the expression is nested too deeply");
+    }
+    WEIR_ASSIGN_OR_RAISE(NodePtr node, ExpressionAtDepth(binding_power));
+    --depth_;
+    return node;
+  }
+
+  Result<NodePtr> ExpressionAtDepth(int binding_power) {
     Token token = Current();
     Advance();
     WEIR_ASSIGN_OR_RAISE(NodePtr left, Nud(token));
@@ -414,13 +424,23 @@ class Parser {
     return node;
   }
 
+  static constexpr int kMaxDepth = 256;
+
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Node>> Parse(std::string_view expression) {
+  // Chains (`a.b.c...`, `a | b | ...`) grow the tree without recursing in the parser; their
+  // length bounds the tree's height, which evaluation and destruction recurse over.
+  if (expression.size() > kMaxExpressionBytes) {
+    return CompileError(
+        "syntax", kMaxExpressionBytes,
+        "the expression is longer than " + std::to_string(kMaxExpressionBytes) + " bytes");
+  }
   WEIR_ASSIGN_OR_RAISE(std::vector<Token> tokens, Tokenize(expression));
   return Parser(std::move(tokens)).Run();
 }

@@ -194,19 +194,17 @@ Value Value::Owned() const {
       return String(std::string(string()));
     case Type::kArray: {
       Array elements;
-      elements.reserve(size());
-      const dom::array array = element().get_array().value_unsafe();
-      for (dom::element inner : array) elements.push_back(Borrowed(inner).Owned());
+      AppendElements(&elements);
+      for (Value& element : elements) element = element.Owned();
       return FromArray(std::move(elements));
     }
     case Type::kObject: {
       Object members;
-      const dom::object object = element().get_object().value_unsafe();
-      for (auto field : object) {
+      ForEachMember([&members](std::string_view key, const Value& value) {
         bool seen = false;  // a repeated key: the first wins, as in Find
-        for (const Member& member : members) seen = seen || member.first == field.key;
-        if (!seen) members.emplace_back(std::string(field.key), Borrowed(field.value).Owned());
-      }
+        for (const Member& member : members) seen = seen || member.first == key;
+        if (!seen) members.emplace_back(std::string(key), value.Owned());
+      });
       return FromObject(std::move(members));
     }
   }

@@ -93,6 +93,15 @@ TEST(JmespathEvaluation, TypeErrorsAreBadDataNamingTheFunctionAndArgument) {
             "invalid-type error at offset 0: abs(): argument 1 must be number, got string");
 }
 
+TEST(JmespathEvaluation, TheLongestChainAllowedEvaluatesWithinTheStack) {
+  std::string chain = "a";
+  while (chain.size() + 2 <= 16384) chain += ".a";
+  EXPECT_EQ(Eval(chain, R"({"a": {"a": {"a": 1}}})"), "null");
+  std::string pipes = "a";
+  while (pipes.size() + 4 <= 16384) pipes += " | @";
+  EXPECT_EQ(Eval(pipes, R"({"a": 5})"), "5");
+}
+
 TEST(JmespathEvaluation, ABorrowedDocumentGivesTheSameResultsAsItsOwnedCopy) {
   const std::string text =
       R"({"a": {"b": [1, {"c": "x"}, [2, 3]]}, "d": [{"e": 1}, {"e": 2}, {"f": 3}], "g": "s"})";

@@ -148,5 +148,16 @@ TEST(JmespathParser, ErrorsNameTheirKindAndTheOffsetOfTheOffendingToken) {
   ExpectError("a b", "syntax", 2);  // two expressions
 }
 
+TEST(JmespathParser, NestingIsBoundedSoAHostileExpressionCannotExhaustTheStack) {
+  EXPECT_EQ(Tree(std::string(200, '(') + "a" + std::string(200, ')')), "a");
+  ExpectError(std::string(300, '(') + "a" + std::string(300, ')'), "syntax", 256);
+  ExpectError(std::string(300, '!') + "a", "syntax", 256);
+  ExpectError(std::string(kMaxExpressionBytes + 1, '!'), "syntax", kMaxExpressionBytes);
+  // The longest chain allowed parses (and its tree is destroyed) without trouble.
+  std::string chain = "a";
+  while (chain.size() + 2 <= kMaxExpressionBytes) chain += ".a";
+  ASSERT_TRUE(Parse(chain).ok());
+}
+
 }  // namespace
 }  // namespace weir::records::jmespath
