@@ -11,6 +11,9 @@
 //                  with Decode).
 // - MapAndDecode:  Apply, then the 12 values as one JSON object into a JsonBatchBuilder (a
 //                  second parse: the bound for wiring that re-decodes the mapped row).
+// - PlainPaths{Dom,OnDemand}: the mapping's seven plain paths alone, through RecordMapper (DOM
+//                  tape, read in place) and through simdjson's On-Demand API (JSON pointers,
+//                  the document rewound for each), every value read: the choice of the DOM.
 // - MapTreeWalk:   the same 12 expressions by the tree walk on an owned copy of each record
 //                  (what the borrowed document and the plain-path fast path save).
 #include <benchmark/benchmark.h>
@@ -20,6 +23,7 @@
 #include <arrow/record_batch.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -218,6 +222,77 @@ void BM_MapAndDecode(benchmark::State& state) {
   Finish(state, bytes);
 }
 BENCHMARK(BM_MapAndDecode)->Unit(benchmark::kMillisecond);
+
+constexpr const char* kPlainPaths[][2] = {
+    {"uuid", "/uuid"},
+    {"event", "/event"},
+    {"distinct_id", "/distinct_id"},
+    {"team_id", "/team_id"},
+    {"timestamp", "/timestamp"},
+    {"properties.\"$browser\"", "/properties/$browser"},
+    {"properties.revenue", "/properties/revenue"}};
+
+void BM_PlainPathsDom(benchmark::State& state) {
+  const auto& events = Events();
+  std::vector<MappingColumn> columns;
+  for (const auto& path : kPlainPaths) columns.push_back({path[1], path[0]});
+  RecordMapper mapper(*Mapping::Compile(std::move(columns)));
+  std::vector<Value> row;
+  int64_t bytes = 0;
+  size_t read = 0;
+  for (auto _ : state) {
+    for (const auto& event : events) {
+      if (!mapper.Apply(event, &row).ok()) state.SkipWithError("mapping failed");
+      for (const Value& value : row) {
+        read += value.is_string() ? value.string().size() : value.is_number() ? 1 : 0;
+      }
+      bytes += static_cast<int64_t>(event.size());
+    }
+  }
+  benchmark::DoNotOptimize(read);
+  Finish(state, bytes);
+}
+BENCHMARK(BM_PlainPathsDom)->Unit(benchmark::kMillisecond);
+
+void BM_PlainPathsOnDemand(benchmark::State& state) {
+  namespace ondemand = simdjson::ondemand;
+  const auto& events = Events();
+  ondemand::parser parser;
+  std::vector<char> buffer;
+  int64_t bytes = 0;
+  size_t read = 0;
+  for (auto _ : state) {
+    for (const auto& event : events) {
+      const size_t needed = event.size() + simdjson::SIMDJSON_PADDING;
+      if (buffer.size() < needed) buffer.resize(needed);
+      std::memcpy(buffer.data(), event.data(), event.size());
+      std::memset(buffer.data() + event.size(), 0, simdjson::SIMDJSON_PADDING);
+      ondemand::document doc;
+      if (parser.iterate(buffer.data(), event.size(), buffer.size()).get(doc)) {
+        state.SkipWithError("parse failed");
+      }
+      for (const auto& path : kPlainPaths) {
+        ondemand::value value;
+        if (doc.at_pointer(path[1]).get(value)) state.SkipWithError("no such path");
+        ondemand::json_type type;
+        if (value.type().get(type)) state.SkipWithError("bad value");
+        if (type == ondemand::json_type::string) {
+          std::string_view text;
+          if (value.get_string().get(text)) state.SkipWithError("bad string");
+          read += text.size();
+        } else {
+          double number = 0;
+          if (value.get_double().get(number)) state.SkipWithError("bad number");
+          read += 1;
+        }
+      }
+      bytes += static_cast<int64_t>(event.size());
+    }
+  }
+  benchmark::DoNotOptimize(read);
+  Finish(state, bytes);
+}
+BENCHMARK(BM_PlainPathsOnDemand)->Unit(benchmark::kMillisecond);
 
 void BM_MapTreeWalk(benchmark::State& state) {
   const auto& events = Events();
