@@ -223,14 +223,13 @@ void BM_MapAndDecode(benchmark::State& state) {
 }
 BENCHMARK(BM_MapAndDecode)->Unit(benchmark::kMillisecond);
 
-constexpr const char* kPlainPaths[][2] = {
-    {"uuid", "/uuid"},
-    {"event", "/event"},
-    {"distinct_id", "/distinct_id"},
-    {"team_id", "/team_id"},
-    {"timestamp", "/timestamp"},
-    {"properties.\"$browser\"", "/properties/$browser"},
-    {"properties.revenue", "/properties/revenue"}};
+constexpr const char* kPlainPaths[][2] = {{"uuid", "/uuid"},
+                                          {"event", "/event"},
+                                          {"distinct_id", "/distinct_id"},
+                                          {"team_id", "/team_id"},
+                                          {"timestamp", "/timestamp"},
+                                          {"properties.\"$browser\"", "/properties/$browser"},
+                                          {"properties.revenue", "/properties/revenue"}};
 
 void BM_PlainPathsDom(benchmark::State& state) {
   const auto& events = Events();

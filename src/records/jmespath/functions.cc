@@ -12,8 +12,6 @@
 namespace weir::records::jmespath {
 namespace {
 
-using Arguments = std::vector<Argument>;
-
 // A double that is a whole number in int64's range becomes an integer (ceil, floor, sums).
 Value Number(double value) {
   if (std::trunc(value) == value && value >= -9.2233720368547758e18 &&
@@ -38,7 +36,7 @@ size_t CodePoints(std::string_view text) {
   return count;
 }
 
-Status Abs(const Node&, Arguments& args, Value* out) {
+Status Abs(const Node&, Arguments args, Value* out) {
   const Value& v = args[0].value;
   if (v.is_integer() && v.integer() != std::numeric_limits<int64_t>::min()) {
     *out = Value::Integer(v.integer() < 0 ? -v.integer() : v.integer());
@@ -49,51 +47,51 @@ Status Abs(const Node&, Arguments& args, Value* out) {
 }
 
 // The sum of an array of numbers: exact in int64 while it fits, a double otherwise.
-Value Sum(const std::vector<Value>& elements) {
+Value Sum(const Value& array) {
   int64_t exact = 0;
   bool integral = true;
   double real = 0;
-  for (const Value& element : elements) {
+  array.ForEachElement([&](const Value& element) {
     real += element.number();
     if (integral && element.is_integer()) {
       integral = !__builtin_add_overflow(exact, element.integer(), &exact);
     } else {
       integral = false;
     }
-  }
+  });
   return integral ? Value::Integer(exact) : Value::Double(real);
 }
 
-Status SumFunction(const Node&, Arguments& args, Value* out) {
-  *out = Sum(Elements(args[0].value));
+Status SumFunction(const Node&, Arguments args, Value* out) {
+  *out = Sum(args[0].value);
   return Status::OK();
 }
 
-Status Avg(const Node&, Arguments& args, Value* out) {
-  const std::vector<Value> elements = Elements(args[0].value);
-  if (elements.empty()) {
+Status Avg(const Node&, Arguments args, Value* out) {
+  const Value& array = args[0].value;
+  if (array.size() == 0) {
     *out = Value();
     return Status::OK();
   }
   double total = 0;
-  for (const Value& element : elements) total += element.number();
-  *out = Value::Double(total / static_cast<double>(elements.size()));
+  array.ForEachElement([&total](const Value& element) { total += element.number(); });
+  *out = Value::Double(total / static_cast<double>(array.size()));
   return Status::OK();
 }
 
-Status Ceil(const Node&, Arguments& args, Value* out) {
+Status Ceil(const Node&, Arguments args, Value* out) {
   const Value& v = args[0].value;
   *out = v.is_integer() ? v : Number(std::ceil(v.number()));
   return Status::OK();
 }
 
-Status Floor(const Node&, Arguments& args, Value* out) {
+Status Floor(const Node&, Arguments args, Value* out) {
   const Value& v = args[0].value;
   *out = v.is_integer() ? v : Number(std::floor(v.number()));
   return Status::OK();
 }
 
-Status Contains(const Node&, Arguments& args, Value* out) {
+Status Contains(const Node&, Arguments args, Value* out) {
   const Value& subject = args[0].value;
   const Value& search = args[1].value;
   bool found = false;
@@ -111,30 +109,30 @@ Status Contains(const Node&, Arguments& args, Value* out) {
   return Status::OK();
 }
 
-Status EndsWith(const Node&, Arguments& args, Value* out) {
+Status EndsWith(const Node&, Arguments args, Value* out) {
   *out = Value::Boolean(args[0].value.string().ends_with(args[1].value.string()));
   return Status::OK();
 }
 
-Status StartsWith(const Node&, Arguments& args, Value* out) {
+Status StartsWith(const Node&, Arguments args, Value* out) {
   *out = Value::Boolean(args[0].value.string().starts_with(args[1].value.string()));
   return Status::OK();
 }
 
-Status Join(const Node&, Arguments& args, Value* out) {
+Status Join(const Node&, Arguments args, Value* out) {
   const std::string_view glue = args[0].value.string();
   std::string joined;
   bool first = true;
-  for (const Value& element : Elements(args[1].value)) {
+  args[1].value.ForEachElement([&](const Value& element) {
     if (!first) joined.append(glue);
     first = false;
     joined.append(element.string());
-  }
+  });
   *out = Value::String(std::move(joined));
   return Status::OK();
 }
 
-Status Keys(const Node&, Arguments& args, Value* out) {
+Status Keys(const Node&, Arguments args, Value* out) {
   Array keys;
   args[0].value.ForEachMember(
       [&](std::string_view key, const Value&) { keys.push_back(Value::String(std::string(key))); });
@@ -142,7 +140,7 @@ Status Keys(const Node&, Arguments& args, Value* out) {
   return Status::OK();
 }
 
-Status Values(const Node&, Arguments& args, Value* out) {
+Status Values(const Node&, Arguments args, Value* out) {
   Array values;
   args[0].value.ForEachMember(
       [&](std::string_view, const Value& value) { values.push_back(value); });
@@ -150,14 +148,14 @@ Status Values(const Node&, Arguments& args, Value* out) {
   return Status::OK();
 }
 
-Status Length(const Node&, Arguments& args, Value* out) {
+Status Length(const Node&, Arguments args, Value* out) {
   const Value& v = args[0].value;
   const size_t length = v.is_string() ? CodePoints(v.string()) : v.size();
   *out = Value::Integer(static_cast<int64_t>(length));
   return Status::OK();
 }
 
-Status Map(const Node&, Arguments& args, Value* out) {
+Status Map(const Node&, Arguments args, Value* out) {
   Array mapped;
   for (const Value& element : Elements(args[1].value)) {
     Value result;
@@ -170,7 +168,7 @@ Status Map(const Node&, Arguments& args, Value* out) {
 
 // max and min: the elements are all numbers or all strings (checked by the signature).
 template <bool kMax>
-Status Extreme(const Node&, Arguments& args, Value* out) {
+Status Extreme(const Node&, Arguments args, Value* out) {
   const std::vector<Value> elements = Elements(args[0].value);
   *out = Value();
   for (const Value& element : elements) {
@@ -203,7 +201,7 @@ Status SortKeys(const Node& call, const Argument& expref, const std::vector<Valu
 }
 
 template <bool kMax>
-Status ExtremeBy(const Node& call, Arguments& args, Value* out) {
+Status ExtremeBy(const Node& call, Arguments args, Value* out) {
   const std::vector<Value> elements = Elements(args[0].value);
   std::vector<Value> keys;
   WEIR_RETURN_NOT_OK(SortKeys(call, args[1], elements, &keys));
@@ -217,7 +215,7 @@ Status ExtremeBy(const Node& call, Arguments& args, Value* out) {
   return Status::OK();
 }
 
-Status Merge(const Node&, Arguments& args, Value* out) {
+Status Merge(const Node&, Arguments args, Value* out) {
   Object merged;
   for (const Argument& arg : args) {
     arg.value.ForEachMember([&](std::string_view key, const Value& value) {
@@ -234,7 +232,7 @@ Status Merge(const Node&, Arguments& args, Value* out) {
   return Status::OK();
 }
 
-Status NotNull(const Node&, Arguments& args, Value* out) {
+Status NotNull(const Node&, Arguments args, Value* out) {
   *out = Value();
   for (const Argument& arg : args) {
     if (!arg.value.is_null()) {
@@ -245,7 +243,7 @@ Status NotNull(const Node&, Arguments& args, Value* out) {
   return Status::OK();
 }
 
-Status Reverse(const Node&, Arguments& args, Value* out) {
+Status Reverse(const Node&, Arguments args, Value* out) {
   const Value& v = args[0].value;
   if (v.is_string()) {
     const std::string_view text = v.string();
@@ -267,7 +265,7 @@ Status Reverse(const Node&, Arguments& args, Value* out) {
   return Status::OK();
 }
 
-Status Sort(const Node&, Arguments& args, Value* out) {
+Status Sort(const Node&, Arguments args, Value* out) {
   std::vector<Value> elements = Elements(args[0].value);
   std::stable_sort(elements.begin(), elements.end(),
                    [](const Value& a, const Value& b) { return Compare(a, b) < 0; });
@@ -275,7 +273,7 @@ Status Sort(const Node&, Arguments& args, Value* out) {
   return Status::OK();
 }
 
-Status SortBy(const Node& call, Arguments& args, Value* out) {
+Status SortBy(const Node& call, Arguments args, Value* out) {
   const std::vector<Value> elements = Elements(args[0].value);
   std::vector<Value> keys;
   WEIR_RETURN_NOT_OK(SortKeys(call, args[1], elements, &keys));
@@ -290,12 +288,12 @@ Status SortBy(const Node& call, Arguments& args, Value* out) {
   return Status::OK();
 }
 
-Status ToArray(const Node&, Arguments& args, Value* out) {
+Status ToArray(const Node&, Arguments args, Value* out) {
   *out = args[0].value.is_array() ? args[0].value : Value::FromArray({args[0].value});
   return Status::OK();
 }
 
-Status ToString(const Node&, Arguments& args, Value* out) {
+Status ToString(const Node&, Arguments args, Value* out) {
   *out = args[0].value.is_string() ? args[0].value : Value::String(ToJson(args[0].value));
   return Status::OK();
 }
@@ -317,13 +315,13 @@ Value ParseNumber(std::string_view text) {
   return Value();
 }
 
-Status ToNumber(const Node&, Arguments& args, Value* out) {
+Status ToNumber(const Node&, Arguments args, Value* out) {
   const Value& v = args[0].value;
   *out = v.is_number() ? v : v.is_string() ? ParseNumber(v.string()) : Value();
   return Status::OK();
 }
 
-Status TypeFunction(const Node&, Arguments& args, Value* out) {
+Status TypeFunction(const Node&, Arguments args, Value* out) {
   *out = Value::String(std::string(TypeName(args[0].value.type())));
   return Status::OK();
 }
@@ -363,9 +361,9 @@ const std::vector<Function>& Builtins() {
 }
 
 bool AllElements(const Value& array, Type type) {
-  std::vector<Value> elements = Elements(array);
-  return std::all_of(elements.begin(), elements.end(),
-                     [type](const Value& element) { return element.type() == type; });
+  bool all = true;
+  array.ForEachElement([&](const Value& element) { all = all && element.type() == type; });
+  return all;
 }
 
 bool Fits(const Argument& arg, uint16_t accepted) {
@@ -434,7 +432,7 @@ Status CheckArity(const Function& function, size_t count, size_t position) {
                           std::to_string(count));
 }
 
-Status CheckTypes(const Function& function, const Node& call, const Arguments& arguments) {
+Status CheckTypes(const Function& function, const Node& call, std::span<const Argument> arguments) {
   for (size_t i = 0; i < arguments.size(); ++i) {
     const uint16_t accepted = function.parameters[std::min(i, function.parameters.size() - 1)];
     if (Fits(arguments[i], accepted)) continue;

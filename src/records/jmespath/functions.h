@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -31,11 +32,13 @@ struct Argument {
   const Node* expref = nullptr;
 };
 
+using Arguments = std::span<Argument>;
+
 struct Function {
   std::string_view name;
   std::vector<uint16_t> parameters;  // ParameterType bit sets
   bool variadic = false;             // the last parameter repeats (at least once)
-  Status (*call)(const Node& call, std::vector<Argument>& arguments, Value* out) = nullptr;
+  Status (*call)(const Node& call, Arguments arguments, Value* out) = nullptr;
 };
 
 // The built-in called `name`, or nullptr.
@@ -45,7 +48,6 @@ const Function* FindFunction(std::string_view name);
 Status CheckArity(const Function& function, size_t count, size_t position);
 
 // invalid-type when an argument does not fit its parameter (checked when evaluating).
-Status CheckTypes(const Function& function, const Node& call,
-                  const std::vector<Argument>& arguments);
+Status CheckTypes(const Function& function, const Node& call, std::span<const Argument> arguments);
 
 }  // namespace weir::records::jmespath

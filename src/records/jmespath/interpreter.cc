@@ -1,5 +1,7 @@
 #include "records/jmespath/interpreter.h"
 
+#include <array>
+
 #include "records/jmespath/functions.h"
 
 namespace weir::records::jmespath {
@@ -86,8 +88,15 @@ Status Project(const Node& node, const std::vector<Value>& elements, Value* out)
 }
 
 Status CallFunction(const Node& node, const Value& input, Value* out) {
-  std::vector<Argument> arguments(node.children.size());
-  for (size_t i = 0; i < node.children.size(); ++i) {
+  // Most calls take one to three arguments: no allocation for them.
+  constexpr size_t kInline = 4;
+  std::array<Argument, kInline> inline_arguments;
+  std::vector<Argument> heap_arguments;
+  const size_t count = node.children.size();
+  if (count > kInline) heap_arguments.resize(count);
+  const Arguments arguments(count > kInline ? heap_arguments.data() : inline_arguments.data(),
+                            count);
+  for (size_t i = 0; i < count; ++i) {
     const Node& child = *node.children[i];
     if (child.kind == NodeKind::kExpref) {
       arguments[i].expref = child.children[0].get();

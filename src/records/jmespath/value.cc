@@ -35,43 +35,6 @@ Value Value::FromObject(Object members) {
   return Value(Payload(std::make_shared<const Object>(std::move(members))));
 }
 
-Type Value::type() const {
-  switch (payload_.index()) {
-    case 0:
-      return Type::kNull;
-    case 1:
-      return Type::kBoolean;
-    case 2:
-    case 3:
-      return Type::kNumber;
-    case 4:
-      return Type::kString;
-    case kArray:
-      return Type::kArray;
-    case kObject:
-      return Type::kObject;
-    default:
-      break;
-  }
-  switch (std::get<kDom>(payload_).type()) {
-    case dom::element_type::ARRAY:
-      return Type::kArray;
-    case dom::element_type::OBJECT:
-      return Type::kObject;
-    case dom::element_type::INT64:
-    case dom::element_type::UINT64:
-    case dom::element_type::DOUBLE:
-      return Type::kNumber;
-    case dom::element_type::STRING:
-      return Type::kString;
-    case dom::element_type::BOOL:
-      return Type::kBoolean;
-    case dom::element_type::NULL_VALUE:
-      return Type::kNull;
-  }
-  return Type::kNull;
-}
-
 bool Value::boolean() const {
   if (payload_.index() == 1) return std::get<1>(payload_);
   return element().get_bool().value_unsafe();
@@ -283,7 +246,12 @@ namespace {
 
 void AppendQuoted(std::string_view text, std::string* out) {
   out->push_back('"');
-  for (const char c : text) {
+  size_t run = 0;  // start of the characters not yet appended
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) continue;
+    out->append(text.substr(run, i - run));
+    run = i + 1;
     switch (c) {
       case '"':
         out->append("\\\"");
@@ -306,16 +274,14 @@ void AppendQuoted(std::string_view text, std::string* out) {
       case '\f':
         out->append("\\f");
         break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escape[8];
-          std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
-          out->append(escape);
-        } else {
-          out->push_back(c);
-        }
+      default: {
+        char escape[8];
+        std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
+        out->append(escape);
+      }
     }
   }
+  out->append(text.substr(run));
   out->push_back('"');
 }
 

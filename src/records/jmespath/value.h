@@ -47,7 +47,25 @@ class Value {
   // A view of `element`; valid while its document lives.
   static Value Borrowed(simdjson::dom::element element) { return Value(Payload(element)); }
 
-  Type type() const;
+  Type type() const {
+    switch (payload_.index()) {
+      case 0:
+        return Type::kNull;
+      case 1:
+        return Type::kBoolean;
+      case 2:
+      case 3:
+        return Type::kNumber;
+      case 4:
+        return Type::kString;
+      case kArray:
+        return Type::kArray;
+      case kObject:
+        return Type::kObject;
+      default:
+        return DomType(std::get<kDom>(payload_));
+    }
+  }
   bool is_null() const { return type() == Type::kNull; }
   bool is_number() const { return type() == Type::kNumber; }
   bool is_string() const { return type() == Type::kString; }
@@ -70,6 +88,9 @@ class Value {
   Value At(size_t index) const;
   // The elements of an array, appended to `out`.
   void AppendElements(std::vector<Value>* out) const;
+  // Calls visit(Value element) for each element of an array, in order.
+  template <typename Visit>
+  void ForEachElement(Visit&& visit) const;
   // The member of an object called `key`, or null.
   Value Find(std::string_view key) const;
   // Calls visit(std::string_view key, Value value) for each member of an object, in order.
@@ -95,6 +116,23 @@ class Value {
 
   explicit Value(Payload payload) : payload_(std::move(payload)) {}
 
+  static Type DomType(simdjson::dom::element element) {
+    switch (element.type()) {
+      case simdjson::dom::element_type::ARRAY:
+        return Type::kArray;
+      case simdjson::dom::element_type::OBJECT:
+        return Type::kObject;
+      case simdjson::dom::element_type::STRING:
+        return Type::kString;
+      case simdjson::dom::element_type::BOOL:
+        return Type::kBoolean;
+      case simdjson::dom::element_type::NULL_VALUE:
+        return Type::kNull;
+      default:
+        return Type::kNumber;  // INT64, UINT64, DOUBLE
+    }
+  }
+
   Payload payload_;
 };
 
@@ -108,6 +146,17 @@ std::string ToJson(const Value& value);
 void AppendJson(const Value& value, std::string* out);
 // Parses JSON text into an owned value; a bad-data error naming the problem otherwise.
 Result<Value> ParseJson(std::string_view text);
+
+template <typename Visit>
+void Value::ForEachElement(Visit&& visit) const {
+  if (payload_.index() == kArray) {
+    for (const Value& element : *std::get<kArray>(payload_)) visit(element);
+  } else if (payload_.index() == kDom) {
+    simdjson::dom::array array;
+    if (std::get<kDom>(payload_).get_array().get(array) != simdjson::SUCCESS) return;
+    for (simdjson::dom::element element : array) visit(Value::Borrowed(element));
+  }
+}
 
 template <typename Visit>
 void Value::ForEachMember(Visit&& visit) const {
