@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "assert_status.h"
@@ -78,6 +79,31 @@ TEST(JmespathMapping, UnmappableRecordsAreRejectedWithTheReason) {
   std::vector<Value> row;
   ASSERT_OK(mapper.Apply(R"({"id": 2, "items": [{"price": 1}, {"price": 2.5}]})", &row));
   EXPECT_EQ(RowJson(row), "2;3.5;");
+}
+
+TEST(JmespathMapping, OneMappingServesAMapperPerThread) {
+  const auto mapping = MustCompile({{"id", "id"},
+                                    {"tags", "sort(tags)"},
+                                    {"big", "tags[?length(@) > `1`] | join('+', @)"},
+                                    {"shape", "{n: length(tags), first: tags[0]}"}});
+  constexpr int kRecords = 2000;
+  std::vector<int> mismatches(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      RecordMapper mapper(mapping);
+      std::vector<Value> row;
+      for (int i = 0; i < kRecords; ++i) {
+        const std::string id = std::to_string(t * kRecords + i);
+        const std::string json = R"({"id": )" + id + R"(, "tags": ["z)" + id + R"(", "a", "m"]})";
+        const std::string expected = id + R"(;["a","m","z)" + id + R"("];"z)" + id +
+                                     R"(";{"n":3,"first":"z)" + id + R"("};)";
+        if (!mapper.Apply(json, &row).ok() || RowJson(row) != expected) ++mismatches[t];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(mismatches, std::vector<int>({0, 0}));
 }
 
 void ExpectCompileError(std::vector<MappingColumn> columns, std::string_view code,
