@@ -7,17 +7,17 @@ namespace weir::records::jmespath {
 std::string_view Describe(TokenKind kind) {
   switch (kind) {
     case TokenKind::kEof:
-      return "the end of the expression";
+      return "end of the expression";
     case TokenKind::kUnquotedIdentifier:
-      return "an identifier";
+      return "identifier";
     case TokenKind::kQuotedIdentifier:
-      return "a quoted identifier";
+      return "quoted identifier";
     case TokenKind::kRawString:
-      return "a raw string";
+      return "raw string";
     case TokenKind::kLiteral:
-      return "a literal";
+      return "literal";
     case TokenKind::kNumber:
-      return "a number";
+      return "number";
     case TokenKind::kDot:
       return "'.'";
     case TokenKind::kStar:
@@ -67,7 +67,7 @@ std::string_view Describe(TokenKind kind) {
     case TokenKind::kGte:
       return "'>='";
   }
-  return "a token";
+  return "token";
 }
 
 Status CompileError(std::string_view code, size_t position, std::string_view message) {

@@ -44,7 +44,7 @@ enum class TokenKind : uint8_t {
   kGte,
 };
 
-// How a token reads in an error message ("']'", "identifier", "end of expression").
+// How a token reads in an error message ("']'", "identifier", "end of the expression").
 std::string_view Describe(TokenKind kind);
 
 struct Token {

@@ -119,8 +119,8 @@ void ExpectCompileError(std::vector<MappingColumn> columns, std::string_view cod
 
 TEST(JmespathMapping, AMappingThatDoesNotCompileNamesTheColumnAndTheProblem) {
   ExpectCompileError({{"a", "x"}, {"b", "x.[y"}}, "syntax",
-                     "mapping column b (x.[y): syntax error at offset 4: expected ',', found "
-                     "the end of the expression");
+                     "mapping column b (x.[y): syntax error at offset 4: expected ',', found end "
+                     "of the expression");
   ExpectCompileError({{"a", "lenght(x)"}}, "unknown-function",
                      "mapping column a (lenght(x)): unknown-function error at offset 0: unknown "
                      "function lenght()");
