@@ -41,6 +41,8 @@ Result<std::map<std::string, std::string>> StringMap(const nlohmann::json& json,
   return out;
 }
 
+}  // namespace
+
 Result<Snapshot> SnapshotFromJson(const nlohmann::json& json) {
   constexpr std::string_view kSnap = "snapshot";
   if (!json.is_object()) return Status::Invalid("a snapshot must be an object");
@@ -75,8 +77,6 @@ nlohmann::json SnapshotToJson(const Snapshot& s) {
   for (auto it = s.extra.begin(); it != s.extra.end(); ++it) json[it.key()] = it.value();
   return json;
 }
-
-}  // namespace
 
 const std::string* Snapshot::SummaryValue(const std::string& key) const {
   const auto it = summary.find(key);

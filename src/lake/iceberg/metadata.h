@@ -37,6 +37,10 @@ struct Snapshot {
   const std::string* SummaryValue(const std::string& key) const;
 };
 
+// A snapshot as table metadata (and the REST catalog's add-snapshot update) writes it.
+Result<Snapshot> SnapshotFromJson(const nlohmann::json& json);
+nlohmann::json SnapshotToJson(const Snapshot& snapshot);
+
 struct SnapshotRef {
   int64_t snapshot_id = 0;
   std::string type = "branch";                      // or "tag"
