@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import random
 import subprocess
 import uuid
@@ -29,6 +30,7 @@ from pyiceberg.transforms import (
     TruncateTransform,
     YearTransform,
 )
+from tests.e2e.weir_run import fresh_bucket
 from pyiceberg.types import (
     BinaryType,
     DateType,
@@ -181,12 +183,13 @@ SPEC = "day(ts),bucket[16](id),truncate[4](name)"
 
 
 def _write_table(tool: Path, tmp_path: Path, rows: list[dict], spec: str = SPEC,
-                 *extra: str) -> str:
+                 *extra: str, location: str | None = None, env: dict | None = None) -> str:
     rows_file = tmp_path / "rows.jsonl"
     rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    location = tmp_path / "table"
-    run = subprocess.run([str(tool), "write-table", str(location), spec, str(rows_file), *extra],
-                         capture_output=True, text=True, timeout=600)
+    location = location or str(tmp_path / "table")
+    run = subprocess.run([str(tool), "write-table", location, spec, str(rows_file), *extra],
+                         capture_output=True, text=True, timeout=600,
+                         env={**os.environ, **(env or {})})
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)["metadata"]
 
@@ -331,3 +334,32 @@ def test_a_thousand_appends_plan_from_at_most_a_hundred_manifests(iceberg_tool, 
     count, distinct, total = duck.execute(
         f"SELECT count(*), count(DISTINCT id), sum(id) FROM iceberg_scan('{metadata}')").fetchone()
     assert (count, distinct, total) == (1000, 1000, sum(range(1000)))
+
+
+def test_a_table_on_s3_reads_back_from_the_bucket(iceberg_tool, tmp_path, s3, duck):
+    bucket = fresh_bucket(s3)
+    rows = _event_rows(commits=3, per_commit=40, seed=11)
+    location = f"s3://{bucket['bucket']}/warehouse/events"
+    settings = {k: v for k, v in s3.items() if k.startswith("WEIR_TEST_S3_")}
+    metadata = _write_table(iceberg_tool, tmp_path, rows, location=location, env=settings)
+    assert metadata == f"{location}/metadata/v4.metadata.json"
+    table = StaticTable.from_metadata(metadata, properties={
+        "s3.endpoint": f"http://{bucket['endpoint']}",
+        "s3.access-key-id": bucket["access_key"],
+        "s3.secret-access-key": bucket["secret_key"],
+        "s3.region": bucket["region"],
+    })
+    data = table.scan().to_arrow()
+    assert data.num_rows == 120
+    assert sorted(data.column("id").to_pylist()) == sorted(r["id"] for r in rows)
+    assert all(t.file.file_path.startswith(f"{location}/data/ts_day=")
+               for t in table.scan().plan_files())
+    duck.execute("LOAD httpfs")
+    duck.execute(
+        "CREATE SECRET (TYPE s3, KEY_ID '{}', SECRET '{}', REGION '{}', ENDPOINT '{}', "
+        "USE_SSL false, URL_STYLE 'path')".format(bucket["access_key"], bucket["secret_key"],
+                                                  bucket["region"], bucket["endpoint"]))
+    count, distinct, total = duck.execute(
+        f"SELECT count(*), count(DISTINCT id), sum(amount) FROM iceberg_scan('{metadata}')"
+    ).fetchone()
+    assert (count, distinct, total) == (120, 120, sum(r["amount"] for r in rows))

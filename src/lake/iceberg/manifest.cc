@@ -255,8 +255,27 @@ Result<ManifestEntry> DecodeEntry(avro_value_t& record, const ManifestFile& mani
 }  // namespace
 
 Result<std::string> TableIo::PathOf(const std::string& uri) const {
-  if (uri.find("://") == std::string::npos) return uri;
-  return fs->PathFromUri(uri);
+  // Iceberg locations are used verbatim: a partition path's "%C3%A9" is part of the object's
+  // name, so Arrow's PathFromUri, which percent-decodes, must not see them.
+  const auto scheme_end = uri.find("://");
+  if (scheme_end == std::string::npos) {
+    if (uri.starts_with("file:/")) return uri.substr(5);
+    return uri;
+  }
+  const std::string scheme = uri.substr(0, scheme_end);
+  const std::string rest = uri.substr(scheme_end + 3);
+  if (scheme == "file") return rest;
+  if (scheme == "s3" || scheme == "s3a" || scheme == "s3n" || scheme == "gs") return rest;
+  if (scheme == "abfs" || scheme == "abfss" || scheme == "wasb" || scheme == "wasbs") {
+    // container@account.dfs.core.windows.net/path → container/path
+    const auto at = rest.find('@');
+    const auto slash = rest.find('/');
+    if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+      return rest.substr(0, at) + (slash == std::string::npos ? "" : rest.substr(slash));
+    }
+    return rest;
+  }
+  return Status::Invalid("location ", uri, ": scheme ", scheme, " is not supported");
 }
 
 Result<ManifestFile> WriteManifest(const TableIo& io, const std::string& uri,

@@ -80,7 +80,8 @@ struct ManifestFile {
 // How to reach the files a table's metadata names: its URIs are turned into paths of `fs`.
 struct TableIo {
   std::shared_ptr<arrow::fs::FileSystem> fs;
-  // The fs path of a location (s3://b/k → b/k, file:///x → /x, /x → /x).
+  // The fs path of a location, taken verbatim (no percent-decoding): s3://b/k → b/k,
+  // abfss://c@account.dfs.core.windows.net/k → c/k, file:///x → /x, /x → /x.
   Result<std::string> PathOf(const std::string& uri) const;
 };
 

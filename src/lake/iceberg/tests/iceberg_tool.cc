@@ -16,8 +16,10 @@
 
 #include <arrow/builder.h>
 #include <arrow/filesystem/localfs.h>
+#include <arrow/filesystem/s3fs.h>
 #include <nlohmann/json.hpp>
 
+#include "files/object_store.h"
 #include "files/parquet_file_writer.h"
 #include "lake/iceberg/parquet_metrics.h"
 #include "lake/iceberg/snapshot_builder.h"
@@ -234,9 +236,28 @@ Result<std::shared_ptr<arrow::RecordBatch>> Batch(const Schema& schema,
   return arrow::RecordBatch::Make(with_ids, static_cast<int64_t>(rows.size()), columns);
 }
 
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+Result<TableIo> OpenIo(const std::string& location) {
+  if (!location.starts_with("s3://"))
+    return TableIo{std::make_shared<arrow::fs::LocalFileSystem>()};
+  files::S3Settings s3;
+  s3.endpoint = Env("WEIR_TEST_S3_ENDPOINT");
+  s3.access_key_id = Env("WEIR_TEST_S3_ACCESS_KEY");
+  s3.secret_access_key = Env("WEIR_TEST_S3_SECRET_KEY");
+  s3.region = Env("WEIR_TEST_S3_REGION");
+  s3.use_ssl = false;
+  s3.path_style = true;
+  WEIR_ASSIGN_OR_RAISE(const files::ObjectStore store, files::ObjectStore::Open(location, s3));
+  return TableIo{store.filesystem()};
+}
+
 Status RunWriteTable(const std::string& location, const std::string& spec_text,
                      const std::string& rows_path, bool final_metadata_only) {
-  TableIo io{std::make_shared<arrow::fs::LocalFileSystem>()};
+  WEIR_ASSIGN_OR_RAISE(const TableIo io, OpenIo(location));
   std::mt19937_64 random(12345);
   NewTable table;
   table.location = location;
@@ -300,11 +321,12 @@ Status RunWriteTable(const std::string& location, const std::string& spec_text,
       const std::string file =
           location + "/data/" + (path.empty() ? "" : path + "/") + RandomUuid(random) + ".parquet";
       WEIR_ASSIGN_OR_RAISE(auto batch, Batch(schema, group.second));
+      WEIR_ASSIGN_OR_RAISE(const std::string fs_path, io.PathOf(file));
       WEIR_ASSIGN_OR_RAISE(auto writer,
-                           files::ParquetFileWriter::Create(io.fs, file, batch->schema(), {}));
+                           files::ParquetFileWriter::Create(io.fs, fs_path, batch->schema(), {}));
       WEIR_RETURN_NOT_OK(writer->Append(*batch));
       WEIR_ASSIGN_OR_RAISE(const files::FileInfo info, writer->Finish());
-      WEIR_ASSIGN_OR_RAISE(const auto footer, ReadParquetFooter(*io.fs, file));
+      WEIR_ASSIGN_OR_RAISE(const auto footer, ReadParquetFooter(*io.fs, fs_path));
       DataFile data;
       data.file_path = file;
       data.partition = group.first;
@@ -345,6 +367,7 @@ int main(int argc, char** argv) {
       args[0] == "write-table") {
     status = RunWriteTable(args[1], args[2], args[3], args.size() == 5);
   }
+  (void)arrow::fs::EnsureS3Finalized();
   if (!status.ok()) {
     std::cerr << status.ToString() << "\n";
     return 1;

@@ -177,5 +177,15 @@ TEST_F(IcebergManifest, RefusesFilesThatAreNotAvro) {
   EXPECT_FALSE(ReadManifestList(io_, uri).ok());
 }
 
+TEST(IcebergTableIo, MapsLocationsToPathsVerbatim) {
+  const TableIo io{std::make_shared<arrow::fs::LocalFileSystem>()};
+  EXPECT_EQ(*io.PathOf("s3://b/t/data/name=h%C3%A9/f.parquet"), "b/t/data/name=h%C3%A9/f.parquet");
+  EXPECT_EQ(*io.PathOf("abfss://c@acct.dfs.core.windows.net/t/f"), "c/t/f");
+  EXPECT_EQ(*io.PathOf("file:///tmp/t/f"), "/tmp/t/f");
+  EXPECT_EQ(*io.PathOf("file:/tmp/t/f"), "/tmp/t/f");
+  EXPECT_EQ(*io.PathOf("/tmp/t/a%20b"), "/tmp/t/a%20b");
+  EXPECT_FALSE(io.PathOf("ftp://host/f").ok());
+}
+
 }  // namespace
 }  // namespace weir::lake::iceberg
