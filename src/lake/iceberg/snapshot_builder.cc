@@ -249,6 +249,29 @@ std::string VersionedMetadataUri(const TableMetadata& metadata, int version) {
   return metadata.location() + "/metadata/v" + std::to_string(version) + ".metadata.json";
 }
 
+std::string CatalogMetadataUri(const TableMetadata& metadata, int version,
+                               std::mt19937_64& random) {
+  char number[16];
+  std::snprintf(number, sizeof(number), "%05d", version);
+  return metadata.location() + "/metadata/" + number + "-" + RandomUuid(random) + ".metadata.json";
+}
+
+int MetadataVersionOf(std::string_view uri) {
+  const auto slash = uri.rfind('/');
+  std::string_view name = slash == std::string_view::npos ? uri : uri.substr(slash + 1);
+  if (!name.ends_with(".metadata.json")) return -1;
+  if (name.starts_with("v")) name.remove_prefix(1);
+  int version = 0;
+  size_t digits = 0;
+  while (digits < name.size() && name[digits] >= '0' && name[digits] <= '9' && digits < 9) {
+    version = version * 10 + (name[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) return -1;
+  const std::string_view rest = name.substr(digits);
+  return rest.starts_with(".") || rest.starts_with("-") ? version : -1;
+}
+
 Status WriteMetadataFile(const TableIo& io, const std::string& uri, const TableMetadata& metadata) {
   WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(uri));
   WEIR_ASSIGN_OR_RAISE(const auto info, io.fs->GetFileInfo(path));

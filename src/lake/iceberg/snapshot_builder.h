@@ -55,6 +55,11 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
 
 // `<location>/metadata/v<version>.metadata.json`, the file-system tables' naming.
 std::string VersionedMetadataUri(const TableMetadata& metadata, int version);
+// `<location>/metadata/<NNNNN>-<uuid>.metadata.json`, as catalogs (Java's, pyiceberg's) name them.
+std::string CatalogMetadataUri(const TableMetadata& metadata, int version, std::mt19937_64& random);
+// The version of a metadata file's name (v3.metadata.json or 00003-<uuid>.metadata.json → 3;
+// gzip's .gz.metadata.json too), or -1 when the name has none.
+int MetadataVersionOf(std::string_view uri);
 // Writes metadata JSON to `uri` (refusing to overwrite: a concurrent writer of the same version
 // must fail, not replace).
 Status WriteMetadataFile(const TableIo& io, const std::string& uri, const TableMetadata& metadata);

@@ -100,6 +100,25 @@ TEST(IcebergMetadata, RewritingKeepsEverythingItDoesNotModel) {
   EXPECT_EQ(again.ToJson(), written);
 }
 
+TEST(IcebergSchema, KeepsTypesOfNewerSpecVersionsAsText) {
+  const auto json = nlohmann::json::parse(R"json({"type": "struct", "schema-id": 4, "fields": [
+      {"id": 1, "name": "v", "required": false, "type": "variant"},
+      {"id": 2, "name": "t", "required": true, "type": "timestamp_ns"},
+      {"id": 3, "name": "f", "required": false, "type": "fixed[ 16 ]",
+       "initial-default": "00", "write-default": "01"}]})json");
+  ASSERT_OK_AND_ASSIGN(const Schema schema, Schema::FromJson(json));
+  EXPECT_EQ(schema.FindField(1)->type.id, TypeId::kUnknown);
+  EXPECT_EQ(schema.FindField(3)->type, Type::Fixed(16));
+  EXPECT_EQ(schema.ToJson()["fields"][0]["type"], "variant");
+  EXPECT_EQ(schema.ToJson()["fields"][1]["type"], "timestamp_ns");
+  EXPECT_EQ(schema.ToJson()["fields"][2]["write-default"], "01");
+  EXPECT_FALSE(Transform::Identity().ResultType(schema.FindField(1)->type).ok());
+  EXPECT_FALSE(ParsePrimitiveType("decimal(39,2)").ok());
+  EXPECT_FALSE(ParsePrimitiveType("decimal(5,6)").ok());
+  EXPECT_FALSE(ParsePrimitiveType("fixed[0]").ok());
+  EXPECT_EQ(*ParsePrimitiveType("decimal( 38 , 0 )"), Type::Decimal(38, 0));
+}
+
 TEST(IcebergMetadata, RefusesOtherFormatVersionsAndBrokenReferences) {
   nlohmann::json json = nlohmann::json::parse(kForeignMetadata);
   json["format-version"] = 3;

@@ -67,7 +67,7 @@ class IcebergSnapshotBuilder : public ::testing::Test {
 };
 
 TEST_F(IcebergSnapshotBuilder, HundredsOfAppendsPlanFromAtMostAHundredManifests) {
-  // 250 commits merge twice (at 100 and 199 manifests); the e2e test runs 1,000.
+  // 250 commits merge twice (commits 100 and 199); the e2e test runs 1,000.
   constexpr int kCommits = 250;
   TableMetadata m = NewTableMetadata();
   int64_t records = 0;
@@ -167,6 +167,19 @@ TEST_F(IcebergSnapshotBuilder, MetadataFilesAreNeverOverwritten) {
   ASSERT_OK(WriteVersionHint(io_, m, 1));
   ASSERT_OK_AND_ASSIGN(const TableMetadata back, ReadMetadataFile(io_, uri));
   EXPECT_EQ(back.ToJson(), m.ToJson());
+}
+
+TEST_F(IcebergSnapshotBuilder, NamesMetadataFilesAsFileSystemTablesAndCatalogsDo) {
+  TableMetadata m = NewTableMetadata();
+  EXPECT_EQ(VersionedMetadataUri(m, 7), dir_.string() + "/metadata/v7.metadata.json");
+  const std::string catalog = CatalogMetadataUri(m, 12, random_);
+  EXPECT_EQ(catalog.substr(0, dir_.string().size() + 16), dir_.string() + "/metadata/00012-");
+  EXPECT_EQ(catalog.size(), dir_.string().size() + 16 + 36 + 14);
+  EXPECT_EQ(MetadataVersionOf(catalog), 12);
+  EXPECT_EQ(MetadataVersionOf("s3://b/t/metadata/v3.metadata.json"), 3);
+  EXPECT_EQ(MetadataVersionOf("v3.gz.metadata.json"), 3);
+  EXPECT_EQ(MetadataVersionOf("s3://b/t/metadata/snap-1.avro"), -1);
+  EXPECT_EQ(MetadataVersionOf("vx.metadata.json"), -1);
 }
 
 TEST_F(IcebergSnapshotBuilder, RefusesBadMergeProperties) {
