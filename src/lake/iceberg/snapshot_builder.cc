@@ -179,7 +179,11 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
           }
         }
       }
-      if (added && has_first) {  // the new manifest is folded into the merged one
+      const bool has_added =
+          added && std::any_of(bin.begin(), bin.end(), [&](const ManifestFile& m) {
+            return m.manifest_path == added->manifest_path;
+          });
+      if (has_added) {  // the new manifest is folded into the merged one
         --created;
         added_merged = true;
       }

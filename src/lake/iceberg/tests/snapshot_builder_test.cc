@@ -139,6 +139,73 @@ TEST_F(IcebergSnapshotBuilder, MergesAtTheTablesMinCountAndNotWhenDisabled) {
   EXPECT_EQ(merged.RefSnapshot()->summary.at("manifests-replaced"), "2");
 }
 
+// A table another engine repartitioned: manifests of its old spec are never merged with the new
+// spec's, and keep their files and partition tuples.
+TEST_F(IcebergSnapshotBuilder, MergesManifestsOfEachPartitionSpecSeparately) {
+  nlohmann::json json = NewTableMetadata({{"commit.manifest.min-count-to-merge", "2"}}).ToJson();
+  json["partition-specs"] = nlohmann::json::parse(R"json([
+      {"spec-id": 0, "fields": [{"name": "id", "transform": "identity", "source-id": 1,
+                                 "field-id": 1000}]},
+      {"spec-id": 1, "fields": [{"name": "_inserted_at_day", "transform": "day", "source-id": 2,
+                                 "field-id": 1001}]}])json");
+  json["default-spec-id"] = 1;
+  json["last-partition-id"] = 1001;
+  ASSERT_OK_AND_ASSIGN(TableMetadata m, TableMetadata::FromJson(json));
+  // Two snapshots of the old spec, written as another engine would (one manifest each).
+  std::vector<ManifestFile> old_manifests;
+  for (int i = 0; i < 2; ++i) {
+    DataFile f = File(100 + i, 0);
+    f.partition = {int64_t{7 + i}};
+    const ManifestContext context{&m.current_schema(), m.SpecById(0), 500 + i, i + 1};
+    ASSERT_OK_AND_ASSIGN(
+        ManifestFile manifest,
+        WriteManifest(io_, (dir_ / ("metadata/old-" + std::to_string(i) + ".avro")).string(),
+                      context, {{EntryStatus::kAdded, {}, {}, {}, f}}));
+    old_manifests.insert(old_manifests.begin(), manifest);
+    Snapshot s;
+    s.snapshot_id = 500 + i;
+    if (i > 0) s.parent_snapshot_id = 500;
+    s.sequence_number = i + 1;
+    s.manifest_list = (dir_ / ("metadata/snap-old-" + std::to_string(i) + ".avro")).string();
+    s.summary = {{"operation", "append"}};
+    ASSERT_OK(WriteManifestList(io_, s.manifest_list,
+                                {s.snapshot_id, s.parent_snapshot_id, s.sequence_number},
+                                old_manifests)
+                  .status());
+    ASSERT_OK(m.AddSnapshot(s, kMainBranch, 2 + i));
+  }
+  for (int commit = 0; commit < 3; ++commit) {
+    AppendRequest request;
+    request.files = {File(commit, 0)};
+    ASSERT_OK_AND_ASSIGN(PendingSnapshot next, BuildAppend(io_, m, request, random_));
+    m = std::move(next.metadata);
+  }
+  ASSERT_OK_AND_ASSIGN(const auto manifests, ReadManifestList(io_, m.RefSnapshot()->manifest_list));
+  std::map<int, int> per_spec, files_per_spec;
+  for (const ManifestFile& manifest : manifests) {
+    ++per_spec[manifest.partition_spec_id];
+    files_per_spec[manifest.partition_spec_id] +=
+        manifest.added_files_count + manifest.existing_files_count;
+  }
+  // Spec 0's two manifests merged into one (a bin without the new manifest, of size 2); spec 1
+  // merged at its second manifest and holds the 3 new files.
+  EXPECT_EQ(files_per_spec, (std::map<int, int>{{0, 2}, {1, 3}}));
+  EXPECT_EQ(per_spec[0], 1);
+  EXPECT_LE(per_spec[1], 2);
+  const auto old_type = *PartitionType(*m.SpecById(0), m.current_schema());
+  std::set<int64_t> old_ids;
+  for (const ManifestFile& manifest : manifests) {
+    if (manifest.partition_spec_id != 0) continue;
+    for (const ManifestEntry& e : *ReadManifest(io_, manifest, old_type)) {
+      EXPECT_EQ(e.status, EntryStatus::kExisting);
+      old_ids.insert(std::get<int64_t>(e.data_file.partition[0]));
+      EXPECT_EQ(*e.snapshot_id, 500 + std::get<int64_t>(e.data_file.partition[0]) - 7);
+    }
+  }
+  EXPECT_EQ(old_ids, (std::set<int64_t>{7, 8}));
+  EXPECT_EQ(m.RefSnapshot()->summary.at("total-data-files"), "5");
+}
+
 TEST_F(IcebergSnapshotBuilder, AnAppendWithoutFilesStillMovesTheLedger) {
   TableMetadata m = NewTableMetadata();
   AppendRequest first;
