@@ -222,15 +222,19 @@ Result<ManifestEntry> DecodeEntry(avro_value_t& record, const ManifestFile& mani
   WEIR_ASSIGN_OR_RAISE(f.file_path, ReadBytes(v));
   WEIR_ASSIGN_OR_RAISE(v, Field(file, "file_format"));
   WEIR_ASSIGN_OR_RAISE(f.file_format, ReadBytes(v));
+  // Partition fields are read by position, the spec's order: their Avro names may have been
+  // made Avro-compatible by the writer.
   WEIR_ASSIGN_OR_RAISE(avro_value_t partition, Field(file, "partition"));
-  for (const NestedField& field : partition_type) {
+  size_t partition_fields = 0;
+  avro_value_get_size(&partition, &partition_fields);
+  if (partition_fields != partition_type.size()) {
+    return Status::Invalid("data file ", f.file_path, ": a partition of ", partition_fields,
+                           " fields for a spec of ", partition_type.size());
+  }
+  for (size_t i = 0; i < partition_type.size(); ++i) {
     avro_value_t pv;
-    WEIR_ASSIGN_OR_RAISE(const bool present, OptionalField(partition, field.name.c_str(), pv));
-    if (!present) {
-      f.partition.emplace_back();
-      continue;
-    }
-    WEIR_ASSIGN_OR_RAISE(Value value, DecodeValue(pv, field.type));
+    avro_value_get_by_index(&partition, i, &pv, nullptr);
+    WEIR_ASSIGN_OR_RAISE(Value value, DecodeValue(pv, partition_type[i].type));
     f.partition.push_back(std::move(value));
   }
   WEIR_ASSIGN_OR_RAISE(v, Field(file, "record_count"));

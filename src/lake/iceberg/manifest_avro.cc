@@ -1,6 +1,7 @@
 #include "lake/iceberg/manifest_avro.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace weir::lake::iceberg {
 namespace {
@@ -40,6 +41,26 @@ std::string SignExtend(const std::string& minimal, size_t size) {
 }
 
 }  // namespace
+
+std::string AvroCompatibleName(const std::string& name) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool digit = c >= '0' && c <= '9';
+    if (letter || (digit && i > 0)) {
+      out += c;
+    } else if (digit) {
+      out += '_';
+      out += c;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "_x%X", static_cast<uint8_t>(c));
+      out += hex;
+    }
+  }
+  return out.empty() ? "_" : out;
+}
 
 int DecimalFixedSize(int precision) {
   return static_cast<int>(
@@ -91,7 +112,7 @@ json AvroTypeOf(const Type& type, int field_id) {
 json ManifestEntryAvroSchema(const std::vector<NestedField>& partition_type) {
   json partition_fields = json::array();
   for (const NestedField& field : partition_type) {
-    partition_fields.push_back({{"name", field.name},
+    partition_fields.push_back({{"name", AvroCompatibleName(field.name)},
                                 {"type", json::array({"null", AvroTypeOf(field.type, field.id)})},
                                 {"default", nullptr},
                                 {"field-id", field.id}});

@@ -12,6 +12,9 @@ namespace weir::lake::iceberg {
 // The Avro type of an Iceberg primitive (logical types and `adjust-to-utc` as the spec's
 // Appendix A says); `field_id` names fixed types uniquely.
 nlohmann::json AvroTypeOf(const Type& type, int field_id);
+// `name` made a valid Avro name the way Iceberg's Java implementation does (an invalid character
+// becomes "_x" and its hex code, a leading digit gets a "_").
+std::string AvroCompatibleName(const std::string& name);
 // The bytes a decimal of `precision` digits occupies as Avro fixed.
 int DecimalFixedSize(int precision);
 

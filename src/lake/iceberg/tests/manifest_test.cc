@@ -7,6 +7,7 @@
 #include "lake/iceberg/avro_file.h"
 #include "lake/iceberg/binary_value.h"
 #include "lake/iceberg/manifest.h"
+#include "lake/iceberg/manifest_avro.h"
 
 namespace weir::lake::iceberg {
 namespace {
@@ -175,6 +176,32 @@ TEST_F(IcebergManifest, RefusesFilesThatAreNotAvro) {
   EXPECT_FALSE(ReadManifestList(io_, uri).ok());
   ASSERT_OK(WriteWholeFile(*io_.fs, uri, std::string("Obj\x01\x02garbage", 12)));
   EXPECT_FALSE(ReadManifestList(io_, uri).ok());
+}
+
+TEST(IcebergAvroNames, AreMadeCompatibleAsJavaDoes) {
+  EXPECT_EQ(AvroCompatibleName("ts_day"), "ts_day");
+  EXPECT_EQ(AvroCompatibleName("ts-day"), "ts_x2Dday");
+  EXPECT_EQ(AvroCompatibleName("1st"), "_1st");
+  EXPECT_EQ(AvroCompatibleName(""), "_");
+}
+
+TEST_F(IcebergManifest, PartitionFieldsWithAnyNameRoundTrip) {
+  spec_.fields[0].name = "ts-day";
+  spec_.fields[1].name = "9 buckets";
+  const std::string uri = (dir_ / "metadata/names.avro").string();
+  ASSERT_OK_AND_ASSIGN(
+      const ManifestFile m,
+      WriteManifest(io_, uri, {&schema_, &spec_, 1, 1},
+                    {{EntryStatus::kAdded, {}, {}, {}, File(2, int32_t{5}, std::string("ab"))}}));
+  ASSERT_OK_AND_ASSIGN(const auto type, PartitionType(spec_, schema_));
+  ASSERT_OK_AND_ASSIGN(const auto back, ReadManifest(io_, m, type));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].data_file.partition[0], Value(int32_t{5}));
+  EXPECT_EQ(back[0].data_file.partition[1], Value(int32_t{2}));
+  // Read with a spec of another arity: refused, not misread.
+  auto shorter = type;
+  shorter.pop_back();
+  EXPECT_FALSE(ReadManifest(io_, m, shorter).ok());
 }
 
 TEST(IcebergTableIo, MapsLocationsToPathsVerbatim) {
