@@ -1,0 +1,302 @@
+#include "lake/iceberg/snapshot_builder.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "lake/iceberg/avro_file.h"
+
+namespace weir::lake::iceberg {
+namespace {
+
+// Iceberg's ListPacker(target, lookback 1).packEnd: bins filled from the oldest manifest, so
+// the bin holding the newest manifests is the one that is not full.
+std::vector<std::vector<ManifestFile>> PackEnd(const std::vector<ManifestFile>& items,
+                                               int64_t target) {
+  std::vector<std::vector<ManifestFile>> bins;
+  int64_t weight = 0;
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    if (bins.empty() || weight + it->manifest_length > target) {
+      bins.emplace_back();
+      weight = 0;
+    }
+    bins.back().push_back(*it);
+    weight += it->manifest_length;
+  }
+  std::reverse(bins.begin(), bins.end());
+  for (auto& bin : bins) std::reverse(bin.begin(), bin.end());
+  return bins;
+}
+
+std::string PartitionKey(const std::vector<Value>& tuple, const std::vector<NestedField>& type) {
+  std::string key;
+  for (size_t i = 0; i < tuple.size(); ++i) {
+    key += IsNull(tuple[i]) ? std::string("\x01") : "\x02" + HumanString(tuple[i], type[i].type);
+    key += '\0';
+  }
+  return key;
+}
+
+int64_t SummaryLong(const Snapshot* parent, const char* key, bool& known) {
+  if (parent == nullptr) return 0;
+  const std::string* value = parent->SummaryValue(key);
+  if (value == nullptr) {
+    known = false;
+    return 0;
+  }
+  try {
+    return std::stoll(*value);
+  } catch (...) {
+    known = false;
+    return 0;
+  }
+}
+
+}  // namespace
+
+Result<MergePolicy> MergePolicy::FromProperties(const TableMetadata& metadata) {
+  MergePolicy policy;
+  WEIR_ASSIGN_OR_RAISE(policy.enabled,
+                       metadata.BoolProperty("commit.manifest-merge.enabled", policy.enabled));
+  WEIR_ASSIGN_OR_RAISE(
+      policy.min_count_to_merge,
+      metadata.IntProperty("commit.manifest.min-count-to-merge", policy.min_count_to_merge));
+  WEIR_ASSIGN_OR_RAISE(
+      policy.target_size_bytes,
+      metadata.IntProperty("commit.manifest.target-size-bytes", policy.target_size_bytes));
+  if (policy.target_size_bytes <= 0) {
+    return Status::Invalid("table property commit.manifest.target-size-bytes must be positive");
+  }
+  return policy;
+}
+
+std::string RandomUuid(std::mt19937_64& random) {
+  uint8_t b[16];
+  for (int i = 0; i < 16; i += 8) {
+    const uint64_t word = random();
+    for (int k = 0; k < 8; ++k) b[i + k] = static_cast<uint8_t>(word >> (8 * k));
+  }
+  b[6] = static_cast<uint8_t>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<uint8_t>((b[8] & 0x3f) | 0x80);
+  char text[37];
+  std::snprintf(text, sizeof(text),
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
+  return text;
+}
+
+Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base,
+                                    const AppendRequest& request, std::mt19937_64& random) {
+  WEIR_ASSIGN_OR_RAISE(const MergePolicy policy, MergePolicy::FromProperties(base));
+  const Schema& schema = base.current_schema();
+  const PartitionSpec& spec = base.default_spec();
+  WEIR_ASSIGN_OR_RAISE(const std::vector<NestedField> partition_type, PartitionType(spec, schema));
+  const Snapshot* parent = base.RefSnapshot(kMainBranch);
+  const int64_t snapshot_id = base.NewSnapshotId(random);
+  const int64_t sequence = base.last_sequence_number() + 1;
+  const std::string prefix = base.location() + "/metadata/" + RandomUuid(random);
+  PendingSnapshot out{base, {}, {}, {}};
+
+  std::vector<ManifestFile> existing;
+  if (parent != nullptr && !parent->manifest_list.empty()) {
+    WEIR_ASSIGN_OR_RAISE(existing, ReadManifestList(io, parent->manifest_list));
+  }
+
+  // The new manifest.
+  const ManifestContext context{&schema, &spec, snapshot_id, sequence};
+  std::optional<ManifestFile> added;
+  std::set<std::string> partitions;
+  int64_t added_records = 0, added_size = 0;
+  if (!request.files.empty()) {
+    std::vector<ManifestEntry> entries;
+    for (const DataFile& file : request.files) {
+      entries.push_back({EntryStatus::kAdded, std::nullopt, std::nullopt, std::nullopt, file});
+      partitions.insert(PartitionKey(file.partition, partition_type));
+      added_records += file.record_count;
+      added_size += file.file_size_in_bytes;
+    }
+    const std::string uri = prefix + "-m0.avro";
+    WEIR_ASSIGN_OR_RAISE(added, WriteManifest(io, uri, context, entries));
+    out.written.push_back(uri);
+  }
+
+  // Group the data manifests by spec, the new one first; delete manifests pass through.
+  std::vector<ManifestFile> result;
+  std::map<int, std::vector<ManifestFile>> groups;
+  std::vector<int> group_order;
+  const auto add_to_group = [&](const ManifestFile& m) {
+    if (!groups.count(m.partition_spec_id)) group_order.push_back(m.partition_spec_id);
+    groups[m.partition_spec_id].push_back(m);
+  };
+  if (added) add_to_group(*added);
+  std::vector<ManifestFile> deletes;
+  for (const ManifestFile& m : existing) {
+    if (m.content == ManifestContent::kDeletes) {
+      deletes.push_back(m);
+    } else {
+      add_to_group(m);
+    }
+  }
+  int created = added ? 1 : 0, replaced = 0, merged_count = 0;
+  bool added_merged = false;
+  int64_t entries_processed = 0;
+  for (const int spec_id : group_order) {
+    const std::vector<ManifestFile>& group = groups[spec_id];
+    if (!policy.enabled) {
+      result.insert(result.end(), group.begin(), group.end());
+      continue;
+    }
+    const ManifestFile& first = group.front();
+    for (const auto& bin : PackEnd(group, policy.target_size_bytes)) {
+      const bool has_first = std::any_of(bin.begin(), bin.end(), [&](const ManifestFile& m) {
+        return m.manifest_path == first.manifest_path;
+      });
+      if (bin.size() == 1 ||
+          (has_first && static_cast<int64_t>(bin.size()) < policy.min_count_to_merge)) {
+        result.insert(result.end(), bin.begin(), bin.end());
+        continue;
+      }
+      const PartitionSpec* bin_spec = base.SpecById(spec_id);
+      if (bin_spec == nullptr) {
+        return Status::Invalid("manifest ", bin[0].manifest_path, " names partition spec ", spec_id,
+                               ", which the table lacks");
+      }
+      WEIR_ASSIGN_OR_RAISE(const auto bin_type, PartitionType(*bin_spec, schema));
+      std::vector<ManifestEntry> merged;
+      for (const ManifestFile& m : bin) {
+        WEIR_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(io, m, bin_type));
+        entries_processed += static_cast<int64_t>(entries.size());
+        const bool is_new = added && m.manifest_path == added->manifest_path;
+        if (!is_new) ++replaced;
+        for (ManifestEntry& e : entries) {
+          if (is_new) {
+            e.snapshot_id = e.sequence_number = e.file_sequence_number = std::nullopt;
+            merged.push_back(std::move(e));
+          } else if (e.status != EntryStatus::kDeleted) {
+            e.status = EntryStatus::kExisting;  // ids and sequence numbers stay explicit
+            merged.push_back(std::move(e));
+          }
+        }
+      }
+      const bool has_added =
+          added && std::any_of(bin.begin(), bin.end(), [&](const ManifestFile& m) {
+            return m.manifest_path == added->manifest_path;
+          });
+      if (has_added) {  // the new manifest is folded into the merged one
+        --created;
+        added_merged = true;
+      }
+      const std::string uri = prefix + "-m" + std::to_string(++merged_count) + ".avro";
+      const ManifestContext merge_context{&schema, bin_spec, snapshot_id, sequence};
+      WEIR_ASSIGN_OR_RAISE(ManifestFile m, WriteManifest(io, uri, merge_context, merged));
+      out.written.push_back(uri);
+      ++created;
+      result.push_back(std::move(m));
+    }
+  }
+  result.insert(result.end(), deletes.begin(), deletes.end());
+  if (added_merged) {
+    WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(added->manifest_path));
+    WEIR_RETURN_NOT_OK(io.fs->DeleteFile(path));
+    out.written.erase(out.written.begin());
+  }
+
+  Snapshot& snapshot = out.snapshot;
+  snapshot.snapshot_id = snapshot_id;
+  if (parent != nullptr) snapshot.parent_snapshot_id = parent->snapshot_id;
+  snapshot.sequence_number = sequence;
+  snapshot.timestamp_ms = request.now_ms;
+  snapshot.schema_id = schema.schema_id();
+  snapshot.manifest_list = base.location() + "/metadata/snap-" + std::to_string(snapshot_id) +
+                           "-1-" + RandomUuid(random) + ".avro";
+  int64_t total_records = 0, total_files = 0;
+  for (const ManifestFile& m : result) {
+    if (m.content != ManifestContent::kData) continue;
+    total_records += m.added_rows_count + m.existing_rows_count;
+    total_files += m.added_files_count + m.existing_files_count;
+  }
+  auto& summary = snapshot.summary;
+  summary = request.extra_summary;
+  summary["operation"] = "append";
+  summary["added-data-files"] = std::to_string(request.files.size());
+  summary["added-records"] = std::to_string(added_records);
+  summary["added-files-size"] = std::to_string(added_size);
+  summary["changed-partition-count"] = std::to_string(partitions.size());
+  summary["total-records"] = std::to_string(total_records);
+  summary["total-data-files"] = std::to_string(total_files);
+  bool sizes_known = true;
+  const int64_t parent_size = SummaryLong(parent, "total-files-size", sizes_known);
+  if (sizes_known) summary["total-files-size"] = std::to_string(parent_size + added_size);
+  for (const char* key :
+       {"total-delete-files", "total-position-deletes", "total-equality-deletes"}) {
+    bool known = true;
+    const int64_t value = SummaryLong(parent, key, known);
+    if (known) summary[key] = std::to_string(value);
+  }
+  summary["manifests-created"] = std::to_string(created);
+  summary["manifests-replaced"] = std::to_string(replaced);
+  summary["manifests-kept"] = std::to_string(static_cast<int64_t>(result.size()) - created);
+  summary["entries-processed"] = std::to_string(entries_processed);
+  if (!request.commit_id.empty()) WriteLedger(request.commit_id, request.ledger, summary);
+
+  WEIR_RETURN_NOT_OK(WriteManifestList(io, snapshot.manifest_list,
+                                       {snapshot_id, snapshot.parent_snapshot_id, sequence}, result)
+                         .status());
+  out.written.push_back(snapshot.manifest_list);
+  out.manifests = std::move(result);
+  WEIR_RETURN_NOT_OK(out.metadata.AddSnapshot(snapshot, kMainBranch, request.now_ms));
+  return out;
+}
+
+std::string VersionedMetadataUri(const TableMetadata& metadata, int version) {
+  return metadata.location() + "/metadata/v" + std::to_string(version) + ".metadata.json";
+}
+
+std::string CatalogMetadataUri(const TableMetadata& metadata, int version,
+                               std::mt19937_64& random) {
+  char number[16];
+  std::snprintf(number, sizeof(number), "%05d", version);
+  return metadata.location() + "/metadata/" + number + "-" + RandomUuid(random) + ".metadata.json";
+}
+
+int MetadataVersionOf(std::string_view uri) {
+  const auto slash = uri.rfind('/');
+  std::string_view name = slash == std::string_view::npos ? uri : uri.substr(slash + 1);
+  if (!name.ends_with(".metadata.json")) return -1;
+  if (name.starts_with("v")) name.remove_prefix(1);
+  int version = 0;
+  size_t digits = 0;
+  while (digits < name.size() && name[digits] >= '0' && name[digits] <= '9' && digits < 9) {
+    version = version * 10 + (name[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) return -1;
+  const std::string_view rest = name.substr(digits);
+  return rest.starts_with(".") || rest.starts_with("-") ? version : -1;
+}
+
+Status WriteMetadataFile(const TableIo& io, const std::string& uri, const TableMetadata& metadata) {
+  WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(uri));
+  WEIR_ASSIGN_OR_RAISE(const auto info, io.fs->GetFileInfo(path));
+  if (info.type() != arrow::fs::FileType::NotFound) {
+    return Status::AlreadyExists("table metadata ", uri, " exists already");
+  }
+  return WriteWholeFile(*io.fs, path, metadata.ToJsonText());
+}
+
+Status WriteVersionHint(const TableIo& io, const TableMetadata& metadata, int version) {
+  WEIR_ASSIGN_OR_RAISE(const std::string path,
+                       io.PathOf(metadata.location() + "/metadata/version-hint.text"));
+  return WriteWholeFile(*io.fs, path, std::to_string(version));
+}
+
+Result<TableMetadata> ReadMetadataFile(const TableIo& io, const std::string& uri) {
+  WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(uri));
+  WEIR_ASSIGN_OR_RAISE(const std::string text, ReadWholeFile(*io.fs, path));
+  auto metadata = TableMetadata::Parse(text);
+  if (!metadata.ok()) return WithContext(metadata.status(), uri);
+  return metadata;
+}
+
+}  // namespace weir::lake::iceberg

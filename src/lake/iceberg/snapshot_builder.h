@@ -1,0 +1,73 @@
+// Builds the next snapshot of an append: writes one manifest for the new data files, merges
+// manifests as Iceberg's MergeAppend does (so planning stays bounded), writes the manifest
+// list, and returns the table metadata with the new snapshot as main's head. Committing that
+// metadata (REST, SQL catalog, or a file-system table) is the catalog layer's job.
+//
+// Works against any arrow::fs::FileSystem (local, S3, Azure). Not thread-safe; one call per
+// commit attempt. Files it wrote are listed in the result, so a caller whose commit fails for
+// certain can delete them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "lake/iceberg/manifest.h"
+#include "lake/iceberg/metadata.h"
+#include "lake/iceberg/snapshot_ledger.h"
+
+namespace weir::lake::iceberg {
+
+// Iceberg's manifest merge settings, from the table properties of the same names.
+struct MergePolicy {
+  bool enabled = true;                          // commit.manifest-merge.enabled
+  int64_t min_count_to_merge = 100;             // commit.manifest.min-count-to-merge
+  int64_t target_size_bytes = 8 * 1024 * 1024;  // commit.manifest.target-size-bytes
+
+  static Result<MergePolicy> FromProperties(const TableMetadata& metadata);
+};
+
+struct AppendRequest {
+  // Data files of the table's default spec, their partition tuples and metrics filled in
+  // (file_path: full URIs).
+  std::vector<DataFile> files;
+  // weir's ledger (see snapshot_ledger.h); an empty commit id writes no ledger keys.
+  std::string commit_id;
+  OffsetLedger ledger;
+  std::map<std::string, std::string> extra_summary;
+  int64_t now_ms = 0;
+};
+
+struct PendingSnapshot {
+  TableMetadata metadata;  // the base plus the new snapshot (main moved to it)
+  Snapshot snapshot;
+  std::vector<ManifestFile> manifests;  // the new manifest list's entries
+  std::vector<std::string> written;     // URIs of the manifests and list this attempt wrote
+};
+
+// Appends on top of main's head of `base`. A request with no files still makes a snapshot
+// (its ledger moves: records consumed, none kept).
+Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base,
+                                    const AppendRequest& request, std::mt19937_64& random);
+
+// `<location>/metadata/v<version>.metadata.json`, the file-system tables' naming.
+std::string VersionedMetadataUri(const TableMetadata& metadata, int version);
+// `<location>/metadata/<NNNNN>-<uuid>.metadata.json`, as catalogs (Java's, pyiceberg's) name them.
+std::string CatalogMetadataUri(const TableMetadata& metadata, int version, std::mt19937_64& random);
+// The version of a metadata file's name (v3.metadata.json or 00003-<uuid>.metadata.json → 3;
+// gzip's .gz.metadata.json too), or -1 when the name has none.
+int MetadataVersionOf(std::string_view uri);
+// Writes metadata JSON to `uri` (refusing to overwrite: a concurrent writer of the same version
+// must fail, not replace).
+Status WriteMetadataFile(const TableIo& io, const std::string& uri, const TableMetadata& metadata);
+// Writes `<location>/metadata/version-hint.text` holding `version`.
+Status WriteVersionHint(const TableIo& io, const TableMetadata& metadata, int version);
+Result<TableMetadata> ReadMetadataFile(const TableIo& io, const std::string& uri);
+
+// A random lower-case UUID (version 4) for file names.
+std::string RandomUuid(std::mt19937_64& random);
+
+}  // namespace weir::lake::iceberg

@@ -1,0 +1,261 @@
+#include <filesystem>
+#include <set>
+
+#include <arrow/filesystem/localfs.h>
+#include <gtest/gtest.h>
+
+#include "assert_status.h"
+#include "lake/iceberg/snapshot_builder.h"
+
+namespace weir::lake::iceberg {
+namespace {
+
+class IcebergSnapshotBuilder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("iceberg_snapshot_builder_test_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    io_.fs = std::make_shared<arrow::fs::LocalFileSystem>();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  TableMetadata NewTableMetadata(std::map<std::string, std::string> properties = {}) {
+    NewTable table;
+    table.location = dir_.string();
+    table.schema = Schema(
+        0, {NestedField{1, "id", false, Type::Primitive(TypeId::kLong), {}},
+            NestedField{2, "_inserted_at", false, Type::Primitive(TypeId::kTimestampTz), {}}});
+    table.partition_fields = {{2, 0, "_inserted_at_day", *Transform::Parse("day")}};
+    table.properties = std::move(properties);
+    table.table_uuid = "01890a5d-ac96-774b-bcce-b302099a8057";
+    table.now_ms = 1;
+    return *TableMetadata::Create(table);
+  }
+
+  DataFile File(int commit, int i) {
+    DataFile f;
+    f.file_path =
+        (dir_ / "data" / ("c" + std::to_string(commit) + "-" + std::to_string(i) + ".parquet"))
+            .string();
+    f.partition = {int32_t{20000 + commit % 3}};
+    f.record_count = commit + 1;
+    f.file_size_in_bytes = 100;
+    f.value_counts = {{1, commit + 1}};
+    return f;
+  }
+
+  // Every live file of main's head, read back through the manifest list and the manifests.
+  std::vector<ManifestEntry> LiveEntries(const TableMetadata& m) {
+    std::vector<ManifestEntry> out;
+    auto manifests = ReadManifestList(io_, m.RefSnapshot()->manifest_list);
+    EXPECT_TRUE(manifests.ok()) << manifests.status().ToString();
+    const auto type = *PartitionType(m.default_spec(), m.current_schema());
+    for (const ManifestFile& manifest : *manifests) {
+      auto entries = ReadManifest(io_, manifest, type);
+      EXPECT_TRUE(entries.ok()) << entries.status().ToString();
+      for (ManifestEntry& e : *entries) {
+        if (e.status != EntryStatus::kDeleted) out.push_back(std::move(e));
+      }
+    }
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  TableIo io_;
+  std::mt19937_64 random_{42};
+};
+
+TEST_F(IcebergSnapshotBuilder, HundredsOfAppendsPlanFromAtMostAHundredManifests) {
+  // 250 commits merge twice (commits 100 and 199); the e2e test runs 1,000.
+  constexpr int kCommits = 250;
+  TableMetadata m = NewTableMetadata();
+  int64_t records = 0;
+  size_t max_manifests = 0;
+  for (int commit = 0; commit < kCommits; ++commit) {
+    AppendRequest request;
+    request.files = {File(commit, 0)};
+    request.commit_id = "commit-" + std::to_string(commit);
+    request.ledger = {{"events", {{0, commit + 1}}}};
+    request.now_ms = 1000 + commit;
+    ASSERT_OK_AND_ASSIGN(PendingSnapshot next, BuildAppend(io_, m, request, random_));
+    m = std::move(next.metadata);
+    records += commit + 1;
+    max_manifests = std::max(max_manifests, next.manifests.size());
+    ASSERT_LE(next.manifests.size(), 100u) << "commit " << commit;
+    ASSERT_EQ(next.snapshot.summary.at("total-records"), std::to_string(records));
+    ASSERT_EQ(next.snapshot.summary.at("total-data-files"), std::to_string(commit + 1));
+  }
+  EXPECT_EQ(max_manifests, 99u);  // the 100th manifest triggers a merge into one
+  EXPECT_EQ(m.snapshots().size(), static_cast<size_t>(kCommits));
+  EXPECT_EQ(m.last_sequence_number(), kCommits);
+  const Snapshot& head = *m.RefSnapshot();
+  EXPECT_EQ(head.summary.at("total-files-size"), std::to_string(100 * kCommits));
+  EXPECT_EQ(head.summary.at("added-records"), std::to_string(kCommits));
+  EXPECT_EQ(head.summary.at("weir.commit-id"), "commit-" + std::to_string(kCommits - 1));
+  EXPECT_EQ(head.summary.at("weir.offsets.events"), "{\"0\":" + std::to_string(kCommits) + "}");
+
+  // Every file exactly once, with the sequence number of the commit that added it.
+  const std::vector<ManifestEntry> live = LiveEntries(m);
+  ASSERT_EQ(live.size(), static_cast<size_t>(kCommits));
+  std::set<std::string> paths;
+  int64_t live_records = 0;
+  for (const ManifestEntry& e : live) {
+    paths.insert(e.data_file.file_path);
+    live_records += e.data_file.record_count;
+    EXPECT_EQ(*e.sequence_number, e.data_file.record_count);  // commit c has c + 1 records
+    EXPECT_EQ(*e.file_sequence_number, e.data_file.record_count);
+    const Snapshot* added = m.SnapshotById(*e.snapshot_id);
+    ASSERT_NE(added, nullptr);
+    EXPECT_EQ(added->sequence_number, *e.sequence_number);
+  }
+  EXPECT_EQ(paths.size(), static_cast<size_t>(kCommits));
+  EXPECT_EQ(live_records, records);
+  // A new manifest folded into a merged one is deleted; the head's manifests all exist.
+  for (const ManifestFile& manifest : *ReadManifestList(io_, head.manifest_list)) {
+    EXPECT_TRUE(std::filesystem::exists(manifest.manifest_path)) << manifest.manifest_path;
+  }
+}
+
+TEST_F(IcebergSnapshotBuilder, MergesAtTheTablesMinCountAndNotWhenDisabled) {
+  TableMetadata merged = NewTableMetadata({{"commit.manifest.min-count-to-merge", "3"}});
+  TableMetadata fast = NewTableMetadata({{"commit.manifest-merge.enabled", "false"}});
+  std::vector<size_t> counts;
+  for (int commit = 0; commit < 7; ++commit) {
+    AppendRequest request;
+    request.files = {File(commit, 0), File(commit, 1)};
+    request.now_ms = 10 + commit;
+    ASSERT_OK_AND_ASSIGN(PendingSnapshot a, BuildAppend(io_, merged, request, random_));
+    merged = std::move(a.metadata);
+    counts.push_back(a.manifests.size());
+    ASSERT_OK_AND_ASSIGN(PendingSnapshot b, BuildAppend(io_, fast, request, random_));
+    fast = std::move(b.metadata);
+    EXPECT_EQ(b.manifests.size(), static_cast<size_t>(commit + 1));
+  }
+  EXPECT_EQ(counts, (std::vector<size_t>{1, 2, 1, 2, 1, 2, 1}));
+  EXPECT_EQ(LiveEntries(merged).size(), 14u);
+  EXPECT_EQ(LiveEntries(fast).size(), 14u);
+  EXPECT_EQ(merged.RefSnapshot()->summary.at("changed-partition-count"), "1");
+  EXPECT_EQ(merged.RefSnapshot()->summary.at("manifests-replaced"), "2");
+}
+
+// A table another engine repartitioned: manifests of its old spec are never merged with the new
+// spec's, and keep their files and partition tuples.
+TEST_F(IcebergSnapshotBuilder, MergesManifestsOfEachPartitionSpecSeparately) {
+  nlohmann::json json = NewTableMetadata({{"commit.manifest.min-count-to-merge", "2"}}).ToJson();
+  json["partition-specs"] = nlohmann::json::parse(R"json([
+      {"spec-id": 0, "fields": [{"name": "id", "transform": "identity", "source-id": 1,
+                                 "field-id": 1000}]},
+      {"spec-id": 1, "fields": [{"name": "_inserted_at_day", "transform": "day", "source-id": 2,
+                                 "field-id": 1001}]}])json");
+  json["default-spec-id"] = 1;
+  json["last-partition-id"] = 1001;
+  ASSERT_OK_AND_ASSIGN(TableMetadata m, TableMetadata::FromJson(json));
+  // Two snapshots of the old spec, written as another engine would (one manifest each).
+  std::vector<ManifestFile> old_manifests;
+  for (int i = 0; i < 2; ++i) {
+    DataFile f = File(100 + i, 0);
+    f.partition = {int64_t{7 + i}};
+    const ManifestContext context{&m.current_schema(), m.SpecById(0), 500 + i, i + 1};
+    ASSERT_OK_AND_ASSIGN(
+        ManifestFile manifest,
+        WriteManifest(io_, (dir_ / ("metadata/old-" + std::to_string(i) + ".avro")).string(),
+                      context, {{EntryStatus::kAdded, {}, {}, {}, f}}));
+    old_manifests.insert(old_manifests.begin(), manifest);
+    Snapshot s;
+    s.snapshot_id = 500 + i;
+    if (i > 0) s.parent_snapshot_id = 500;
+    s.sequence_number = i + 1;
+    s.manifest_list = (dir_ / ("metadata/snap-old-" + std::to_string(i) + ".avro")).string();
+    s.summary = {{"operation", "append"}};
+    ASSERT_OK(WriteManifestList(io_, s.manifest_list,
+                                {s.snapshot_id, s.parent_snapshot_id, s.sequence_number},
+                                old_manifests)
+                  .status());
+    ASSERT_OK(m.AddSnapshot(s, kMainBranch, 2 + i));
+  }
+  for (int commit = 0; commit < 3; ++commit) {
+    AppendRequest request;
+    request.files = {File(commit, 0)};
+    ASSERT_OK_AND_ASSIGN(PendingSnapshot next, BuildAppend(io_, m, request, random_));
+    m = std::move(next.metadata);
+  }
+  ASSERT_OK_AND_ASSIGN(const auto manifests, ReadManifestList(io_, m.RefSnapshot()->manifest_list));
+  std::map<int, int> per_spec, files_per_spec;
+  for (const ManifestFile& manifest : manifests) {
+    ++per_spec[manifest.partition_spec_id];
+    files_per_spec[manifest.partition_spec_id] +=
+        manifest.added_files_count + manifest.existing_files_count;
+  }
+  // Spec 0's two manifests merged into one (a bin without the new manifest, of size 2); spec 1
+  // merged at its second manifest and holds the 3 new files.
+  EXPECT_EQ(files_per_spec, (std::map<int, int>{{0, 2}, {1, 3}}));
+  EXPECT_EQ(per_spec[0], 1);
+  EXPECT_LE(per_spec[1], 2);
+  const auto old_type = *PartitionType(*m.SpecById(0), m.current_schema());
+  std::set<int64_t> old_ids;
+  for (const ManifestFile& manifest : manifests) {
+    if (manifest.partition_spec_id != 0) continue;
+    for (const ManifestEntry& e : *ReadManifest(io_, manifest, old_type)) {
+      EXPECT_EQ(e.status, EntryStatus::kExisting);
+      old_ids.insert(std::get<int64_t>(e.data_file.partition[0]));
+      EXPECT_EQ(*e.snapshot_id, 500 + std::get<int64_t>(e.data_file.partition[0]) - 7);
+    }
+  }
+  EXPECT_EQ(old_ids, (std::set<int64_t>{7, 8}));
+  EXPECT_EQ(m.RefSnapshot()->summary.at("total-data-files"), "5");
+}
+
+TEST_F(IcebergSnapshotBuilder, AnAppendWithoutFilesStillMovesTheLedger) {
+  TableMetadata m = NewTableMetadata();
+  AppendRequest first;
+  first.files = {File(0, 0)};
+  first.commit_id = "a";
+  first.ledger = {{"t", {{0, 5}}}};
+  ASSERT_OK_AND_ASSIGN(PendingSnapshot one, BuildAppend(io_, m, first, random_));
+  AppendRequest empty;
+  empty.commit_id = "b";
+  empty.ledger = {{"t", {{0, 9}}}};
+  ASSERT_OK_AND_ASSIGN(PendingSnapshot two, BuildAppend(io_, one.metadata, empty, random_));
+  EXPECT_EQ(two.snapshot.summary.at("added-data-files"), "0");
+  EXPECT_EQ(two.snapshot.summary.at("total-records"), "1");
+  EXPECT_EQ(two.manifests.size(), 1u);
+  EXPECT_EQ(two.written.size(), 1u);  // only the manifest list
+  ASSERT_OK_AND_ASSIGN(const auto newest, NewestWeirCommit(two.metadata));
+  EXPECT_EQ(newest->commit_id, "b");
+  EXPECT_EQ(newest->ledger.at("t").at(0), 9);
+}
+
+TEST_F(IcebergSnapshotBuilder, MetadataFilesAreNeverOverwritten) {
+  TableMetadata m = NewTableMetadata();
+  const std::string uri = VersionedMetadataUri(m, 1);
+  ASSERT_OK(WriteMetadataFile(io_, uri, m));
+  EXPECT_TRUE(WriteMetadataFile(io_, uri, m).IsAlreadyExists());
+  ASSERT_OK(WriteVersionHint(io_, m, 1));
+  ASSERT_OK_AND_ASSIGN(const TableMetadata back, ReadMetadataFile(io_, uri));
+  EXPECT_EQ(back.ToJson(), m.ToJson());
+}
+
+TEST_F(IcebergSnapshotBuilder, NamesMetadataFilesAsFileSystemTablesAndCatalogsDo) {
+  TableMetadata m = NewTableMetadata();
+  EXPECT_EQ(VersionedMetadataUri(m, 7), dir_.string() + "/metadata/v7.metadata.json");
+  const std::string catalog = CatalogMetadataUri(m, 12, random_);
+  EXPECT_EQ(catalog.substr(0, dir_.string().size() + 16), dir_.string() + "/metadata/00012-");
+  EXPECT_EQ(catalog.size(), dir_.string().size() + 16 + 36 + 14);
+  EXPECT_EQ(MetadataVersionOf(catalog), 12);
+  EXPECT_EQ(MetadataVersionOf("s3://b/t/metadata/v3.metadata.json"), 3);
+  EXPECT_EQ(MetadataVersionOf("v3.gz.metadata.json"), 3);
+  EXPECT_EQ(MetadataVersionOf("s3://b/t/metadata/snap-1.avro"), -1);
+  EXPECT_EQ(MetadataVersionOf("vx.metadata.json"), -1);
+}
+
+TEST_F(IcebergSnapshotBuilder, RefusesBadMergeProperties) {
+  TableMetadata m = NewTableMetadata({{"commit.manifest.min-count-to-merge", "many"}});
+  AppendRequest request;
+  const Status status = BuildAppend(io_, m, request, random_).status();
+  EXPECT_NE(status.message().find("commit.manifest.min-count-to-merge"), std::string::npos)
+      << status.message();
+}
+
+}  // namespace
+}  // namespace weir::lake::iceberg
