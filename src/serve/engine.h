@@ -21,7 +21,7 @@
 
 #include "base/status.h"
 #include "base/writer_lock.h"
-#include "serve/values.h"
+#include "serve/values/values.h"
 
 namespace weir::serve {
 

@@ -18,7 +18,7 @@
 
 #include "serve/client_connection.h"
 #include "serve/pgwire/protocol.h"
-#include "serve/protocol_session.h"
+#include "serve/session/protocol_session.h"
 
 namespace weir::serve {
 namespace {

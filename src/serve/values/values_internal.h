@@ -26,7 +26,7 @@
 #include <duckdb.h>
 
 #include "base/status.h"
-#include "serve/values.h"
+#include "serve/values/values.h"
 
 namespace weir::serve::values_internal {
 

@@ -2,7 +2,7 @@
 // input is 08P01, an out-of-range date or time 22008.
 #include <fmt/format.h>
 
-#include "serve/values_internal.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve::values_internal {
 namespace {

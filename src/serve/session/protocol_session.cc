@@ -1,4 +1,4 @@
-#include "serve/protocol_session.h"
+#include "serve/session/protocol_session.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,7 +8,7 @@
 
 #include "serve/compat/compat.h"
 #include "serve/compat/statement_kind.h"
-#include "serve/protocol_session_internal.h"
+#include "serve/session/protocol_session_internal.h"
 
 namespace weir::serve {
 

@@ -1,4 +1,4 @@
-#include "serve/commands.h"
+#include "serve/session/commands.h"
 
 #include <pg_query.h>
 #include <pg_query/pg_query.pb-c.h>

@@ -2,8 +2,8 @@
 // mapping of a DuckDB type to its PostgreSQL type and encoding plan.
 #include <fmt/format.h>
 
-#include "serve/values.h"
-#include "serve/values_internal.h"
+#include "serve/values/values.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve {
 namespace values_internal {

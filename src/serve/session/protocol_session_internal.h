@@ -6,11 +6,11 @@
 #include <string_view>
 #include <vector>
 
-#include "serve/commands.h"
 #include "serve/engine.h"
 #include "serve/pgwire/protocol.h"
-#include "serve/protocol_session.h"
-#include "serve/values.h"
+#include "serve/session/commands.h"
+#include "serve/session/protocol_session.h"
+#include "serve/values/values.h"
 
 namespace weir::serve {
 

@@ -3,7 +3,7 @@
 // rewritten where DuckDB reads PostgreSQL's output differently (BC dates, "+" in intervals).
 #include <fmt/format.h>
 
-#include "serve/values_internal.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve::values_internal {
 namespace {

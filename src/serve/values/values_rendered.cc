@@ -1,7 +1,7 @@
 // DuckDB's own rendering, for types PostgreSQL has no counterpart of (STRUCT, MAP, UNION,
 // BIGNUM, ...): the value is rebuilt from the vector (one allocation per value; these types are
 // rare) and cast to VARCHAR by DuckDB.
-#include "serve/values_internal.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve::values_internal {
 namespace {
