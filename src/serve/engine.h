@@ -21,6 +21,7 @@
 
 #include "base/status.h"
 #include "base/writer_lock.h"
+#include "lake/duckdb_handles.h"
 #include "serve/values/values.h"
 
 namespace weir::serve {
@@ -39,10 +40,7 @@ struct LakeAttachment {
   std::string s3_url_style = "vhost";
 };
 
-struct ChunkDeleter {
-  void operator()(duckdb_data_chunk chunk) const { duckdb_destroy_data_chunk(&chunk); }
-};
-using DataChunk = std::unique_ptr<std::remove_pointer_t<duckdb_data_chunk>, ChunkDeleter>;
+using DataChunk = lake::DuckDbDataChunk;
 
 class Session;
 
@@ -52,7 +50,7 @@ class TableAppender {
  public:
   ~TableAppender();
   size_t column_count() const { return types_.size(); }
-  duckdb_logical_type type(size_t column) const { return types_[column]; }
+  duckdb_logical_type type(size_t column) const { return types_[column].get(); }
   // Appends one row (column_count() values; DuckDB casts VARCHAR values to the column type).
   Status AppendRow(std::vector<OwnedValue>& row);
   // Runs the INSERT for what is left and returns the number of rows appended.
@@ -62,8 +60,8 @@ class TableAppender {
   friend class Session;
   TableAppender() = default;
   Status Error(const std::string& context);
-  duckdb_appender appender_ = nullptr;
-  std::vector<duckdb_logical_type> types_;  // owned
+  std::vector<lake::DuckDbLogicalType> types_;
+  lake::DuckDbAppender appender_;  // destroyed before the types
   uint64_t rows_ = 0;
   bool closed_ = false;
 };
@@ -92,7 +90,7 @@ class ResultStream {
 
   bool returns_rows() const { return !columns_.empty(); }
   const std::vector<ResultColumn>& columns() const { return columns_; }
-  duckdb_logical_type type(size_t column) const { return types_[column]; }
+  duckdb_logical_type type(size_t column) const { return types_[column].get(); }
   // The next chunk, or null at the end. A failure mid-stream (a cancel, a timeout) is an error.
   Result<DataChunk> Next();
   // "SELECT n" with the rows handed out so far, "INSERT 0 n", "CREATE TABLE", ...
@@ -105,14 +103,14 @@ class ResultStream {
 
  private:
   friend class Session;
-  ResultStream(Session* session, duckdb_result result, bool streaming, std::string tag_prefix);
+  ResultStream(Session* session, lake::DuckDbResult result, bool streaming, std::string tag_prefix);
   Session* session_;
-  duckdb_result result_;
+  lake::DuckDbResult result_;
   bool streaming_;  // reading from DuckDB's stream (else materialised or buffered)
   bool exhausted_ = false;
   std::string tag_prefix_;
   std::vector<ResultColumn> columns_;
-  std::vector<duckdb_logical_type> types_;  // owned
+  std::vector<lake::DuckDbLogicalType> types_;
   std::deque<DataChunk> buffered_;
   size_t buffered_bytes_ = 0;
   uint64_t rows_ = 0;

@@ -101,11 +101,9 @@ Status Exec(duckdb_connection conn, const std::string& sql) {
   if (conn == nullptr) {
     return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "53300", "no DuckDB connection");
   }
-  duckdb_result result;
-  Status status;
-  if (duckdb_query(conn, sql.c_str(), &result) != DuckDBSuccess) status = ResultError(result);
-  duckdb_destroy_result(&result);
-  return status;
+  lake::DuckDbResult result;
+  if (duckdb_query(conn, sql.c_str(), result.out()) != DuckDBSuccess) return ResultError(*result);
+  return Status::OK();
 }
 
 std::string QuoteLiteral(const std::string& text) {
