@@ -136,13 +136,4 @@ Result<std::vector<std::vector<std::optional<std::string>>>> DuckDbEngine::Query
   return out;
 }
 
-std::string SqlQuote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    out += c;
-    if (c == '\'') out += '\'';
-  }
-  return out + "'";
-}
-
 }  // namespace weir::lake

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_quote.h"
 #include "serve/compat/compat.h"
 #include "serve/compat/statement_kind.h"
 #include "serve/engine_internal.h"

@@ -106,10 +106,4 @@ Status Exec(duckdb_connection conn, const std::string& sql) {
   return Status::OK();
 }
 
-std::string QuoteLiteral(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
-
 }  // namespace weir::serve

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/sql_quote.h"
 #include "base/status.h"
 #include "lake/duckdb_handles.h"
 #include "serve/engine.h"
@@ -52,7 +53,6 @@ Status PrepareError(duckdb_prepared_statement statement);
 Status ResultError(duckdb_result& result);
 // Runs setup SQL on a connection (several statements); the first error is returned.
 Status Exec(duckdb_connection conn, const std::string& sql);
-std::string QuoteLiteral(const std::string& text);
 
 // The statements a read-only session is refused by their DuckDB type alone.
 bool WritesByItsType(duckdb_statement_type type);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/sql_quote.h"
 #include "lake/ducklake/catalog_db.h"
 #include "serve/compat/compat.h"
 #include "serve/engine.h"

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/sql_quote.h"
 #include "lake/duckdb_handles.h"
 #include "serve/compat/catalog_sql.h"
 #include "serve/compat/compat.h"

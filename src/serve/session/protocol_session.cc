@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/sql_quote.h"
 #include "serve/compat/compat.h"
 #include "serve/compat/statement_kind.h"
 #include "serve/session/protocol_session_internal.h"
@@ -25,12 +26,6 @@ std::string OneLine(std::string_view text) {
       out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   if (text.size() > kMaxLoggedStatement) out += "...";
   return out;
-}
-
-std::string QuotedName(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 // A statement ended by the server's shutdown ends its session too (FATAL, as PostgreSQL).
@@ -413,7 +408,7 @@ Status ProtocolSession::Deallocate(const DeallocateCommand& deallocate) {
     declared_types_.erase(deallocate.name);
     writer.CommandComplete("DEALLOCATE");
   } else {
-    WEIR_RETURN_NOT_OK(session_->Query("DEALLOCATE " + QuotedName(deallocate.name)).status());
+    WEIR_RETURN_NOT_OK(session_->Query("DEALLOCATE " + QuoteIdentifier(deallocate.name)).status());
     writer.CommandComplete("DEALLOCATE");
   }
   out_ += writer.Take();
