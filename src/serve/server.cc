@@ -32,14 +32,6 @@ ErrorFields Fatal(std::string sqlstate, std::string message) {
   return ErrorFields{"FATAL", std::move(sqlstate), std::move(message), "", "", 0};
 }
 
-ErrorFields ErrorOf(const Status& status) {
-  const ErrorDetail* detail = GetErrorDetail(status);
-  const std::string code = detail != nullptr && detail->source() == "sqlstate" ? detail->code()
-                           : detail != nullptr && detail->source() == "scram"  ? detail->code()
-                                                                               : "XX000";
-  return ErrorFields{"ERROR", code, status.message(), "", "", 0};
-}
-
 // The peer's address as text (IPv4 or IPv6), the key of bans and per-address caps.
 std::string PeerAddress(int fd) {
   sockaddr_storage peer{};
@@ -289,7 +281,7 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
     if (!*frame) return;
     auto packet = pgwire::ParseStartupPacket((**frame).body);
     if (!packet.ok()) {
-      out.ErrorResponse(Fatal(ErrorOf(packet.status()).sqlstate, packet.status().message()));
+      out.ErrorResponse(pgwire::ErrorFieldsOf(packet.status(), "FATAL"));
       conn.Write(out);
       return;
     }
@@ -333,13 +325,12 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
   out.AuthenticationSasl({"SCRAM-SHA-256"});
   if (!conn.Write(out)) return;
   const auto fail = [&](const Status& status) {
-    const auto fields = ErrorOf(status);
-    if (fields.sqlstate == "28P01") RecordFailedLogin(ip);
+    const std::string sqlstate = pgwire::SqlStateOf(status);
+    if (sqlstate == "28P01") RecordFailedLogin(ip);
     out.ErrorResponse(
-        Fatal(fields.sqlstate == "28P01" ? "28P01" : fields.sqlstate,
-              fields.sqlstate == "28P01"
-                  ? fmt::format("password authentication failed for user \"{}\"", user)
-                  : fields.message));
+        Fatal(sqlstate, sqlstate == "28P01"
+                            ? fmt::format("password authentication failed for user \"{}\"", user)
+                            : status.message()));
     conn.Write(out);
   };
   auto first = conn.Read(false);

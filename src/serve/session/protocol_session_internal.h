@@ -16,10 +16,8 @@ namespace weir::serve {
 
 inline constexpr size_t kFlushBytes = 256 << 10;  // results go to the socket in such slices
 
-// The SQLSTATE a status carries ("XX000" when it has none).
-std::string SqlStateOf(const Status& status);
+using pgwire::SqlStateOf;
 Status SqlError(const char* sqlstate, std::string message);
-pgwire::ErrorFields ErrorOf(const Status& status);
 
 // A bound statement, or a cursor, part-way through its result.
 struct ProtocolSession::Portal {
