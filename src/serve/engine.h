@@ -21,6 +21,7 @@
 
 #include "base/status.h"
 #include "base/writer_lock.h"
+#include "files/s3_settings.h"
 #include "lake/duckdb_handles.h"
 #include "serve/values/values.h"
 
@@ -34,10 +35,8 @@ struct LakeAttachment {
   // of its pool works).
   std::string memory_limit;
   int threads = 0;
-  // Credentials for a lake whose data lives on S3 (as ingest's storage.s3_* settings).
-  std::string s3_access_key_id, s3_secret_access_key, s3_region, s3_endpoint;
-  bool s3_use_ssl = true;
-  std::string s3_url_style = "vhost";
+  // A lake whose data lives on S3: storage.s3_*, as ingest has them (lake/duckdb_s3.h).
+  files::S3Settings s3;
 };
 
 using DataChunk = lake::DuckDbDataChunk;

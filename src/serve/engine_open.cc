@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/sql_quote.h"
+#include "lake/duckdb_s3.h"
 #include "lake/ducklake/catalog_db.h"
 #include "serve/compat/compat.h"
 #include "serve/engine.h"
@@ -15,30 +16,6 @@
 
 namespace weir::serve {
 namespace {
-
-// The DuckDB secret for a lake on S3 (kept in memory; sessions see it redacted at most).
-std::string S3Secret(const LakeAttachment& lake) {
-  std::string endpoint = lake.s3_endpoint;
-  bool use_ssl = lake.s3_use_ssl;
-  if (endpoint.starts_with("http://")) {
-    endpoint = endpoint.substr(7);
-    use_ssl = false;
-  } else if (endpoint.starts_with("https://")) {
-    endpoint = endpoint.substr(8);
-  }
-  std::string secret = "CREATE SECRET weir_lake_s3 (TYPE s3";
-  if (!lake.s3_access_key_id.empty()) {
-    secret += ", KEY_ID " + QuoteLiteral(lake.s3_access_key_id) + ", SECRET " +
-              QuoteLiteral(lake.s3_secret_access_key);
-  } else {
-    secret += ", PROVIDER credential_chain";
-  }
-  if (!lake.s3_region.empty()) secret += ", REGION " + QuoteLiteral(lake.s3_region);
-  if (!endpoint.empty()) secret += ", ENDPOINT " + QuoteLiteral(endpoint);
-  secret += std::string(", USE_SSL ") + (use_ssl ? "true" : "false");
-  secret += ", URL_STYLE " + QuoteLiteral(lake.s3_url_style) + ")";
-  return secret;
-}
 
 // A DuckDB database with extensions from local files only: in memory (the writers'), or the
 // file at `path` opened READ_ONLY (the readers').
@@ -79,13 +56,14 @@ Status OpenDatabase(const LakeAttachment& lake, const std::string& path,
 Status AttachLake(duckdb_connection conn, const LakeAttachment& lake, bool read_only) {
   const bool postgres = lake.catalog.starts_with("postgres:");
   // A lake on S3 (which needs a region or an endpoint, as for ingest): httpfs and the secret
-  // come before ATTACH, which refuses an S3 data path without them. Without keys, the default
-  // credential chain (environment, instance profile, ...) of the aws extension.
-  if (!lake.s3_access_key_id.empty() || !lake.s3_region.empty() || !lake.s3_endpoint.empty()) {
-    WEIR_RETURN_NOT_OK(WithContext(
-        Exec(conn, std::string("LOAD httpfs; ") +
-                       (lake.s3_access_key_id.empty() ? "LOAD aws; " : "") + S3Secret(lake)),
-        "setting up S3 access"));
+  // (kept in memory; sessions see it redacted at most) come before ATTACH, which refuses an S3
+  // data path without them. Without keys, the default credential chain (lake/duckdb_s3.h).
+  const files::S3Settings& s3 = lake.s3;
+  if (!s3.access_key_id.empty() || !s3.region.empty() || !s3.endpoint.empty()) {
+    std::string setup;
+    for (const auto& extension : lake::S3Extensions(s3)) setup += "LOAD " + extension + "; ";
+    WEIR_RETURN_NOT_OK(WithContext(Exec(conn, setup + lake::CreateS3SecretSql("weir_lake_s3", s3)),
+                                   "setting up S3 access (storage.s3_*)"));
   }
   auto attached = Exec(conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
                                  (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") +

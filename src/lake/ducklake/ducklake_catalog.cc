@@ -11,6 +11,7 @@
 
 #include "base/backoff.h"
 #include "base/sql_quote.h"
+#include "lake/duckdb_s3.h"
 #include "lake/ducklake/ducklake_table.h"
 
 namespace weir::lake::ducklake {
@@ -196,22 +197,14 @@ Status DuckLakeCatalog::AttachEngine(bool create) {
   options.extension_directory = config_.extension_directory;
   options.extensions = {
       "ducklake", config_.kind == SqlDialect::kSqlite ? "sqlite_scanner" : "postgres_scanner"};
-  if (store_.uri().starts_with("s3://")) options.extensions.push_back("httpfs");
+  const bool on_s3 = store_.uri().starts_with("s3://");
+  if (on_s3) {
+    for (auto& name : S3Extensions(config_.s3)) options.extensions.push_back(std::move(name));
+  }
   WEIR_ASSIGN_OR_RAISE(auto engine, DuckDbEngine::Open(options));
-  if (store_.uri().starts_with("s3://")) {
-    const auto& s3 = config_.s3;
-    std::string endpoint = s3.endpoint;
-    bool use_ssl = s3.use_ssl;
-    if (endpoint.starts_with("http://")) endpoint = endpoint.substr(7), use_ssl = false;
-    if (endpoint.starts_with("https://")) endpoint = endpoint.substr(8), use_ssl = true;
-    std::string secret =
-        fmt::format("CREATE SECRET weir_s3 (TYPE s3, KEY_ID {}, SECRET {}",
-                    QuoteLiteral(s3.access_key_id), QuoteLiteral(s3.secret_access_key));
-    if (!s3.region.empty()) secret += ", REGION " + QuoteLiteral(s3.region);
-    if (!endpoint.empty()) secret += ", ENDPOINT " + QuoteLiteral(endpoint);
-    secret += fmt::format(", USE_SSL {}, URL_STYLE {})", use_ssl ? "true" : "false",
-                          s3.path_style || !endpoint.empty() ? "'path'" : "'vhost'");
-    WEIR_RETURN_NOT_OK(engine->Run(secret));
+  if (on_s3) {
+    auto secret = engine->Run(CreateS3SecretSql("weir_s3", config_.s3));
+    if (!secret.ok()) return WithContext(secret, "setting up S3 access (storage.s3_*)");
   }
   const std::string target = config_.kind == SqlDialect::kSqlite
                                  ? "ducklake:sqlite:" + config_.sqlite_path
