@@ -293,9 +293,25 @@ Status Session::BeforeStatement() {
   return Status::OK();
 }
 
+Status Session::RefuseLakeFileWork(const std::string& sql) {
+  if (!read_only_) return Status::OK();
+  const std::string call = compat::LakeWritingCallOf(sql);
+  if (call.empty()) return Status::OK();
+  if (transaction_status_ == 'T') {
+    (void)Exec(handles_->conn.get(), "SELECT error('aborted by a refused call')");
+    transaction_status_ = 'E';
+  }
+  return ClassifiedError(
+      ErrorClass::kBadData, "sqlstate", "42501",
+      fmt::format("permission denied: read-only users cannot run {} (it works on the lake's "
+                  "files before its catalog write could be refused)",
+                  call));
+}
+
 Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statement) {
   const std::string sql = compat::RewriteForDuckDb(statement);
   WEIR_RETURN_NOT_OK(BeforeStatement());
+  WEIR_RETURN_NOT_OK(RefuseLakeFileWork(sql));
   auto& cache = handles_->cache;
   for (auto it = cache.begin(); it != cache.end(); ++it) {
     if (it->first != sql) continue;
@@ -454,6 +470,7 @@ Result<StatementInfo> Session::Prepare(const std::string& name, const std::strin
   WEIR_RETURN_NOT_OK(BeforeStatement());
   duckdb_prepared_statement raw = nullptr;
   const std::string rewritten = compat::RewriteForDuckDb(sql);
+  WEIR_RETURN_NOT_OK(RefuseLakeFileWork(rewritten));
   const bool prepared_ok =
       duckdb_prepare(handles_->conn.get(), rewritten.c_str(), &raw) == DuckDBSuccess;
   lake::DuckDbPrepared owned(raw);

@@ -174,6 +174,9 @@ class Session {
   // `status` as a read-only session reports it (see engine.cc).
   Status InReadOnlyTerms(Status status) const;
   Status BeforeStatement();
+  // In a read-only session, 42501 for a statement calling a function that works on the lake's
+  // files before DuckDB can refuse it (compat::LakeWritingCallOf); a block it was in fails.
+  Status RefuseLakeFileWork(const std::string& sql);
   Result<std::unique_ptr<ResultStream>> Run(duckdb_prepared_statement statement,
                                             const std::string& sql);
   // The SQLite catalog's writer lock for a statement that may commit a write to the lake (an
