@@ -11,6 +11,7 @@
 
 #include "app/cli.h"
 #include "app/load_settings.h"
+#include "app/s3_settings.h"
 #include "base/clock.h"
 #include "base/logging.h"
 #include "base/uuid.h"
@@ -134,12 +135,7 @@ lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s)
   c.sqlite_path = s.catalog.sqlite_path;
   c.postgres_conninfo = s.catalog.postgres_dsn;
   c.data_path = s.storage.data_path;
-  c.s3.access_key_id = s.storage.s3_access_key_id;
-  c.s3.secret_access_key = s.storage.s3_secret_access_key;
-  c.s3.region = s.storage.s3_region;
-  c.s3.endpoint = s.storage.s3_endpoint;
-  c.s3.use_ssl = s.storage.s3_use_ssl;
-  c.s3.path_style = s.storage.s3_url_style == "path";
+  c.s3 = S3SettingsOf(s.storage);
   c.extension_directory = lake::ExtensionDirectory(s.duckdb_extension_dir);
   c.max_attempts = s.commit_max_attempts;
   return c;

@@ -17,6 +17,7 @@
 
 #include "app/cli.h"
 #include "app/load_settings.h"
+#include "app/s3_settings.h"
 #include "base/logging.h"
 #include "config/describe.h"
 #include "config/load.h"
@@ -132,12 +133,7 @@ serve::LakeAttachment MakeLakeAttachment(const config::ServeSettings& s) {
   lake.extension_directory = lake::ExtensionDirectory(s.duckdb_extension_dir);
   lake.memory_limit = s.memory_limit;
   lake.threads = s.threads;
-  lake.s3_access_key_id = s.storage.s3_access_key_id;
-  lake.s3_secret_access_key = s.storage.s3_secret_access_key;
-  lake.s3_region = s.storage.s3_region;
-  lake.s3_endpoint = s.storage.s3_endpoint;
-  lake.s3_use_ssl = s.storage.s3_use_ssl;
-  lake.s3_url_style = s.storage.s3_url_style;
+  lake.s3 = S3SettingsOf(s.storage);
   return lake;
 }
 

@@ -33,24 +33,22 @@ Result<std::shared_ptr<WriterLock>> WriterLock::ForPath(const std::string& lock_
   if (auto it = registry.find(lock_path); it != registry.end()) {
     if (auto lock = it->second.lock()) return lock;
   }
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  ScopedFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
     return ClassifiedError(
         ErrorClass::kFatal, "errno", std::to_string(errno),
         "cannot open the writer lock file " + lock_path + ": " + std::strerror(errno));
   }
-  std::shared_ptr<WriterLock> lock(new WriterLock(lock_path, fd));
+  std::shared_ptr<WriterLock> lock(new WriterLock(lock_path, std::move(fd)));
   registry[lock_path] = lock;
   return lock;
 }
 
 std::shared_ptr<WriterLock> WriterLock::InProcess(const std::string& name) {
-  return std::shared_ptr<WriterLock>(new WriterLock(name, -1));
+  return std::shared_ptr<WriterLock>(new WriterLock(name, ScopedFd()));
 }
 
-WriterLock::~WriterLock() {
-  if (fd_ >= 0) ::close(fd_);
-}
+WriterLock::~WriterLock() = default;
 
 Result<WriterLock::Hold> WriterLock::Acquire(std::chrono::milliseconds timeout,
                                              const std::function<bool()>& cancelled) {
@@ -69,9 +67,9 @@ Result<WriterLock::Hold> WriterLock::Acquire(std::chrono::milliseconds timeout,
   };
   while (!mutex_.try_lock_for(kPollStep)) WEIR_RETURN_NOT_OK(give_up());
   Hold hold(this);  // releases the mutex on any return below
-  if (fd_ < 0) return hold;
+  if (!fd_.valid()) return hold;
   std::chrono::microseconds step(100);
-  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+  while (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {
       return ClassifiedError(ErrorClass::kFatal, "errno", std::to_string(errno),
                              "cannot lock " + path_ + ": " + std::strerror(errno));
@@ -98,7 +96,8 @@ WriterLock::Hold::~Hold() { Release(); }
 
 void WriterLock::Hold::Release() {
   if (lock_ == nullptr) return;
-  if (lock_->fd_ >= 0) ::flock(lock_->fd_, LOCK_UN);  // a no-op when only the mutex was taken
+  if (lock_->fd_.valid())
+    ::flock(lock_->fd_.get(), LOCK_UN);  // a no-op when only the mutex was taken
   lock_->mutex_.unlock();
   lock_ = nullptr;
 }

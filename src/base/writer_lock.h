@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "base/scoped_fd.h"
 #include "base/status.h"
 
 namespace weir {
@@ -51,9 +52,9 @@ class WriterLock {
   const std::string& path() const { return path_; }
 
  private:
-  WriterLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  WriterLock(std::string path, ScopedFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
   std::string path_;
-  int fd_;                  // -1: in-process only
+  ScopedFd fd_;             // none: in-process only
   std::timed_mutex mutex_;  // the threads of this process; then flock for other processes
 };
 

@@ -16,23 +16,33 @@ std::string WithSlash(std::string path) {
   return path;
 }
 
+}  // namespace
+
+S3Endpoint ResolveS3Endpoint(const S3Settings& s3) {
+  S3Endpoint endpoint{s3.endpoint, s3.use_ssl, s3.path_style};
+  if (endpoint.host.starts_with("http://")) {
+    endpoint.host = endpoint.host.substr(7);
+    endpoint.use_ssl = false;
+  } else if (endpoint.host.starts_with("https://")) {
+    endpoint.host = endpoint.host.substr(8);
+    endpoint.use_ssl = true;
+  }
+  endpoint.path_style = s3.path_style || !endpoint.host.empty();
+  return endpoint;
+}
+
+namespace {
+
 Result<std::shared_ptr<arrow::fs::FileSystem>> MakeS3(const S3Settings& s3) {
   WEIR_RETURN_NOT_OK(arrow::fs::EnsureS3Initialized());
   auto options = s3.access_key_id.empty()
                      ? arrow::fs::S3Options::Defaults()
                      : arrow::fs::S3Options::FromAccessKey(s3.access_key_id, s3.secret_access_key);
-  std::string endpoint = s3.endpoint;
-  options.scheme = s3.use_ssl ? "https" : "http";
-  if (endpoint.starts_with("http://")) {
-    options.scheme = "http";
-    endpoint = endpoint.substr(7);
-  } else if (endpoint.starts_with("https://")) {
-    options.scheme = "https";
-    endpoint = endpoint.substr(8);
-  }
-  options.endpoint_override = endpoint;
+  const S3Endpoint endpoint = ResolveS3Endpoint(s3);
+  options.scheme = endpoint.use_ssl ? "https" : "http";
+  options.endpoint_override = endpoint.host;
   if (!s3.region.empty()) options.region = s3.region;
-  options.force_virtual_addressing = !s3.path_style && endpoint.empty();
+  options.force_virtual_addressing = !endpoint.path_style;
   options.allow_bucket_creation = false;
   options.connect_timeout = s3.connect_timeout_s;
   if (s3.max_attempts > 0) {

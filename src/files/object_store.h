@@ -10,21 +10,9 @@
 #include <arrow/filesystem/filesystem.h>
 
 #include "base/status.h"
+#include "files/s3_settings.h"
 
 namespace weir::files {
-
-struct S3Settings {
-  std::string access_key_id;
-  std::string secret_access_key;
-  std::string region;
-  std::string endpoint;  // "host:port" or "http(s)://host:port"; empty for AWS
-  bool use_ssl = true;
-  bool path_style = false;  // virtual-hosted by default
-  // Socket connection timeout in seconds (-1: the AWS SDK's default) and attempts of a request
-  // (0: the SDK's default retry strategy). `weir check` bounds its probe with them.
-  double connect_timeout_s = -1;
-  int max_attempts = 0;
-};
 
 class ObjectStore {
  public:

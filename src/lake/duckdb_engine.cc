@@ -8,23 +8,16 @@
 
 #include <fmt/format.h>
 
+#include "lake/duckdb_handles.h"
+
 namespace weir::lake {
 
 struct DuckDbEngine::Handles {
-  duckdb_database db = nullptr;
-  duckdb_connection conn = nullptr;
-  ~Handles() {
-    if (conn != nullptr) duckdb_disconnect(&conn);
-    if (db != nullptr) duckdb_close(&db);
-  }
+  DuckDbDatabase db;
+  DuckDbConnection conn;  // declared after db: disconnected before db closes
 };
 
 namespace {
-
-struct ResultGuard {
-  duckdb_result result;
-  ~ResultGuard() { duckdb_destroy_result(&result); }
-};
 
 // DuckDB errors are retriable when another writer or the network is at fault; its error type
 // says which (a transaction conflict, an I/O or HTTP error), so no message matching is needed.
@@ -79,23 +72,28 @@ DuckDbEngine::DuckDbEngine(std::unique_ptr<Handles> handles) : handles_(std::mov
 DuckDbEngine::~DuckDbEngine() = default;
 
 Result<std::unique_ptr<DuckDbEngine>> DuckDbEngine::Open(const DuckDbOptions& options) {
-  duckdb_config config = nullptr;
-  if (duckdb_create_config(&config) != DuckDBSuccess) {
+  duckdb_config raw_config = nullptr;
+  if (duckdb_create_config(&raw_config) != DuckDBSuccess) {
     return Status::OutOfMemory("DuckDB: cannot create a configuration");
   }
-  duckdb_set_config(config, "autoinstall_known_extensions", "false");
-  duckdb_set_config(config, "autoload_known_extensions", "false");
-  duckdb_set_config(config, "extension_directory", options.extension_directory.c_str());
+  const DuckDbConfig config(raw_config);
+  duckdb_set_config(config.get(), "autoinstall_known_extensions", "false");
+  duckdb_set_config(config.get(), "autoload_known_extensions", "false");
+  duckdb_set_config(config.get(), "extension_directory", options.extension_directory.c_str());
   auto handles = std::make_unique<Handles>();
   char* error = nullptr;
-  const auto opened = duckdb_open_ext(nullptr, &handles->db, config, &error);
-  duckdb_destroy_config(&config);
+  duckdb_database db = nullptr;
+  const auto opened = duckdb_open_ext(nullptr, &db, config.get(), &error);
+  handles->db.reset(db);
   if (opened != DuckDBSuccess) {
     std::string message = error ? error : "unknown error";
     duckdb_free(error);
     return ClassifiedError(ErrorClass::kFatal, "duckdb", "open", "DuckDB: " + message);
   }
-  if (duckdb_connect(handles->db, &handles->conn) != DuckDBSuccess) {
+  duckdb_connection conn = nullptr;
+  const auto connected = duckdb_connect(handles->db.get(), &conn);
+  handles->conn.reset(conn);
+  if (connected != DuckDBSuccess) {
     return ClassifiedError(ErrorClass::kFatal, "duckdb", "connect", "DuckDB: cannot connect");
   }
   std::unique_ptr<DuckDbEngine> engine(new DuckDbEngine(std::move(handles)));
@@ -111,41 +109,31 @@ Result<std::unique_ptr<DuckDbEngine>> DuckDbEngine::Open(const DuckDbOptions& op
 }
 
 Status DuckDbEngine::Run(const std::string& sql) {
-  ResultGuard guard{};
-  if (duckdb_query(handles_->conn, sql.c_str(), &guard.result) != DuckDBSuccess) {
-    return DuckError(&guard.result, sql);
+  DuckDbResult result;
+  if (duckdb_query(handles_->conn.get(), sql.c_str(), result.out()) != DuckDBSuccess) {
+    return DuckError(result.get(), sql);
   }
   return Status::OK();
 }
 
 Result<std::vector<std::vector<std::optional<std::string>>>> DuckDbEngine::Query(
     const std::string& sql) {
-  ResultGuard guard{};
-  if (duckdb_query(handles_->conn, sql.c_str(), &guard.result) != DuckDBSuccess) {
-    return DuckError(&guard.result, sql);
+  DuckDbResult result;
+  if (duckdb_query(handles_->conn.get(), sql.c_str(), result.out()) != DuckDBSuccess) {
+    return DuckError(result.get(), sql);
   }
-  const idx_t columns = duckdb_column_count(&guard.result);
-  const idx_t rows = duckdb_row_count(&guard.result);
+  const idx_t columns = duckdb_column_count(result.get());
+  const idx_t rows = duckdb_row_count(result.get());
   std::vector<std::vector<std::optional<std::string>>> out(rows);
   for (idx_t r = 0; r < rows; ++r) {
     out[r].resize(columns);
     for (idx_t c = 0; c < columns; ++c) {
-      if (duckdb_value_is_null(&guard.result, c, r)) continue;
-      char* text = duckdb_value_varchar(&guard.result, c, r);
-      if (text != nullptr) out[r][c] = text;
-      duckdb_free(text);
+      if (duckdb_value_is_null(result.get(), c, r)) continue;
+      const DuckDbString text(duckdb_value_varchar(result.get(), c, r));
+      if (!text.is_null()) out[r][c] = std::string(text.view());
     }
   }
   return out;
-}
-
-std::string SqlQuote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    out += c;
-    if (c == '\'') out += '\'';
-  }
-  return out + "'";
 }
 
 }  // namespace weir::lake

@@ -49,7 +49,4 @@ class DuckDbEngine {
 // types come from the data, a refusal is a verdict on the data.
 bool IsStatementRefusal(const Status& status);
 
-// `text` as a SQL string literal ('...' with quotes doubled).
-std::string SqlQuote(const std::string& text);
-
 }  // namespace weir::lake

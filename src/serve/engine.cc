@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_quote.h"
 #include "serve/compat/compat.h"
 #include "serve/compat/statement_kind.h"
 #include "serve/engine_internal.h"
@@ -41,18 +42,12 @@ bool ReturnsRows(duckdb_prepared_statement statement) {
   }
 }
 
-struct PreparedDeleter {
-  void operator()(duckdb_prepared_statement statement) const { duckdb_destroy_prepare(&statement); }
-};
-using PreparedStatement =
-    std::unique_ptr<std::remove_pointer_t<duckdb_prepared_statement>, PreparedDeleter>;
-
 // Approximate bytes a chunk holds (fixed-width values plus string payloads).
-size_t ChunkBytes(duckdb_data_chunk chunk, const std::vector<duckdb_logical_type>& types) {
+size_t ChunkBytes(duckdb_data_chunk chunk, const std::vector<lake::DuckDbLogicalType>& types) {
   const idx_t rows = duckdb_data_chunk_get_size(chunk);
   size_t bytes = 0;
   for (size_t c = 0; c < types.size(); ++c) {
-    const duckdb_type id = duckdb_get_type_id(types[c]);
+    const duckdb_type id = duckdb_get_type_id(types[c].get());
     if (id == DUCKDB_TYPE_VARCHAR || id == DUCKDB_TYPE_BLOB) {
       duckdb_vector vector = duckdb_data_chunk_get_vector(chunk, c);
       const auto* strings = static_cast<const duckdb_string_t*>(duckdb_vector_get_data(vector));
@@ -68,22 +63,22 @@ size_t ChunkBytes(duckdb_data_chunk chunk, const std::vector<duckdb_logical_type
 
 // --- ResultStream -------------------------------------------------------------------------------
 
-ResultStream::ResultStream(Session* session, duckdb_result result, bool streaming,
+ResultStream::ResultStream(Session* session, lake::DuckDbResult result, bool streaming,
                            std::string tag_prefix)
     : session_(session),
-      result_(result),
+      result_(std::move(result)),
       streaming_(streaming),
       tag_prefix_(std::move(tag_prefix)) {
-  if (duckdb_result_return_type(result_) == DUCKDB_RESULT_TYPE_QUERY_RESULT) {
-    const idx_t count = duckdb_column_count(&result_);
+  if (duckdb_result_return_type(*result_) == DUCKDB_RESULT_TYPE_QUERY_RESULT) {
+    const idx_t count = duckdb_column_count(result_.get());
     for (idx_t c = 0; c < count; ++c) {
-      duckdb_logical_type type = duckdb_column_logical_type(&result_, c);
-      types_.push_back(type);
+      duckdb_logical_type type = duckdb_column_logical_type(result_.get(), c);
+      types_.emplace_back(type);
       columns_.push_back(
-          {duckdb_column_name(&result_, c), PgTypeOf(type), ColumnEncoder(type).has_binary()});
+          {duckdb_column_name(result_.get(), c), PgTypeOf(type), ColumnEncoder(type).has_binary()});
     }
   } else {
-    changed_ = duckdb_rows_changed(&result_);
+    changed_ = duckdb_rows_changed(result_.get());
     exhausted_ = true;
   }
   session_->open_streams_.push_back(this);
@@ -91,9 +86,8 @@ ResultStream::ResultStream(Session* session, duckdb_result result, bool streamin
 }
 
 ResultStream::~ResultStream() {
-  for (auto& type : types_) duckdb_destroy_logical_type(&type);
   buffered_.clear();
-  duckdb_destroy_result(&result_);
+  result_ = lake::DuckDbResult();  // before the session's implicit transaction ends
   std::erase(session_->open_streams_, this);
   if (session_->streaming_ == this) {
     session_->streaming_ = nullptr;
@@ -110,11 +104,11 @@ Result<DataChunk> ResultStream::Next() {
     return chunk;
   }
   if (exhausted_) return DataChunk();
-  DataChunk chunk(duckdb_fetch_chunk(result_));
+  DataChunk chunk(duckdb_fetch_chunk(*result_));
   if (!chunk || duckdb_data_chunk_get_size(chunk.get()) == 0) {
     exhausted_ = true;
-    if (duckdb_result_error(&result_) != nullptr) {
-      Status status = session_->InReadOnlyTerms(ResultError(result_));
+    if (duckdb_result_error(result_.get()) != nullptr) {
+      Status status = session_->InReadOnlyTerms(ResultError(*result_));
       if (session_->transaction_status_ == 'T') session_->transaction_status_ = 'E';
       if (session_->streaming_ == this) {
         session_->streaming_ = nullptr;
@@ -134,7 +128,7 @@ Result<DataChunk> ResultStream::Next() {
 
 Status ResultStream::Buffer() {
   while (!exhausted_) {
-    DataChunk chunk(duckdb_fetch_chunk(result_));
+    DataChunk chunk(duckdb_fetch_chunk(*result_));
     if (!chunk || duckdb_data_chunk_get_size(chunk.get()) == 0) {
       exhausted_ = true;
       break;
@@ -158,8 +152,8 @@ Status ResultStream::Buffer() {
     session_->streaming_ = nullptr;
     WEIR_RETURN_NOT_OK(session_->EndImplicitTransaction(true));
   }
-  if (duckdb_result_error(&result_) != nullptr) {
-    return session_->InReadOnlyTerms(ResultError(result_));
+  if (duckdb_result_error(result_.get()) != nullptr) {
+    return session_->InReadOnlyTerms(ResultError(*result_));
   }
   return Status::OK();
 }
@@ -178,34 +172,30 @@ std::string ResultStream::CommandTag() const {
 // --- TableAppender ------------------------------------------------------------------------------
 
 TableAppender::~TableAppender() {
-  if (appender_ != nullptr) {
-    if (!closed_) duckdb_appender_clear(appender_);  // a failed COPY lands nothing
-    duckdb_appender_destroy(&appender_);
-  }
-  for (auto& type : types_) duckdb_destroy_logical_type(&type);
+  if (appender_ != nullptr && !closed_) duckdb_appender_clear(appender_.get());  // lands nothing
 }
 
 Status TableAppender::Error(const std::string& context) {
-  duckdb_error_data error = duckdb_appender_error_data(appender_);
-  const std::string message =
-      duckdb_error_data_has_error(error) ? duckdb_error_data_message(error) : "appender failed";
-  const duckdb_error_type type = duckdb_error_data_error_type(error);
-  duckdb_destroy_error_data(&error);
+  const lake::DuckDbErrorData error(duckdb_appender_error_data(appender_.get()));
+  const std::string message = duckdb_error_data_has_error(error.get())
+                                  ? duckdb_error_data_message(error.get())
+                                  : "appender failed";
+  const duckdb_error_type type = duckdb_error_data_error_type(error.get());
   return ClassifiedError(ErrorClass::kBadData, "sqlstate", SqlStateOf(type, message),
                          context.empty() ? message : context + ": " + message);
 }
 
 Status TableAppender::AppendRow(std::vector<OwnedValue>& row) {
   for (auto& value : row) {
-    if (duckdb_append_value(appender_, value.get()) != DuckDBSuccess) return Error("");
+    if (duckdb_append_value(appender_.get(), value.get()) != DuckDBSuccess) return Error("");
   }
-  if (duckdb_appender_end_row(appender_) != DuckDBSuccess) return Error("");
+  if (duckdb_appender_end_row(appender_.get()) != DuckDBSuccess) return Error("");
   ++rows_;
   return Status::OK();
 }
 
 Result<uint64_t> TableAppender::Close() {
-  if (duckdb_appender_close(appender_) != DuckDBSuccess) return Error("");
+  if (duckdb_appender_close(appender_.get()) != DuckDBSuccess) return Error("");
   closed_ = true;
   return rows_;
 }
@@ -223,11 +213,10 @@ void Session::SetReadOnly(bool read_only) {
   handles_->Clear();
   read_only_ = true;
   writer_lock_.reset();
-  if (duckdb_connect(reader_, &handles_->conn) != DuckDBSuccess) {
-    handles_->conn = nullptr;  // every statement then fails with 53300
-    return;
-  }
-  (void)Exec(handles_->conn, "USE lake");
+  duckdb_connection conn = nullptr;
+  if (duckdb_connect(reader_, &conn) != DuckDBSuccess) return;  // every statement: 53300
+  handles_->conn.reset(conn);
+  (void)Exec(handles_->conn.get(), "USE lake");
 }
 
 Status Session::InReadOnlyTerms(Status status) const {
@@ -254,7 +243,7 @@ Status Session::Connected() const {
 
 void Session::Interrupt() {
   interrupted_.store(true);
-  if (handles_->conn != nullptr) duckdb_interrupt(handles_->conn);
+  if (handles_->conn != nullptr) duckdb_interrupt(handles_->conn.get());
 }
 
 Result<WriterLock::Hold> Session::LockForWrite(bool may_commit_write) {
@@ -268,13 +257,10 @@ Result<WriterLock::Hold> Session::LockForWrite(bool may_commit_write) {
 }
 
 Status Session::SetVariable(const std::string& name, const std::string& value) {
-  return Exec(handles_->conn, "SET VARIABLE " + name + " = " + QuoteLiteral(value));
+  return Exec(handles_->conn.get(), "SET VARIABLE " + name + " = " + QuoteLiteral(value));
 }
 
-void Session::ClearStatementCache() {
-  for (auto& [sql, statement] : handles_->cache) duckdb_destroy_prepare(&statement);
-  handles_->cache.clear();
-}
+void Session::ClearStatementCache() { handles_->cache.clear(); }
 
 size_t Session::BufferedBytes() const {
   size_t bytes = 0;
@@ -287,7 +273,7 @@ void Session::FailTransaction() {
     (void)EndImplicitTransaction(false);
   } else if (transaction_status_ == 'T') {
     // DuckDB aborts a transaction block after a failed statement, as PostgreSQL does.
-    (void)Exec(handles_->conn, "SELECT error('aborted by a failed COPY')");
+    (void)Exec(handles_->conn.get(), "SELECT error('aborted by a failed COPY')");
     transaction_status_ = 'E';
   }
 }
@@ -295,7 +281,7 @@ void Session::FailTransaction() {
 Status Session::EndImplicitTransaction(bool commit) {
   if (!implicit_transaction_) return Status::OK();
   implicit_transaction_ = false;
-  Status ended = InReadOnlyTerms(Exec(handles_->conn, commit ? "COMMIT" : "ROLLBACK"));
+  Status ended = InReadOnlyTerms(Exec(handles_->conn.get(), commit ? "COMMIT" : "ROLLBACK"));
   write_hold_ = WriterLock::Hold();
   return ended;
 }
@@ -307,33 +293,45 @@ Status Session::BeforeStatement() {
   return Status::OK();
 }
 
+Status Session::RefuseLakeFileWork(const std::string& sql) {
+  if (!read_only_) return Status::OK();
+  const std::string call = compat::LakeWritingCallOf(sql);
+  if (call.empty()) return Status::OK();
+  if (transaction_status_ == 'T') {
+    (void)Exec(handles_->conn.get(), "SELECT error('aborted by a refused call')");
+    transaction_status_ = 'E';
+  }
+  return ClassifiedError(
+      ErrorClass::kBadData, "sqlstate", "42501",
+      fmt::format("permission denied: read-only users cannot run {} (it works on the lake's "
+                  "files before its catalog write could be refused)",
+                  call));
+}
+
 Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statement) {
   const std::string sql = compat::RewriteForDuckDb(statement);
   WEIR_RETURN_NOT_OK(BeforeStatement());
+  WEIR_RETURN_NOT_OK(RefuseLakeFileWork(sql));
   auto& cache = handles_->cache;
   for (auto it = cache.begin(); it != cache.end(); ++it) {
     if (it->first != sql) continue;
     cache.splice(cache.begin(), cache, it);
-    return Run(it->second, sql);
+    return Run(it->second.get(), sql);
   }
-  duckdb_prepared_statement prepared = nullptr;
-  if (duckdb_prepare(handles_->conn, sql.c_str(), &prepared) != DuckDBSuccess) {
-    Status status = PrepareError(prepared);
-    duckdb_destroy_prepare(&prepared);
+  duckdb_prepared_statement raw = nullptr;
+  const bool prepared_ok = duckdb_prepare(handles_->conn.get(), sql.c_str(), &raw) == DuckDBSuccess;
+  lake::DuckDbPrepared prepared(raw);
+  if (!prepared_ok) {
+    Status status = PrepareError(prepared.get());
     if (transaction_status_ == 'T') transaction_status_ = 'E';
     (void)EndImplicitTransaction(false);
     return status;
   }
-  auto stream = Run(prepared, sql);
-  if (duckdb_prepared_statement_type(prepared) == DUCKDB_STATEMENT_TYPE_SELECT &&
-      duckdb_nparams(prepared) == 0) {
-    cache.emplace_front(sql, prepared);
-    if (cache.size() > kStatementCacheSize) {
-      duckdb_destroy_prepare(&cache.back().second);
-      cache.pop_back();
-    }
-  } else {
-    duckdb_destroy_prepare(&prepared);
+  auto stream = Run(prepared.get(), sql);
+  if (duckdb_prepared_statement_type(prepared.get()) == DUCKDB_STATEMENT_TYPE_SELECT &&
+      duckdb_nparams(prepared.get()) == 0) {
+    cache.emplace_front(sql, std::move(prepared));
+    if (cache.size() > kStatementCacheSize) cache.pop_back();
   }
   return stream;
 }
@@ -353,7 +351,7 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
     // type first gives PostgreSQL's error, and keeps read sessions from creating temporary
     // objects, as PostgreSQL's read-only transactions do.
     if (transaction_status_ == 'T') {
-      (void)Exec(handles_->conn, "SELECT error('aborted by a refused write')");
+      (void)Exec(handles_->conn.get(), "SELECT error('aborted by a refused write')");
       transaction_status_ = 'E';
     }
     return ClassifiedError(
@@ -365,13 +363,14 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
   // prepared in) and ended once it ran: a refused write then fails that COMMIT with DuckDB's
   // read-only error, rather than with what DuckLake reports when its binding's transaction is
   // gone.
-  PreparedStatement in_transaction;
+  lake::DuckDbPrepared in_transaction;
   if (read_only_ && type == DUCKDB_STATEMENT_TYPE_CALL && transaction_status_ == 'I' &&
       !implicit_transaction_ && duckdb_nparams(statement) == 0) {
-    WEIR_RETURN_NOT_OK(Exec(handles_->conn, "BEGIN"));
+    WEIR_RETURN_NOT_OK(Exec(handles_->conn.get(), "BEGIN"));
     implicit_transaction_ = true;
     duckdb_prepared_statement again = nullptr;
-    const bool prepared = duckdb_prepare(handles_->conn, sql.c_str(), &again) == DuckDBSuccess;
+    const bool prepared =
+        duckdb_prepare(handles_->conn.get(), sql.c_str(), &again) == DuckDBSuccess;
     in_transaction.reset(again);
     if (!prepared) {
       Status status = PrepareError(again);
@@ -391,20 +390,20 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
     (void)EndImplicitTransaction(false);
     return hold.status();
   }
-  duckdb_result result;
-  const duckdb_state state = streaming ? duckdb_execute_prepared_streaming(statement, &result)
-                                       : duckdb_execute_prepared(statement, &result);
+  lake::DuckDbResult result;
+  const duckdb_state state = streaming ? duckdb_execute_prepared_streaming(statement, result.out())
+                                       : duckdb_execute_prepared(statement, result.out());
   if (state != DuckDBSuccess) {
-    Status status = InReadOnlyTerms(ResultError(result));
+    Status status = InReadOnlyTerms(ResultError(*result));
     // Sessions run with DuckDB's configuration locked: a SET that DuckDB refuses as invalid
     // input is a setting sessions may not change, PostgreSQL's "permission denied to set".
     if (type == DUCKDB_STATEMENT_TYPE_SET &&
-        duckdb_result_error_type(&result) == DUCKDB_ERROR_INVALID_INPUT) {
+        duckdb_result_error_type(result.get()) == DUCKDB_ERROR_INVALID_INPUT) {
       status = ClassifiedError(
           ErrorClass::kBadData, "sqlstate", "42501",
-          std::string("permission denied to set parameter: ") + duckdb_result_error(&result));
+          std::string("permission denied to set parameter: ") + duckdb_result_error(result.get()));
     }
-    duckdb_destroy_result(&result);
+    result = lake::DuckDbResult();
     if (type == DUCKDB_STATEMENT_TYPE_TRANSACTION && transaction_status_ != 'I' &&
         compat::TransactionControlOf(sql) != compat::TransactionControl::kBegin) {
       // A failed COMMIT (one that lost to another writer, or a write refused at commit) has
@@ -431,13 +430,13 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
       [[fallthrough]];
     default:
       tag = type != DUCKDB_STATEMENT_TYPE_SELECT &&
-                    duckdb_result_return_type(result) == DUCKDB_RESULT_TYPE_QUERY_RESULT &&
+                    duckdb_result_return_type(*result) == DUCKDB_RESULT_TYPE_QUERY_RESULT &&
                     !ReturnsRowCount(type)
                 ? "SELECT"
                 : TagOfType(type, sql);
       break;
   }
-  std::unique_ptr<ResultStream> stream(new ResultStream(this, result, streaming, tag));
+  std::unique_ptr<ResultStream> stream(new ResultStream(this, std::move(result), streaming, tag));
   if (streaming_ != stream.get() && type != DUCKDB_STATEMENT_TYPE_TRANSACTION &&
       stream->buffered_.empty()) {
     // Materialised results (DDL, DML, EXPLAIN) are complete: an implicit transaction ends now.
@@ -469,28 +468,29 @@ void Session::TrackTransaction(const std::string& sql, std::string& tag) {
 
 Result<StatementInfo> Session::Prepare(const std::string& name, const std::string& sql) {
   WEIR_RETURN_NOT_OK(BeforeStatement());
-  duckdb_prepared_statement statement = nullptr;
+  duckdb_prepared_statement raw = nullptr;
   const std::string rewritten = compat::RewriteForDuckDb(sql);
-  if (duckdb_prepare(handles_->conn, rewritten.c_str(), &statement) != DuckDBSuccess) {
-    Status status = PrepareError(statement);
-    duckdb_destroy_prepare(&statement);
-    return status;
-  }
+  WEIR_RETURN_NOT_OK(RefuseLakeFileWork(rewritten));
+  const bool prepared_ok =
+      duckdb_prepare(handles_->conn.get(), rewritten.c_str(), &raw) == DuckDBSuccess;
+  lake::DuckDbPrepared owned(raw);
+  if (!prepared_ok) return PrepareError(owned.get());
   ClosePrepared(name);
   Handles::Prepared prepared;
-  prepared.statement = statement;
+  const duckdb_prepared_statement statement = owned.get();
+  prepared.statement = std::move(owned);
   prepared.sql = rewritten;
   for (idx_t i = 1; i <= duckdb_nparams(statement); ++i) {
-    duckdb_logical_type type = duckdb_param_logical_type(statement, i);
-    prepared.info.parameter_types.push_back(type != nullptr ? PgTypeOf(type).oid : 25);
-    if (type != nullptr) duckdb_destroy_logical_type(&type);
+    const lake::DuckDbLogicalType type(duckdb_param_logical_type(statement, i));
+    prepared.info.parameter_types.push_back(type != nullptr ? PgTypeOf(type.get()).oid : 25);
   }
   if (ReturnsRows(statement)) {
     for (idx_t c = 0; c < duckdb_prepared_statement_column_count(statement); ++c) {
-      duckdb_logical_type type = duckdb_prepared_statement_column_logical_type(statement, c);
+      const lake::DuckDbLogicalType type(
+          duckdb_prepared_statement_column_logical_type(statement, c));
       prepared.info.columns.push_back({duckdb_prepared_statement_column_name(statement, c),
-                                       PgTypeOf(type), ColumnEncoder(type).has_binary()});
-      duckdb_destroy_logical_type(&type);
+                                       PgTypeOf(type.get()),
+                                       ColumnEncoder(type.get()).has_binary()});
     }
   }
   StatementInfo info = prepared.info;
@@ -518,7 +518,7 @@ Result<std::unique_ptr<ResultStream>> Session::Execute(const std::string& name,
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", "26000",
                            "prepared statement \"" + name + "\" does not exist");
   }
-  duckdb_prepared_statement statement = found->second.statement;
+  duckdb_prepared_statement statement = found->second.statement.get();
   if (parameters.size() != duckdb_nparams(statement)) {
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", "08P01",
                            fmt::format("bind message supplies {} parameters, but the prepared "
@@ -541,7 +541,6 @@ Result<std::unique_ptr<ResultStream>> Session::Execute(const std::string& name,
 void Session::ClosePrepared(const std::string& name) {
   auto found = handles_->prepared.find(name);
   if (found == handles_->prepared.end()) return;
-  duckdb_destroy_prepare(&found->second.statement);
   handles_->prepared.erase(found);
 }
 
@@ -556,12 +555,14 @@ Result<std::unique_ptr<TableAppender>> Session::OpenAppender(
                            "cannot execute COPY FROM in a read-only transaction");
   }
   // The column types come from the table itself.
-  duckdb_prepared_statement probe = nullptr;
+  duckdb_prepared_statement raw_probe = nullptr;
   const std::string select =
       "SELECT " + (list.empty() ? std::string("*") : list) + " FROM " + table + " LIMIT 0";
-  if (duckdb_prepare(handles_->conn, select.c_str(), &probe) != DuckDBSuccess) {
-    Status status = PrepareError(probe);
-    duckdb_destroy_prepare(&probe);
+  const bool probed =
+      duckdb_prepare(handles_->conn.get(), select.c_str(), &raw_probe) == DuckDBSuccess;
+  const lake::DuckDbPrepared probe(raw_probe);
+  if (!probed) {
+    Status status = PrepareError(probe.get());
     (void)EndImplicitTransaction(false);
     return status;
   }
@@ -570,24 +571,28 @@ Result<std::unique_ptr<TableAppender>> Session::OpenAppender(
     // rows are flushed and commits at the end: it holds the writer lock all along.
     interrupted_.store(false);
     WEIR_ASSIGN_OR_RAISE(write_hold_, LockForWrite(true));
-    WEIR_RETURN_NOT_OK(Exec(handles_->conn, "BEGIN"));
+    WEIR_RETURN_NOT_OK(Exec(handles_->conn.get(), "BEGIN"));
     implicit_transaction_ = true;
   }
   std::unique_ptr<TableAppender> appender(new TableAppender());
   std::vector<std::string> names;
-  for (idx_t c = 0; c < duckdb_prepared_statement_column_count(probe); ++c) {
-    appender->types_.push_back(duckdb_prepared_statement_column_logical_type(probe, c));
+  std::vector<duckdb_logical_type> types;
+  for (idx_t c = 0; c < duckdb_prepared_statement_column_count(probe.get()); ++c) {
+    appender->types_.emplace_back(duckdb_prepared_statement_column_logical_type(probe.get(), c));
+    types.push_back(appender->types_.back().get());
     names.push_back(fmt::format("c{}", c));
   }
-  duckdb_destroy_prepare(&probe);
   std::vector<const char*> name_pointers;
   for (const auto& n : names) name_pointers.push_back(n.c_str());
   const std::string insert = "INSERT INTO " + table +
                              (list.empty() ? std::string() : " (" + list + ")") +
                              " SELECT * FROM copied";
-  if (duckdb_appender_create_query(handles_->conn, insert.c_str(), appender->types_.size(),
-                                   appender->types_.data(), "copied", name_pointers.data(),
-                                   &appender->appender_) != DuckDBSuccess) {
+  duckdb_appender raw_appender = nullptr;
+  const bool created =
+      duckdb_appender_create_query(handles_->conn.get(), insert.c_str(), types.size(), types.data(),
+                                   "copied", name_pointers.data(), &raw_appender) == DuckDBSuccess;
+  appender->appender_.reset(raw_appender);
+  if (!created) {
     Status status = appender->Error("COPY " + table);
     (void)EndImplicitTransaction(false);
     return status;

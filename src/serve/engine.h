@@ -21,7 +21,9 @@
 
 #include "base/status.h"
 #include "base/writer_lock.h"
-#include "serve/values.h"
+#include "files/s3_settings.h"
+#include "lake/duckdb_handles.h"
+#include "serve/values/values.h"
 
 namespace weir::serve {
 
@@ -33,16 +35,11 @@ struct LakeAttachment {
   // of its pool works).
   std::string memory_limit;
   int threads = 0;
-  // Credentials for a lake whose data lives on S3 (as ingest's storage.s3_* settings).
-  std::string s3_access_key_id, s3_secret_access_key, s3_region, s3_endpoint;
-  bool s3_use_ssl = true;
-  std::string s3_url_style = "vhost";
+  // A lake whose data lives on S3: storage.s3_*, as ingest has them (lake/duckdb_s3.h).
+  files::S3Settings s3;
 };
 
-struct ChunkDeleter {
-  void operator()(duckdb_data_chunk chunk) const { duckdb_destroy_data_chunk(&chunk); }
-};
-using DataChunk = std::unique_ptr<std::remove_pointer_t<duckdb_data_chunk>, ChunkDeleter>;
+using DataChunk = lake::DuckDbDataChunk;
 
 class Session;
 
@@ -52,7 +49,7 @@ class TableAppender {
  public:
   ~TableAppender();
   size_t column_count() const { return types_.size(); }
-  duckdb_logical_type type(size_t column) const { return types_[column]; }
+  duckdb_logical_type type(size_t column) const { return types_[column].get(); }
   // Appends one row (column_count() values; DuckDB casts VARCHAR values to the column type).
   Status AppendRow(std::vector<OwnedValue>& row);
   // Runs the INSERT for what is left and returns the number of rows appended.
@@ -62,8 +59,8 @@ class TableAppender {
   friend class Session;
   TableAppender() = default;
   Status Error(const std::string& context);
-  duckdb_appender appender_ = nullptr;
-  std::vector<duckdb_logical_type> types_;  // owned
+  std::vector<lake::DuckDbLogicalType> types_;
+  lake::DuckDbAppender appender_;  // destroyed before the types
   uint64_t rows_ = 0;
   bool closed_ = false;
 };
@@ -92,7 +89,7 @@ class ResultStream {
 
   bool returns_rows() const { return !columns_.empty(); }
   const std::vector<ResultColumn>& columns() const { return columns_; }
-  duckdb_logical_type type(size_t column) const { return types_[column]; }
+  duckdb_logical_type type(size_t column) const { return types_[column].get(); }
   // The next chunk, or null at the end. A failure mid-stream (a cancel, a timeout) is an error.
   Result<DataChunk> Next();
   // "SELECT n" with the rows handed out so far, "INSERT 0 n", "CREATE TABLE", ...
@@ -105,14 +102,14 @@ class ResultStream {
 
  private:
   friend class Session;
-  ResultStream(Session* session, duckdb_result result, bool streaming, std::string tag_prefix);
+  ResultStream(Session* session, lake::DuckDbResult result, bool streaming, std::string tag_prefix);
   Session* session_;
-  duckdb_result result_;
+  lake::DuckDbResult result_;
   bool streaming_;  // reading from DuckDB's stream (else materialised or buffered)
   bool exhausted_ = false;
   std::string tag_prefix_;
   std::vector<ResultColumn> columns_;
-  std::vector<duckdb_logical_type> types_;  // owned
+  std::vector<lake::DuckDbLogicalType> types_;
   std::deque<DataChunk> buffered_;
   size_t buffered_bytes_ = 0;
   uint64_t rows_ = 0;
@@ -177,6 +174,9 @@ class Session {
   // `status` as a read-only session reports it (see engine.cc).
   Status InReadOnlyTerms(Status status) const;
   Status BeforeStatement();
+  // In a read-only session, 42501 for a statement calling a function that works on the lake's
+  // files before DuckDB can refuse it (compat::LakeWritingCallOf); a block it was in fails.
+  Status RefuseLakeFileWork(const std::string& sql);
   Result<std::unique_ptr<ResultStream>> Run(duckdb_prepared_statement statement,
                                             const std::string& sql);
   // The SQLite catalog's writer lock for a statement that may commit a write to the lake (an

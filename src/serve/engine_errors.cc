@@ -101,17 +101,9 @@ Status Exec(duckdb_connection conn, const std::string& sql) {
   if (conn == nullptr) {
     return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "53300", "no DuckDB connection");
   }
-  duckdb_result result;
-  Status status;
-  if (duckdb_query(conn, sql.c_str(), &result) != DuckDBSuccess) status = ResultError(result);
-  duckdb_destroy_result(&result);
-  return status;
-}
-
-std::string QuoteLiteral(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
+  lake::DuckDbResult result;
+  if (duckdb_query(conn, sql.c_str(), result.out()) != DuckDBSuccess) return ResultError(*result);
+  return Status::OK();
 }
 
 }  // namespace weir::serve

@@ -10,7 +10,9 @@
 #include <string_view>
 #include <utility>
 
+#include "base/sql_quote.h"
 #include "base/status.h"
+#include "lake/duckdb_handles.h"
 #include "serve/engine.h"
 
 namespace weir::serve {
@@ -19,18 +21,15 @@ namespace weir::serve {
 // sessions of read users to `reader`, the compatibility catalog's file opened READ_ONLY with
 // the lake attached READ_ONLY: every database in it is read-only (see docs/ARCHITECTURE.md).
 struct Engine::Handles {
-  duckdb_database writer = nullptr;
-  duckdb_database reader = nullptr;
-  ~Handles() {
-    if (reader != nullptr) duckdb_close(&reader);
-    if (writer != nullptr) duckdb_close(&writer);
-  }
+  lake::DuckDbDatabase writer;
+  lake::DuckDbDatabase reader;  // closed first
 };
 
+// Members in this order: the prepared statements are destroyed before their connection.
 struct Session::Handles {
-  duckdb_connection conn = nullptr;
+  lake::DuckDbConnection conn;
   struct Prepared {
-    duckdb_prepared_statement statement = nullptr;
+    lake::DuckDbPrepared statement;
     std::string sql;
     StatementInfo info;
   };
@@ -38,15 +37,12 @@ struct Session::Handles {
   // Simple-query SELECTs without parameters, prepared once and reused (most recent first):
   // DuckDB's prepare costs several times its execution for small queries, and DuckDB rebinds a
   // prepared statement by itself when the catalog changed under it.
-  std::list<std::pair<std::string, duckdb_prepared_statement>> cache;
+  std::list<std::pair<std::string, lake::DuckDbPrepared>> cache;
   void Clear() {
-    for (auto& [sql, statement] : cache) duckdb_destroy_prepare(&statement);
     cache.clear();
-    for (auto& [name, p] : prepared) duckdb_destroy_prepare(&p.statement);
     prepared.clear();
-    if (conn != nullptr) duckdb_disconnect(&conn);
+    conn.reset();
   }
-  ~Handles() { Clear(); }
 };
 
 // The SQLSTATE for a DuckDB error: one table over DuckDB's error types, except DuckDB's
@@ -57,7 +53,6 @@ Status PrepareError(duckdb_prepared_statement statement);
 Status ResultError(duckdb_result& result);
 // Runs setup SQL on a connection (several statements); the first error is returned.
 Status Exec(duckdb_connection conn, const std::string& sql);
-std::string QuoteLiteral(const std::string& text);
 
 // The statements a read-only session is refused by their DuckDB type alone.
 bool WritesByItsType(duckdb_statement_type type);

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/sql_quote.h"
+#include "lake/duckdb_s3.h"
 #include "lake/ducklake/catalog_db.h"
 #include "serve/compat/compat.h"
 #include "serve/engine.h"
@@ -15,49 +17,32 @@
 namespace weir::serve {
 namespace {
 
-// The DuckDB secret for a lake on S3 (kept in memory; sessions see it redacted at most).
-std::string S3Secret(const LakeAttachment& lake) {
-  std::string endpoint = lake.s3_endpoint;
-  bool use_ssl = lake.s3_use_ssl;
-  if (endpoint.starts_with("http://")) {
-    endpoint = endpoint.substr(7);
-    use_ssl = false;
-  } else if (endpoint.starts_with("https://")) {
-    endpoint = endpoint.substr(8);
-  }
-  std::string secret = "CREATE SECRET weir_lake_s3 (TYPE s3";
-  if (!lake.s3_access_key_id.empty()) {
-    secret += ", KEY_ID " + QuoteLiteral(lake.s3_access_key_id) + ", SECRET " +
-              QuoteLiteral(lake.s3_secret_access_key);
-  } else {
-    secret += ", PROVIDER credential_chain";
-  }
-  if (!lake.s3_region.empty()) secret += ", REGION " + QuoteLiteral(lake.s3_region);
-  if (!endpoint.empty()) secret += ", ENDPOINT " + QuoteLiteral(endpoint);
-  secret += std::string(", USE_SSL ") + (use_ssl ? "true" : "false");
-  secret += ", URL_STYLE " + QuoteLiteral(lake.s3_url_style) + ")";
-  return secret;
-}
-
 // A DuckDB database with extensions from local files only: in memory (the writers'), or the
 // file at `path` opened READ_ONLY (the readers').
 Status OpenDatabase(const LakeAttachment& lake, const std::string& path,
-                    const std::string& temp_directory, duckdb_database* db) {
-  duckdb_config config = nullptr;
-  duckdb_create_config(&config);
-  if (!path.empty()) duckdb_set_config(config, "access_mode", "READ_ONLY");
-  if (!temp_directory.empty()) duckdb_set_config(config, "temp_directory", temp_directory.c_str());
-  duckdb_set_config(config, "autoinstall_known_extensions", "false");
-  duckdb_set_config(config, "autoload_known_extensions", "false");
-  duckdb_set_config(config, "extension_directory", lake.extension_directory.c_str());
+                    const std::string& temp_directory, lake::DuckDbDatabase& db) {
+  duckdb_config raw_config = nullptr;
+  if (duckdb_create_config(&raw_config) != DuckDBSuccess) {
+    return Status::OutOfMemory("DuckDB: cannot create a configuration");
+  }
+  const lake::DuckDbConfig config(raw_config);
+  if (!path.empty()) duckdb_set_config(config.get(), "access_mode", "READ_ONLY");
+  if (!temp_directory.empty()) {
+    duckdb_set_config(config.get(), "temp_directory", temp_directory.c_str());
+  }
+  duckdb_set_config(config.get(), "autoinstall_known_extensions", "false");
+  duckdb_set_config(config.get(), "autoload_known_extensions", "false");
+  duckdb_set_config(config.get(), "extension_directory", lake.extension_directory.c_str());
   if (!lake.memory_limit.empty()) {
-    duckdb_set_config(config, "memory_limit", lake.memory_limit.c_str());
+    duckdb_set_config(config.get(), "memory_limit", lake.memory_limit.c_str());
   }
   const std::string threads = std::to_string(lake.threads);
-  if (lake.threads > 0) duckdb_set_config(config, "threads", threads.c_str());
+  if (lake.threads > 0) duckdb_set_config(config.get(), "threads", threads.c_str());
   char* error = nullptr;
-  const auto opened = duckdb_open_ext(path.empty() ? nullptr : path.c_str(), db, config, &error);
-  duckdb_destroy_config(&config);
+  duckdb_database raw = nullptr;
+  const auto opened =
+      duckdb_open_ext(path.empty() ? nullptr : path.c_str(), &raw, config.get(), &error);
+  db.reset(raw);
   if (opened == DuckDBSuccess) return Status::OK();
   std::string message = error ? error : "unknown";
   duckdb_free(error);
@@ -71,13 +56,14 @@ Status OpenDatabase(const LakeAttachment& lake, const std::string& path,
 Status AttachLake(duckdb_connection conn, const LakeAttachment& lake, bool read_only) {
   const bool postgres = lake.catalog.starts_with("postgres:");
   // A lake on S3 (which needs a region or an endpoint, as for ingest): httpfs and the secret
-  // come before ATTACH, which refuses an S3 data path without them. Without keys, the default
-  // credential chain (environment, instance profile, ...) of the aws extension.
-  if (!lake.s3_access_key_id.empty() || !lake.s3_region.empty() || !lake.s3_endpoint.empty()) {
-    WEIR_RETURN_NOT_OK(WithContext(
-        Exec(conn, std::string("LOAD httpfs; ") +
-                       (lake.s3_access_key_id.empty() ? "LOAD aws; " : "") + S3Secret(lake)),
-        "setting up S3 access"));
+  // (kept in memory; sessions see it redacted at most) come before ATTACH, which refuses an S3
+  // data path without them. Without keys, the default credential chain (lake/duckdb_s3.h).
+  const files::S3Settings& s3 = lake.s3;
+  if (!s3.access_key_id.empty() || !s3.region.empty() || !s3.endpoint.empty()) {
+    std::string setup;
+    for (const auto& extension : lake::S3Extensions(s3)) setup += "LOAD " + extension + "; ";
+    WEIR_RETURN_NOT_OK(WithContext(Exec(conn, setup + lake::CreateS3SecretSql("weir_lake_s3", s3)),
+                                   "setting up S3 access (storage.s3_*)"));
   }
   auto attached = Exec(conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
                                  (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") +
@@ -91,37 +77,29 @@ Status AttachLake(duckdb_connection conn, const LakeAttachment& lake, bool read_
 
 // Where the database behind `conn` spills (DuckDB's temp_directory).
 Result<std::string> TempDirectory(duckdb_connection conn) {
-  duckdb_result result;
-  if (duckdb_query(conn, "SELECT current_setting('temp_directory')", &result) != DuckDBSuccess) {
-    Status status = ResultError(result);
-    duckdb_destroy_result(&result);
-    return status;
+  lake::DuckDbResult result;
+  if (duckdb_query(conn, "SELECT current_setting('temp_directory')", result.out()) !=
+      DuckDBSuccess) {
+    return ResultError(*result);
   }
-  char* value = duckdb_value_varchar(&result, 0, 0);
-  std::string directory = value != nullptr ? value : "";
-  duckdb_free(value);
-  duckdb_destroy_result(&result);
-  return directory;
+  const lake::DuckDbString value(duckdb_value_varchar(result.get(), 0, 0));
+  return std::string(value.view());
 }
 
 // The files sessions may reach: the lake's data path, and a SQLite catalog's files.
 Result<std::vector<std::string>> AllowedPaths(duckdb_connection conn, const LakeAttachment& lake) {
   std::vector<std::string> allowed;
-  duckdb_result result;
+  lake::DuckDbResult result;
   if (duckdb_query(conn,
                    "SELECT value FROM __ducklake_metadata_lake.ducklake_metadata "
                    "WHERE key = 'data_path' AND scope IS NULL",
-                   &result) != DuckDBSuccess) {
-    Status status = ResultError(result);
-    duckdb_destroy_result(&result);
-    return WithContext(status, "reading the lake's data path");
+                   result.out()) != DuckDBSuccess) {
+    return WithContext(ResultError(*result), "reading the lake's data path");
   }
-  if (duckdb_row_count(&result) > 0 && !duckdb_value_is_null(&result, 0, 0)) {
-    char* path = duckdb_value_varchar(&result, 0, 0);
-    allowed.emplace_back(path);
-    duckdb_free(path);
+  if (duckdb_row_count(result.get()) > 0 && !duckdb_value_is_null(result.get(), 0, 0)) {
+    const lake::DuckDbString path(duckdb_value_varchar(result.get(), 0, 0));
+    allowed.emplace_back(path.view());
   }
-  duckdb_destroy_result(&result);
   if (!lake.catalog.starts_with("postgres:")) {
     const std::string file = lake.catalog.substr(std::string("sqlite:").size());
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) allowed.push_back(file + suffix);
@@ -145,7 +123,7 @@ Engine::~Engine() = default;
 
 Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   auto handles = std::make_unique<Handles>();
-  WEIR_RETURN_NOT_OK(OpenDatabase(lake, "", "", &handles->writer));
+  WEIR_RETURN_NOT_OK(OpenDatabase(lake, "", "", handles->writer));
   std::unique_ptr<Engine> engine(new Engine(std::move(handles)));
   if (!lake.catalog.starts_with("postgres:")) {
     // Readers must never wait for a writer, and writers of this and other weir processes
@@ -170,34 +148,36 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   }
   WEIR_ASSIGN_OR_RAISE(auto writer, engine->Connect());
   // The writers' database first: attaching creates a lake that does not exist yet.
-  WEIR_RETURN_NOT_OK(AttachLake(writer->handles_->conn, lake, false));
+  WEIR_RETURN_NOT_OK(AttachLake(writer->handles_->conn.get(), lake, false));
   std::unique_ptr<Session> reader;
   const auto open_reader = [&](const std::string& catalog_file) -> Status {
     // The readers' database is the catalog file itself, READ_ONLY, so that its default
     // database (what CHECKPOINT and DuckLake's own queries fall back to) is read-only too. It
     // spills where the writers' does: the catalog's directory goes once both have the file open.
-    WEIR_ASSIGN_OR_RAISE(const std::string temp, TempDirectory(writer->handles_->conn));
-    WEIR_RETURN_NOT_OK(OpenDatabase(lake, catalog_file, temp, &engine->handles_->reader));
+    WEIR_ASSIGN_OR_RAISE(const std::string temp, TempDirectory(writer->handles_->conn.get()));
+    WEIR_RETURN_NOT_OK(OpenDatabase(lake, catalog_file, temp, engine->handles_->reader));
     WEIR_ASSIGN_OR_RAISE(reader, engine->Connect(SIZE_MAX, /*read_only=*/true));
-    return AttachLake(reader->handles_->conn, lake, true);
+    return AttachLake(reader->handles_->conn.get(), lake, true);
   };
-  WEIR_RETURN_NOT_OK(compat::InstallCatalog(writer->handles_->conn, open_reader));
-  WEIR_ASSIGN_OR_RAISE(const auto allowed, AllowedPaths(writer->handles_->conn, lake));
-  WEIR_RETURN_NOT_OK(LockSandbox(writer->handles_->conn, allowed));
-  WEIR_RETURN_NOT_OK(LockSandbox(reader->handles_->conn, allowed));
+  WEIR_RETURN_NOT_OK(compat::InstallCatalog(writer->handles_->conn.get(), open_reader));
+  WEIR_ASSIGN_OR_RAISE(const auto allowed, AllowedPaths(writer->handles_->conn.get(), lake));
+  WEIR_RETURN_NOT_OK(LockSandbox(writer->handles_->conn.get(), allowed));
+  WEIR_RETURN_NOT_OK(LockSandbox(reader->handles_->conn.get(), allowed));
   return engine;
 }
 
 Result<std::unique_ptr<Session>> Engine::Connect(size_t memory_limit, bool read_only) {
   auto handles = std::make_unique<Session::Handles>();
-  if (duckdb_connect(read_only ? handles_->reader : handles_->writer, &handles->conn) !=
+  duckdb_connection conn = nullptr;
+  if (duckdb_connect(read_only ? handles_->reader.get() : handles_->writer.get(), &conn) !=
       DuckDBSuccess) {
     return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "53300", "cannot connect");
   }
-  (void)Exec(handles->conn, "USE lake");  // absent before the lake is attached
+  handles->conn.reset(conn);
+  (void)Exec(handles->conn.get(), "USE lake");  // absent before the lake is attached
   std::unique_ptr<Session> session(new Session(std::move(handles), memory_limit));
   session->read_only_ = read_only;
-  session->reader_ = handles_->reader;
+  session->reader_ = handles_->reader.get();
   if (!read_only) session->writer_lock_ = writer_lock_;
   return session;
 }

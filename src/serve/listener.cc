@@ -50,21 +50,6 @@ struct AddrInfoDeleter {
 
 }  // namespace
 
-ScopedFd& ScopedFd::operator=(ScopedFd&& other) noexcept {
-  if (this != &other) {
-    Reset();
-    fd_ = other.Release();
-  }
-  return *this;
-}
-
-int ScopedFd::Release() { return std::exchange(fd_, -1); }
-
-void ScopedFd::Reset() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 Result<Listener> Listener::Open(const std::string& host, int port) {
   if (host.empty()) {
     return HostError(host, port, "empty (0.0.0.0 or :: listen on every interface)");

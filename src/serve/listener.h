@@ -13,28 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "base/scoped_fd.h"
 #include "base/status.h"
 
 namespace weir::serve {
-
-// One owned file descriptor, closed when destroyed (-1: none).
-class ScopedFd {
- public:
-  ScopedFd() = default;
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(ScopedFd&& other) noexcept : fd_(other.Release()) {}
-  ScopedFd& operator=(ScopedFd&& other) noexcept;
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() { Reset(); }
-
-  int get() const { return fd_; }
-  int Release();
-  void Reset();
-
- private:
-  int fd_ = -1;
-};
 
 class Listener {
  public:

@@ -18,7 +18,7 @@
 
 #include "serve/client_connection.h"
 #include "serve/pgwire/protocol.h"
-#include "serve/protocol_session.h"
+#include "serve/session/protocol_session.h"
 
 namespace weir::serve {
 namespace {
@@ -30,14 +30,6 @@ using pgwire::MessageWriter;
 
 ErrorFields Fatal(std::string sqlstate, std::string message) {
   return ErrorFields{"FATAL", std::move(sqlstate), std::move(message), "", "", 0};
-}
-
-ErrorFields ErrorOf(const Status& status) {
-  const ErrorDetail* detail = GetErrorDetail(status);
-  const std::string code = detail != nullptr && detail->source() == "sqlstate" ? detail->code()
-                           : detail != nullptr && detail->source() == "scram"  ? detail->code()
-                                                                               : "XX000";
-  return ErrorFields{"ERROR", code, status.message(), "", "", 0};
 }
 
 // The peer's address as text (IPv4 or IPv6), the key of bans and per-address caps.
@@ -158,8 +150,8 @@ void Server::AcceptLoop() {
                   static_cast<uint64_t>(::getpid()));
   int burst = 0;  // failed accept() calls since the last success
   while (!stopping_->load() && listener_->Wait()) {
-    const int fd = listener_->Accept();
-    if (fd < 0) {
+    ScopedFd fd(listener_->Accept());
+    if (!fd.valid()) {
       const int error = errno;
       if (stopping_->load()) return;
       // Retriable at once: nothing pending any more, a signal, or a connection that went away
@@ -178,7 +170,7 @@ void Server::AcceptLoop() {
     }
     // Small messages (TLS handshake, SCRAM, one-row results) must not wait for delayed ACKs.
     const int nodelay = 1;
-    if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay) != 0) {
+    if (::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay) != 0) {
       spdlog::debug("serve: TCP_NODELAY refused on an accepted connection: {}",
                     std::strerror(errno));  // it still works, with delayed ACKs
     }
@@ -186,23 +178,24 @@ void Server::AcceptLoop() {
     const auto accepted = std::chrono::steady_clock::now();
     // Bans and caps before the first byte is read: an unauthenticated connection holds a
     // slot, and a refused one costs no thread.
-    std::string ip = PeerAddress(fd);
+    std::string ip = PeerAddress(fd.get());
     if (auto refused = Admit(ip)) {
       metrics_->refused.Increment();
-      Refuse(fd, refused->first, refused->second);
+      Refuse(std::move(fd), refused->first, refused->second);
       continue;
     }
     std::lock_guard lock(mutex_);
     // Sessions notice Stop within 200 ms when idle, or when their statement ends. The thread
     // reports its end under the lock, so after its entry is in threads_.
     const uint64_t id = next_thread_id_++;
-    threads_.emplace(id, std::thread([this, fd, id, accepted, ip = std::move(ip)] {
-                       Serve(fd, ip, accepted);
-                       Release(ip);
-                       ::close(fd);
-                       std::lock_guard done(mutex_);
-                       finished_.push_back(id);
-                     }));
+    threads_.emplace(
+        id, std::thread([this, fd = std::move(fd), id, accepted, ip = std::move(ip)]() mutable {
+          Serve(fd.get(), ip, accepted);
+          Release(ip);
+          fd.Reset();
+          std::lock_guard done(mutex_);
+          finished_.push_back(id);
+        }));
   }
 }
 
@@ -288,7 +281,7 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
     if (!*frame) return;
     auto packet = pgwire::ParseStartupPacket((**frame).body);
     if (!packet.ok()) {
-      out.ErrorResponse(Fatal(ErrorOf(packet.status()).sqlstate, packet.status().message()));
+      out.ErrorResponse(pgwire::ErrorFieldsOf(packet.status(), "FATAL"));
       conn.Write(out);
       return;
     }
@@ -332,13 +325,12 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
   out.AuthenticationSasl({"SCRAM-SHA-256"});
   if (!conn.Write(out)) return;
   const auto fail = [&](const Status& status) {
-    const auto fields = ErrorOf(status);
-    if (fields.sqlstate == "28P01") RecordFailedLogin(ip);
+    const std::string sqlstate = pgwire::SqlStateOf(status);
+    if (sqlstate == "28P01") RecordFailedLogin(ip);
     out.ErrorResponse(
-        Fatal(fields.sqlstate == "28P01" ? "28P01" : fields.sqlstate,
-              fields.sqlstate == "28P01"
-                  ? fmt::format("password authentication failed for user \"{}\"", user)
-                  : fields.message));
+        Fatal(sqlstate, sqlstate == "28P01"
+                            ? fmt::format("password authentication failed for user \"{}\"", user)
+                            : status.message()));
     conn.Write(out);
   };
   auto first = conn.Read(false);
@@ -435,23 +427,20 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
   }
 }
 
-void Server::Refuse(int fd, const std::string& sqlstate, const std::string& message) {
+void Server::Refuse(ScopedFd fd, const std::string& sqlstate, const std::string& message) {
   MessageWriter out;
   out.ErrorResponse(Fatal(sqlstate, message));
   const std::string bytes = out.Take();
   // A fresh socket's send buffer takes the short answer whole; a peer that cannot take even
   // that is not waited for.
-  (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  ::shutdown(fd, SHUT_WR);
+  (void)::send(fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::shutdown(fd.get(), SHUT_WR);
   // Closed at once, the socket would answer the peer's first packet (in flight, or unread in
   // our buffer) with a reset, which can discard the answer before the client reads it. So it
   // lingers, drained by the watchdog, until the peer closes or for a second.
   std::lock_guard lock(mutex_);
-  if (refused_.size() >= kMaxLingeringRefusals) {
-    ::close(fd);
-    return;
-  }
-  refused_.push_back({fd, std::chrono::steady_clock::now() + std::chrono::seconds(1)});
+  if (refused_.size() >= kMaxLingeringRefusals) return;  // closed now
+  refused_.push_back({std::move(fd), std::chrono::steady_clock::now() + std::chrono::seconds(1)});
 }
 
 void Server::DrainRefused(bool all) {
@@ -460,12 +449,11 @@ void Server::DrainRefused(bool all) {
   std::erase_if(refused_, [&](const Lingering& lingering) {
     char discard[512];
     ssize_t n = 0;
-    while ((n = ::recv(lingering.fd, discard, sizeof discard, MSG_DONTWAIT)) > 0) {
+    while ((n = ::recv(lingering.fd.get(), discard, sizeof discard, MSG_DONTWAIT)) > 0) {
     }
     const bool done = all || now >= lingering.close_at || n == 0 ||
                       (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-    if (done) ::close(lingering.fd);
-    return done;
+    return done;  // erasing it closes it
   });
 }
 

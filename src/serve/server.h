@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/backoff.h"
+#include "base/scoped_fd.h"
 #include "base/status.h"
 #include "observe/metrics_registry.h"
 #include "serve/auth/scram.h"
@@ -92,7 +93,7 @@ class Server {
   void RecordFailedLogin(const std::string& ip);
   void Release(const std::string& ip);
   // Answers a refused connection with one non-blocking FATAL and leaves it to linger.
-  void Refuse(int fd, const std::string& sqlstate, const std::string& message);
+  void Refuse(ScopedFd fd, const std::string& sqlstate, const std::string& message);
   void DrainRefused(bool all);  // closes the lingering refusals that are done (or all of them)
   void Watchdog();              // statement deadlines, and reaping finished connection threads
   void ReapFinished();          // joins the connection threads that have ended
@@ -126,7 +127,7 @@ class Server {
   std::map<std::string, std::vector<std::chrono::steady_clock::time_point>> failures_;  // ditto
   std::map<std::string, std::chrono::steady_clock::time_point> banned_until_;           // ditto
   struct Lingering {
-    int fd;
+    ScopedFd fd;
     std::chrono::steady_clock::time_point close_at;
   };
   static constexpr size_t kMaxLingeringRefusals = 1024;

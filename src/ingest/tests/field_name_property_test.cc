@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "assert_status.h"
+#include "base/sql_quote.h"
 #include "decode/field_names.h"
 #include "decode/json_batch_builder.h"
 #include "harness_env.h"
@@ -134,7 +135,7 @@ class FieldNamePropertyTest : public ::testing::TestWithParam<SqlDialect> {
                                    ? "ducklake:sqlite:" + config_.sqlite_path
                                    : "ducklake:postgres:" + config_.postgres_conninfo;
     const Status attached =
-        (*engine)->Run("ATTACH " + lake::SqlQuote(target) + " AS lake (READ_ONLY)");
+        (*engine)->Run("ATTACH " + QuoteLiteral(target) + " AS lake (READ_ONLY)");
     EXPECT_TRUE(attached.ok()) << attached.ToString();
     return std::move(*engine);
   }

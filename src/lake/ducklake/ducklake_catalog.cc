@@ -10,6 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include "base/backoff.h"
+#include "base/sql_quote.h"
+#include "lake/duckdb_s3.h"
 #include "lake/ducklake/ducklake_table.h"
 
 namespace weir::lake::ducklake {
@@ -96,15 +98,6 @@ ColumnType FromDuckLakeType(std::string_view name) {
   if (name == "varchar") return ColumnType::kVarchar;
   if (name == "timestamptz") return ColumnType::kTimestampTz;
   return ColumnType::kOther;
-}
-
-std::string Quote(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  return out + "\"";
 }
 
 Result<CatalogInspection> InspectCatalog(const CatalogConfig& config,
@@ -204,27 +197,20 @@ Status DuckLakeCatalog::AttachEngine(bool create) {
   options.extension_directory = config_.extension_directory;
   options.extensions = {
       "ducklake", config_.kind == SqlDialect::kSqlite ? "sqlite_scanner" : "postgres_scanner"};
-  if (store_.uri().starts_with("s3://")) options.extensions.push_back("httpfs");
+  const bool on_s3 = store_.uri().starts_with("s3://");
+  if (on_s3) {
+    for (auto& name : S3Extensions(config_.s3)) options.extensions.push_back(std::move(name));
+  }
   WEIR_ASSIGN_OR_RAISE(auto engine, DuckDbEngine::Open(options));
-  if (store_.uri().starts_with("s3://")) {
-    const auto& s3 = config_.s3;
-    std::string endpoint = s3.endpoint;
-    bool use_ssl = s3.use_ssl;
-    if (endpoint.starts_with("http://")) endpoint = endpoint.substr(7), use_ssl = false;
-    if (endpoint.starts_with("https://")) endpoint = endpoint.substr(8), use_ssl = true;
-    std::string secret = fmt::format("CREATE SECRET weir_s3 (TYPE s3, KEY_ID {}, SECRET {}",
-                                     SqlQuote(s3.access_key_id), SqlQuote(s3.secret_access_key));
-    if (!s3.region.empty()) secret += ", REGION " + SqlQuote(s3.region);
-    if (!endpoint.empty()) secret += ", ENDPOINT " + SqlQuote(endpoint);
-    secret += fmt::format(", USE_SSL {}, URL_STYLE {})", use_ssl ? "true" : "false",
-                          s3.path_style || !endpoint.empty() ? "'path'" : "'vhost'");
-    WEIR_RETURN_NOT_OK(engine->Run(secret));
+  if (on_s3) {
+    auto secret = engine->Run(CreateS3SecretSql("weir_s3", config_.s3));
+    if (!secret.ok()) return WithContext(secret, "setting up S3 access (storage.s3_*)");
   }
   const std::string target = config_.kind == SqlDialect::kSqlite
                                  ? "ducklake:sqlite:" + config_.sqlite_path
                                  : "ducklake:postgres:" + config_.postgres_conninfo;
-  std::string attach = "ATTACH " + SqlQuote(target) + " AS weir_lake";
-  if (create) attach += " (DATA_PATH " + SqlQuote(store_.uri()) + ")";
+  std::string attach = "ATTACH " + QuoteLiteral(target) + " AS weir_lake";
+  if (create) attach += " (DATA_PATH " + QuoteLiteral(store_.uri()) + ")";
   auto attached = engine->Run(attach);
   if (!attached.ok()) return WithContext(attached, "attaching the DuckLake catalog");
   engine_ = std::move(engine);
@@ -267,15 +253,15 @@ Result<std::unique_ptr<Table>> DuckLakeCatalog::OpenTable(
       return ClassifiedError(ErrorClass::kFatal, "ducklake", "no_table",
                              fmt::format("table {}.{} does not exist", schema, table));
     }
-    const std::string name = "weir_lake." + Quote(schema) + "." + Quote(table);
+    const std::string name = "weir_lake." + QuoteIdentifier(schema) + "." + QuoteIdentifier(table);
     std::string create = "CREATE TABLE " + name + " (";
     for (size_t i = 0; i < columns.size(); ++i) {
-      create += fmt::format("{}{} {}", i ? ", " : "", Quote(columns[i].first),
+      create += fmt::format("{}{} {}", i ? ", " : "", QuoteIdentifier(columns[i].first),
                             DuckDbTypeName(columns[i].second));
     }
     create += ")";
-    std::vector<std::string> ddl = {"CREATE SCHEMA IF NOT EXISTS weir_lake." + Quote(schema),
-                                    create};
+    std::vector<std::string> ddl = {
+        "CREATE SCHEMA IF NOT EXISTS weir_lake." + QuoteIdentifier(schema), create};
     if (!partitioning.empty()) {
       std::string keys;
       for (const auto& key : partitioning) keys += (keys.empty() ? "" : ", ") + ToString(key);

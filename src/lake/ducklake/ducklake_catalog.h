@@ -98,7 +98,5 @@ Result<CatalogInspection> InspectCatalog(const CatalogConfig& config,
 std::string_view DuckDbTypeName(ColumnType type);
 // The column type of a DuckLake type name ("int64", "float64", "varchar", ...).
 ColumnType FromDuckLakeType(std::string_view name);
-// An identifier quoted for SQL.
-std::string Quote(const std::string& name);
 
 }  // namespace weir::lake::ducklake

@@ -11,6 +11,7 @@
 
 #include "base/backoff.h"
 #include "base/clock.h"
+#include "base/sql_quote.h"
 #include "files/object_names.h"
 #include "lake/ducklake/ducklake_catalog.h"
 #include "lake/ducklake/stats_text.h"
@@ -140,8 +141,8 @@ Status DuckLakeTable::CheckPartitioning(const std::vector<PartitionKey>& wanted)
     WEIR_ASSIGN_OR_RAISE(auto count, ToInt(files[0][0], "file count"));
     if (count == 0) {
       WEIR_RETURN_NOT_OK(
-          catalog_->RunDdl({"ALTER TABLE weir_lake." + Quote(schema_) + "." + Quote(table_) +
-                            " SET PARTITIONED BY " + layout(wanted)}));
+          catalog_->RunDdl({"ALTER TABLE weir_lake." + QuoteIdentifier(schema_) + "." +
+                            QuoteIdentifier(table_) + " SET PARTITIONED BY " + layout(wanted)}));
       WEIR_ASSIGN_OR_RAISE(auto exists, Reload());
       if (exists && partitioning_ == wanted) return Status::OK();
     }
@@ -158,7 +159,8 @@ Status DuckLakeTable::AddColumns(const std::vector<std::pair<std::string, Column
   std::vector<std::string> ddl;
   for (const auto& [name, type] : columns) {
     ddl.push_back(fmt::format("ALTER TABLE weir_lake.{}.{} ADD COLUMN IF NOT EXISTS {} {}",
-                              Quote(schema_), Quote(table_), Quote(name), DuckDbTypeName(type)));
+                              QuoteIdentifier(schema_), QuoteIdentifier(table_),
+                              QuoteIdentifier(name), DuckDbTypeName(type)));
   }
   const Status added = catalog_->RunDdl(ddl);
   WEIR_ASSIGN_OR_RAISE(auto exists, Reload());

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/scoped_fd.h"
 #include "serve/auth/openssl_error.h"
 
 namespace weir::serve::auth {
@@ -52,25 +53,25 @@ Result<bool> FileExists(const std::string& path) {
 // so a reader sees either no file or the whole file.
 Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode_t mode) {
   std::string temp_path = path + ".XXXXXX";
-  const int fd = ::mkstemp(temp_path.data());  // created with mode 0600
-  if (fd < 0) return ErrnoError(errno, "creating a temporary file for " + path);
+  ScopedFd fd(::mkstemp(temp_path.data()));  // created with mode 0600
+  if (!fd.valid()) return ErrnoError(errno, "creating a temporary file for " + path);
   auto fail = [&](const std::string& what) {
     const int error = errno;
-    ::close(fd);
+    fd.Reset();
     ::unlink(temp_path.c_str());
     return ErrnoError(error, what + " " + temp_path);
   };
-  if (::fchmod(fd, mode) != 0) return fail("setting the mode of");
+  if (::fchmod(fd.get(), mode) != 0) return fail("setting the mode of");
   while (!bytes.empty()) {
-    const ssize_t written = ::write(fd, bytes.data(), bytes.size());
+    const ssize_t written = ::write(fd.get(), bytes.data(), bytes.size());
     if (written < 0) {
       if (errno == EINTR) continue;
       return fail("writing");
     }
     bytes.remove_prefix(static_cast<size_t>(written));
   }
-  if (::fsync(fd) != 0) return fail("syncing");
-  if (::close(fd) != 0) {
+  if (::fsync(fd.get()) != 0) return fail("syncing");
+  if (fd.Close() != 0) {
     const int error = errno;
     ::unlink(temp_path.c_str());
     return ErrnoError(error, "closing " + temp_path);

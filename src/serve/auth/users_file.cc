@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "base/scoped_fd.h"
+
 namespace weir::serve::auth {
 namespace {
 
@@ -101,18 +103,18 @@ Status WriteUsersFile(const std::string& path, const Users& users) {
     text += name + " " + ToString(user.verifier) + " " + user.role + "\n";
   }
   std::string temporary = path + ".tmp-XXXXXX";
-  const int fd = ::mkostemp(temporary.data(), O_CLOEXEC);  // mode 0600, before any byte
-  if (fd < 0) return FileError(temporary, "cannot create");
+  ScopedFd fd(::mkostemp(temporary.data(), O_CLOEXEC));  // mode 0600, before any byte
+  if (!fd.valid()) return FileError(temporary, "cannot create");
   const auto fail = [&](const char* what) {
     const Status status = FileError(temporary, what);
-    ::close(fd);
+    fd.Reset();
     ::unlink(temporary.c_str());
     return status;
   };
-  if (::fchmod(fd, 0600) != 0) return fail("cannot set mode 0600");
-  if (!WriteAll(fd, text)) return fail("cannot write");
-  if (::fsync(fd) != 0) return fail("cannot fsync");
-  if (::close(fd) != 0) {
+  if (::fchmod(fd.get(), 0600) != 0) return fail("cannot set mode 0600");
+  if (!WriteAll(fd.get(), text)) return fail("cannot write");
+  if (::fsync(fd.get()) != 0) return fail("cannot fsync");
+  if (fd.Close() != 0) {
     const Status status = FileError(temporary, "cannot close");
     ::unlink(temporary.c_str());
     return status;
@@ -125,11 +127,9 @@ Status WriteUsersFile(const std::string& path, const Users& users) {
   // The rename itself is durable once the directory is.
   std::string directory = std::filesystem::path(path).parent_path().string();
   if (directory.empty()) directory = ".";
-  const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return FileError(directory, "cannot open the directory to fsync it");
-  const bool synced = ::fsync(dir_fd) == 0;
-  ::close(dir_fd);
-  if (!synced) return FileError(directory, "cannot fsync the directory");
+  const ScopedFd dir_fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd.valid()) return FileError(directory, "cannot open the directory to fsync it");
+  if (::fsync(dir_fd.get()) != 0) return FileError(directory, "cannot fsync the directory");
   return Status::OK();
 }
 

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/sql_quote.h"
+#include "lake/duckdb_handles.h"
 #include "serve/compat/catalog_sql.h"
 #include "serve/compat/compat.h"
 #include "serve/compat/names.h"
@@ -27,11 +29,10 @@ void ReplaceAll(std::string& sql, const std::string& from, const std::string& to
 }
 
 Status Run(duckdb_connection connection, const std::string& sql) {
-  duckdb_result result;
-  const bool ok = duckdb_query(connection, sql.c_str(), &result) == DuckDBSuccess;
-  std::string message = ok ? "" : duckdb_result_error(&result);
-  duckdb_destroy_result(&result);
+  lake::DuckDbResult result;
+  const bool ok = duckdb_query(connection, sql.c_str(), result.out()) == DuckDBSuccess;
   if (ok) return Status::OK();
+  const std::string message = duckdb_result_error(result.get());
   return ClassifiedError(
       ErrorClass::kFatal, "duckdb", "catalog",
       "creating the PostgreSQL catalog (" + sql.substr(0, sql.find('\n')) + "): " + message);

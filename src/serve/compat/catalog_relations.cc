@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/sql_quote.h"
 #include "serve/compat/catalog_sql.h"
 #include "serve/compat/settings.h"
 

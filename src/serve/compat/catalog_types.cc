@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sql_quote.h"
 #include "serve/compat/catalog_sql.h"
 
 namespace weir::serve::compat {
@@ -71,21 +72,16 @@ constexpr PgTypeRow kBaseTypes[] = {
     {4089, "regnamespace", "regnamespace", 4, true, 'b', 'N', 4090, 0, 'i', 'p', "regnamespacein"},
 };
 
-std::string Quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
-
 std::string Row(int oid, const std::string& typname, const std::string& display, int typlen,
                 bool byval, char typtype, char category, int elem, int array_oid, int collation,
                 char align, char storage, const std::string& input, const std::string& output) {
-  return "(" + std::to_string(oid) + ", " + Quote(typname) + ", " + Quote(display) + ", " +
-         std::to_string(typlen) + ", " + (byval ? "true" : "false") + ", " +
-         Quote(std::string(1, typtype)) + ", " + Quote(std::string(1, category)) + ", " +
-         std::to_string(elem) + ", " + std::to_string(array_oid) + ", " +
-         std::to_string(collation) + ", " + Quote(std::string(1, align)) + ", " +
-         Quote(std::string(1, storage)) + ", " + Quote(input) + ", " + Quote(output) + ")";
+  return "(" + std::to_string(oid) + ", " + QuoteLiteral(typname) + ", " + QuoteLiteral(display) +
+         ", " + std::to_string(typlen) + ", " + (byval ? "true" : "false") + ", " +
+         QuoteLiteral(std::string(1, typtype)) + ", " + QuoteLiteral(std::string(1, category)) +
+         ", " + std::to_string(elem) + ", " + std::to_string(array_oid) + ", " +
+         std::to_string(collation) + ", " + QuoteLiteral(std::string(1, align)) + ", " +
+         QuoteLiteral(std::string(1, storage)) + ", " + QuoteLiteral(input) + ", " +
+         QuoteLiteral(output) + ")";
 }
 
 }  // namespace
@@ -97,10 +93,10 @@ std::vector<std::string> TypeCatalogSql() {
   std::string display;  // CASE arms: oid → format_type's name
   std::string arrays;   // CASE arms: element oid → array oid
   for (const PgTypeRow& t : kBaseTypes) {
-    display += " WHEN " + std::to_string(t.oid) + " THEN " + Quote(t.display);
+    display += " WHEN " + std::to_string(t.oid) + " THEN " + QuoteLiteral(t.display);
     if (t.array_oid != 0) {
-      display +=
-          " WHEN " + std::to_string(t.array_oid) + " THEN " + Quote(std::string(t.display) + "[]");
+      display += " WHEN " + std::to_string(t.array_oid) + " THEN " +
+                 QuoteLiteral(std::string(t.display) + "[]");
       arrays += " WHEN " + std::to_string(t.oid) + " THEN " + std::to_string(t.array_oid);
     }
     const std::string name = t.typname;

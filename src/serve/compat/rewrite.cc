@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/sql_quote.h"
 #include "base/text.h"
 #include "serve/compat/compat.h"
 #include "serve/compat/names.h"

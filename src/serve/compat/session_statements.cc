@@ -1,6 +1,7 @@
 // SET, SHOW and transaction statements: PostgreSQL's session settings (see settings.h),
 // BEGIN with isolation levels, savepoints.
 #include "serve/compat/session_statements.h"
+#include "base/sql_quote.h"
 
 #include <string>
 #include <string_view>

@@ -1,5 +1,6 @@
 #include "serve/compat/settings.h"
 
+#include "base/sql_quote.h"
 #include "base/text.h"
 
 namespace weir::serve::compat {
@@ -16,12 +17,6 @@ constexpr std::string_view kSearchPathSql =
     "ELSE regexp_replace(trim(s), '^lake\\.', '') END), ', ') END";
 
 }  // namespace
-
-std::string QuoteLiteral(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
 
 const std::vector<PgSetting>& PgSettings() {
   static const std::vector<PgSetting> settings = {

@@ -36,7 +36,4 @@ std::optional<std::string> SetStatementSql(std::string_view name,
 // own SHOW, such as SHOW TABLES, then runs).
 std::optional<std::string> ShowStatementSql(std::string_view name);
 
-// SQL string literal for `text`.
-std::string QuoteLiteral(std::string_view text);
-
 }  // namespace weir::serve::compat

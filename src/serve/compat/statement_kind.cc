@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/text.h"
+#include "serve/compat/tokens.h"
 
 namespace weir::serve::compat {
 namespace {
@@ -139,6 +140,71 @@ std::string CommandTagOf(const std::string& statement, const std::string& verb) 
     default:
       return verb;
   }
+}
+
+namespace {
+
+// DuckLake's functions that only read (DuckLake d8a1881e); every other ducklake_* writes.
+constexpr std::string_view kReadOnlyDuckLakeFunctions[] = {"ducklake_current_snapshot",
+                                                           "ducklake_last_committed_snapshot",
+                                                           "ducklake_list_files",
+                                                           "ducklake_options",
+                                                           "ducklake_scan",
+                                                           "ducklake_settings",
+                                                           "ducklake_snapshots",
+                                                           "ducklake_table_changes",
+                                                           "ducklake_table_deletions",
+                                                           "ducklake_table_info",
+                                                           "ducklake_table_insertions"};
+// Functions that write without the ducklake_ prefix, or run SQL given as text.
+constexpr std::string_view kRefusedFunctions[] = {"checkpoint", "force_checkpoint", "query",
+                                                  "json_execute_serialized_sql"};
+
+// An identifier token's name as DuckDB resolves it: quotes removed, lower case.
+std::string NameOf(std::string_view token) {
+  if (token.size() >= 2 && token.front() == '"' && token.back() == '"') {
+    std::string name;
+    for (size_t i = 1; i + 1 < token.size(); ++i) {
+      name += token[i];
+      if (token[i] == '"') ++i;  // a doubled quote
+    }
+    return ToLower(name);
+  }
+  return ToLower(token);
+}
+
+bool Writes(const std::string& name) {
+  if (std::find(std::begin(kRefusedFunctions), std::end(kRefusedFunctions), name) !=
+      std::end(kRefusedFunctions)) {
+    return true;
+  }
+  return name.starts_with("ducklake_") &&
+         std::find(std::begin(kReadOnlyDuckLakeFunctions), std::end(kReadOnlyDuckLakeFunctions),
+                   name) == std::end(kReadOnlyDuckLakeFunctions);
+}
+
+}  // namespace
+
+std::string LakeWritingCallOf(const std::string& statement) {
+  const auto tokens = Tokens::Scan(statement);
+  if (!tokens) return "(unscannable text)";
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    const Token& token = (*tokens)[i];
+    // CHECKPOINT [db]: DuckLake flushes inlined data into new files before its refused commit.
+    if (token.kind == PG_QUERY__TOKEN__CHECKPOINT) return "CHECKPOINT";
+    // A Unicode-escaped identifier (U&"..."): not decoded here, so not trusted.
+    if (token.kind == PG_QUERY__TOKEN__UIDENT) return "(a U& identifier)";
+    size_t next = i + 1;  // the next token that is not a comment
+    while (next < tokens->size() && ((*tokens)[next].kind == PG_QUERY__TOKEN__SQL_COMMENT ||
+                                     (*tokens)[next].kind == PG_QUERY__TOKEN__C_COMMENT)) {
+      ++next;
+    }
+    const bool called = next < tokens->size() && (*tokens)[next].kind == PG_QUERY__TOKEN__ASCII_40;
+    if (!called || !tokens->IsNamePart(i)) continue;
+    const std::string name = NameOf(tokens->Text(i));
+    if (Writes(name)) return name;
+  }
+  return "";
 }
 
 }  // namespace weir::serve::compat

@@ -39,10 +39,11 @@ class Tokens {
   size_t NameEnd(size_t first) const;
   // The ')' that closes the '(' at token `open`.
   std::optional<size_t> ClosingParen(size_t open) const;
+  // Whether token `i` can be part of a name (an identifier, or a keyword used as one).
+  bool IsNamePart(size_t i) const;
 
  private:
   Tokens(std::string_view sql, std::vector<Token> tokens) : sql_(sql), tokens_(std::move(tokens)) {}
-  bool IsNamePart(size_t i) const;
 
   std::string_view sql_;
   std::vector<Token> tokens_;

@@ -410,6 +410,18 @@ void MessageWriter::Fields(char type, const ErrorFields& fields) {
   End(at);
 }
 
+std::string SqlStateOf(const Status& status) {
+  const ErrorDetail* detail = GetErrorDetail(status);
+  if (detail == nullptr || (detail->source() != "sqlstate" && detail->source() != "scram")) {
+    return "XX000";
+  }
+  return detail->code();
+}
+
+ErrorFields ErrorFieldsOf(const Status& status, std::string severity) {
+  return ErrorFields{std::move(severity), SqlStateOf(status), status.message(), "", "", 0};
+}
+
 void MessageWriter::ErrorResponse(const ErrorFields& fields) { Fields('E', fields); }
 void MessageWriter::NoticeResponse(const ErrorFields& fields) { Fields('N', fields); }
 void MessageWriter::ParseComplete() { End(Begin('1')); }

@@ -147,6 +147,13 @@ struct ErrorFields {
   int32_t position = 0;  // 1-based character position in the query, 0 = none
 };
 
+// The SQLSTATE a weir Status carries on the wire: the code of an error raised with a SQLSTATE
+// (detail source "sqlstate") or by SCRAM ("scram"), XX000 (internal_error) for any other. The
+// one mapping, for the server's login errors, the sessions' errors and the query log.
+std::string SqlStateOf(const Status& status);
+// `status` as an ErrorResponse's fields: its SQLSTATE and message, with `severity`.
+ErrorFields ErrorFieldsOf(const Status& status, std::string severity = "ERROR");
+
 // Appends backend messages to one buffer, to be written to the socket in one go.
 class MessageWriter {
  public:

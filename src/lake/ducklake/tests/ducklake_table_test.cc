@@ -5,6 +5,7 @@
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 
+#include "base/sql_quote.h"
 #include "harness_env.h"
 #include "lake/duckdb_engine.h"
 #include "lake/ducklake/ducklake_catalog.h"
@@ -53,7 +54,7 @@ class DuckLakeTableTest : public ::testing::TestWithParam<SqlDialect> {
     const std::string target = GetParam() == SqlDialect::kSqlite
                                    ? "ducklake:sqlite:" + config_.sqlite_path
                                    : "ducklake:postgres:" + config_.postgres_conninfo;
-    auto attached = (*engine)->Run("ATTACH " + SqlQuote(target) + " AS lake (READ_ONLY)");
+    auto attached = (*engine)->Run("ATTACH " + QuoteLiteral(target) + " AS lake (READ_ONLY)");
     EXPECT_TRUE(attached.ok()) << attached.ToString();
     return std::move(*engine);
   }
@@ -294,7 +295,7 @@ TEST_P(DuckLakeTableTest, ConcurrentWritersAndDuckDbKeepDenseSnapshots) {
     const std::string target = GetParam() == SqlDialect::kSqlite
                                    ? "ducklake:sqlite:" + config_.sqlite_path
                                    : "ducklake:postgres:" + config_.postgres_conninfo;
-    ASSERT_TRUE((*engine)->Run("ATTACH " + SqlQuote(target) + " AS lake").ok());
+    ASSERT_TRUE((*engine)->Run("ATTACH " + QuoteLiteral(target) + " AS lake").ok());
     ASSERT_TRUE((*engine)->Run("SET ducklake_max_retry_count = 100").ok());
     for (int i = 0; i < 5; ++i) {
       // DuckDB's SQLite scanner sets no busy timeout, so a DuckDB writer sharing a SQLite

@@ -44,5 +44,45 @@ TEST(CommandTagOf, NamesTheObjectKindFromTheParseTree) {
   EXPECT_EQ(CommandTagOf("CREATE MACRO m() AS 1", "CREATE"), "CREATE");
 }
 
+TEST(LakeWritingCallOf, FindsDuckLakeMaintenanceInEveryCallPosition) {
+  EXPECT_EQ(LakeWritingCallOf("CALL ducklake_merge_adjacent_files('lake')"),
+            "ducklake_merge_adjacent_files");
+  EXPECT_EQ(LakeWritingCallOf("SELECT * FROM ducklake_cleanup_old_files('lake')"),
+            "ducklake_cleanup_old_files");
+  // DuckDB syntax PostgreSQL cannot parse, names qualified, quoted, in any case, in comments'
+  // company and inside prepared statements and subqueries.
+  EXPECT_EQ(LakeWritingCallOf("FROM ducklake_rewrite_data_files('lake', 't')"),
+            "ducklake_rewrite_data_files");
+  EXPECT_EQ(LakeWritingCallOf("CALL system.main.DuckLake_Flush_Inlined_Data('lake')"),
+            "ducklake_flush_inlined_data");
+  EXPECT_EQ(LakeWritingCallOf("CALL \"DUCKLAKE_EXPIRE_SNAPSHOTS\" /* x */ ('lake')"),
+            "ducklake_expire_snapshots");
+  EXPECT_EQ(LakeWritingCallOf("PREPARE p AS SELECT count(*) FROM "
+                              "(SELECT * FROM ducklake_delete_orphaned_files('lake'))"),
+            "ducklake_delete_orphaned_files");
+  EXPECT_EQ(LakeWritingCallOf("CALL ducklake_some_future_function('lake')"),
+            "ducklake_some_future_function");
+  // Functions that run SQL given as text, and CHECKPOINT.
+  EXPECT_EQ(LakeWritingCallOf("SELECT * FROM query('CALL x()')"), "query");
+  EXPECT_EQ(LakeWritingCallOf("FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))"),
+            "json_execute_serialized_sql");
+  EXPECT_EQ(LakeWritingCallOf("checkpoint lake"), "CHECKPOINT");
+  EXPECT_EQ(LakeWritingCallOf("CALL force_checkpoint()"), "force_checkpoint");
+  EXPECT_EQ(LakeWritingCallOf("SELECT U&\"d\\0075cklake_merge_adjacent_files\"('lake')"),
+            "(a U& identifier)");
+  EXPECT_EQ(LakeWritingCallOf("SELECT 'unterminated"), "(unscannable text)");
+}
+
+TEST(LakeWritingCallOf, LeavesReadsAlone) {
+  EXPECT_EQ(LakeWritingCallOf("SELECT * FROM ducklake_snapshots('lake')"), "");
+  EXPECT_EQ(LakeWritingCallOf("FROM ducklake_table_info('lake')"), "");
+  EXPECT_EQ(LakeWritingCallOf("SELECT * FROM ducklake_list_files('lake', 't')"), "");
+  // Names that are not in call position, strings and comments.
+  EXPECT_EQ(LakeWritingCallOf("SELECT query, state FROM pg_stat_activity"), "");
+  EXPECT_EQ(LakeWritingCallOf("SELECT 'CALL ducklake_merge_adjacent_files(1)' AS s"), "");
+  EXPECT_EQ(LakeWritingCallOf("SELECT 1 -- ducklake_merge_adjacent_files('lake')"), "");
+  EXPECT_EQ(LakeWritingCallOf("SELECT ducklake_merge_adjacent_files FROM t"), "");
+}
+
 }  // namespace
 }  // namespace weir::serve::compat

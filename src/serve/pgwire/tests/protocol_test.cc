@@ -237,5 +237,21 @@ TEST(MessageWriterTest, RowDescriptionLaysOutEveryField) {
   EXPECT_EQ(w.Take(), expected);
 }
 
+TEST(SqlStateTest, AStatusCarriesItsSqlStateOrInternalError) {
+  EXPECT_EQ(SqlStateOf(ClassifiedError(ErrorClass::kBadData, "sqlstate", "25006", "read-only")),
+            "25006");
+  EXPECT_EQ(SqlStateOf(ClassifiedError(ErrorClass::kFatal, "scram", "28P01", "bad proof")),
+            "28P01");
+  // Codes of other sources are not SQLSTATEs, and a status without a detail has none.
+  EXPECT_EQ(SqlStateOf(ClassifiedError(ErrorClass::kRetriable, "duckdb", "12", "io")), "XX000");
+  EXPECT_EQ(SqlStateOf(Status::IOError("disk")), "XX000");
+  const ErrorFields fields = ErrorFieldsOf(
+      ClassifiedError(ErrorClass::kBadData, "sqlstate", "57P01", "terminating"), "FATAL");
+  EXPECT_EQ(fields.severity, "FATAL");
+  EXPECT_EQ(fields.sqlstate, "57P01");
+  EXPECT_EQ(fields.message, "terminating");
+  EXPECT_EQ(ErrorFieldsOf(Status::Invalid("x")).severity, "ERROR");
+}
+
 }  // namespace
 }  // namespace weir::serve::pgwire

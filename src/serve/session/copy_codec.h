@@ -13,8 +13,8 @@
 #include <duckdb.h>
 
 #include "base/status.h"
-#include "serve/commands.h"
-#include "serve/values.h"
+#include "serve/session/commands.h"
+#include "serve/values/values.h"
 
 namespace weir::serve {
 

@@ -1,7 +1,7 @@
 // PostgreSQL's text output format of one value read from a DuckDB vector (the *out functions:
 // numeric_out, date_out, timestamptz_out with TimeZone UTC, interval_out with IntervalStyle
 // postgres, array_out, ...).
-#include "serve/values_internal.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve::values_internal {
 namespace {

@@ -6,20 +6,18 @@
 #include <string_view>
 #include <vector>
 
-#include "serve/commands.h"
 #include "serve/engine.h"
 #include "serve/pgwire/protocol.h"
-#include "serve/protocol_session.h"
-#include "serve/values.h"
+#include "serve/session/commands.h"
+#include "serve/session/protocol_session.h"
+#include "serve/values/values.h"
 
 namespace weir::serve {
 
 inline constexpr size_t kFlushBytes = 256 << 10;  // results go to the socket in such slices
 
-// The SQLSTATE a status carries ("XX000" when it has none).
-std::string SqlStateOf(const Status& status);
+using pgwire::SqlStateOf;
 Status SqlError(const char* sqlstate, std::string message);
-pgwire::ErrorFields ErrorOf(const Status& status);
 
 // A bound statement, or a cursor, part-way through its result.
 struct ProtocolSession::Portal {

@@ -2,8 +2,8 @@
 // format, to a DuckDB value.
 #include <fmt/format.h>
 
-#include "serve/values.h"
-#include "serve/values_internal.h"
+#include "serve/values/values.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve {
 namespace values_internal {

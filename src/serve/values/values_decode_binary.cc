@@ -2,7 +2,7 @@
 // input is 08P01, an out-of-range date or time 22008.
 #include <fmt/format.h>
 
-#include "serve/values_internal.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve::values_internal {
 namespace {
@@ -133,10 +133,10 @@ Result<T> ReadExact(std::string_view bytes, const PgBaseType& type, std::string_
 // no values make one empty list.
 Result<OwnedValue> NestLists(std::vector<OwnedValue> values, const std::vector<int32_t>& dims,
                              duckdb_type element_id, std::string_view what) {
-  TypeHandle level_type(duckdb_create_logical_type(element_id));
+  lake::DuckDbLogicalType level_type(duckdb_create_logical_type(element_id));
   if (values.empty()) {
     std::vector<duckdb_value> none;
-    return OwnedValue(CreateList(level_type.type, none));
+    return OwnedValue(CreateList(level_type.get(), none));
   }
   for (size_t d = dims.size(); d-- > 0;) {
     const size_t width = static_cast<size_t>(dims[d]);
@@ -145,13 +145,13 @@ Result<OwnedValue> NestLists(std::vector<OwnedValue> values, const std::vector<i
     std::vector<duckdb_value> raw(width);
     for (size_t start = 0; start < values.size(); start += width) {
       for (size_t i = 0; i < width; ++i) raw[i] = values[start + i].get();
-      OwnedValue list(duckdb_create_list_value(level_type.type, raw.data(), width));
+      OwnedValue list(duckdb_create_list_value(level_type.get(), raw.data(), width));
       if (!list) return BadBinary(what, "array", "elements DuckDB cannot hold in one list");
       grouped.push_back(std::move(list));
     }
     values = std::move(grouped);
-    TypeHandle outer(duckdb_create_list_type(level_type.type));
-    std::swap(outer.type, level_type.type);
+    lake::DuckDbLogicalType outer(duckdb_create_list_type(level_type.get()));
+    std::swap(outer, level_type);
   }
   return std::move(values.front());
 }

@@ -1,4 +1,4 @@
-#include "serve/values.h"
+#include "serve/values/values.h"
 
 #include <gtest/gtest.h>
 

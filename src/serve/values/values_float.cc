@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <iterator>
 
-#include "serve/values_internal.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve::values_internal {
 namespace {

@@ -1,7 +1,7 @@
 // DuckDB's own rendering, for types PostgreSQL has no counterpart of (STRUCT, MAP, UNION,
 // BIGNUM, ...): the value is rebuilt from the vector (one allocation per value; these types are
 // rare) and cast to VARCHAR by DuckDB.
-#include "serve/values_internal.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve::values_internal {
 namespace {
@@ -46,10 +46,10 @@ duckdb_value NestedValueAt(duckdb_vector vector, duckdb_logical_type type, idx_t
   };
   if (id == DUCKDB_TYPE_MAP) {
     duckdb_vector entries = duckdb_list_vector_get_child(vector);
-    TypeHandle key_type(duckdb_map_type_key_type(type));
-    TypeHandle value_type(duckdb_map_type_value_type(type));
-    if (!collect(duckdb_struct_vector_get_child(entries, 0), key_type.type) ||
-        !collect(duckdb_struct_vector_get_child(entries, 1), value_type.type)) {
+    lake::DuckDbLogicalType key_type(duckdb_map_type_key_type(type));
+    lake::DuckDbLogicalType value_type(duckdb_map_type_value_type(type));
+    if (!collect(duckdb_struct_vector_get_child(entries, 0), key_type.get()) ||
+        !collect(duckdb_struct_vector_get_child(entries, 1), value_type.get())) {
       return nullptr;
     }
     duckdb_value none = nullptr;
@@ -57,13 +57,13 @@ duckdb_value NestedValueAt(duckdb_vector vector, duckdb_logical_type type, idx_t
                       : duckdb_create_map_value(type, raw.data(), raw.data() + count, count);
   }
   const bool is_list = id == DUCKDB_TYPE_LIST;
-  TypeHandle child_type(is_list ? duckdb_list_type_child_type(type)
-                                : duckdb_array_type_child_type(type));
+  lake::DuckDbLogicalType child_type(is_list ? duckdb_list_type_child_type(type)
+                                             : duckdb_array_type_child_type(type));
   duckdb_vector child =
       is_list ? duckdb_list_vector_get_child(vector) : duckdb_array_vector_get_child(vector);
-  if (!collect(child, child_type.type)) return nullptr;
-  return is_list ? CreateList(child_type.type, raw)
-                 : duckdb_create_array_value(child_type.type, raw.data(), count);
+  if (!collect(child, child_type.get())) return nullptr;
+  return is_list ? CreateList(child_type.get(), raw)
+                 : duckdb_create_array_value(child_type.get(), raw.data(), count);
 }
 
 duckdb_value ValueAt(duckdb_vector vector, duckdb_logical_type type, idx_t row) {
@@ -182,9 +182,9 @@ duckdb_value ValueAt(duckdb_vector vector, duckdb_logical_type type, idx_t row) 
       std::vector<OwnedValue> owned;
       std::vector<duckdb_value> raw;
       for (idx_t i = 0; i < count; ++i) {
-        TypeHandle child_type(duckdb_struct_type_child_type(type, i));
+        lake::DuckDbLogicalType child_type(duckdb_struct_type_child_type(type, i));
         owned.emplace_back(
-            ValueAt(duckdb_struct_vector_get_child(vector, i), child_type.type, row));
+            ValueAt(duckdb_struct_vector_get_child(vector, i), child_type.get(), row));
         if (!owned.back()) return nullptr;
         raw.push_back(owned.back().get());
       }
@@ -194,9 +194,9 @@ duckdb_value ValueAt(duckdb_vector vector, duckdb_logical_type type, idx_t row) 
       // A union's vector is a struct: the tag, then one child per member.
       const uint8_t tag =
           At<uint8_t>(duckdb_vector_get_data(duckdb_struct_vector_get_child(vector, 0)), row);
-      TypeHandle member_type(duckdb_union_type_member_type(type, tag));
+      lake::DuckDbLogicalType member_type(duckdb_union_type_member_type(type, tag));
       OwnedValue member(
-          ValueAt(duckdb_struct_vector_get_child(vector, idx_t{tag} + 1), member_type.type, row));
+          ValueAt(duckdb_struct_vector_get_child(vector, idx_t{tag} + 1), member_type.get(), row));
       if (!member) return nullptr;
       return duckdb_create_union_value(type, tag, member.get());
     }
@@ -209,9 +209,9 @@ duckdb_value ValueAt(duckdb_vector vector, duckdb_logical_type type, idx_t row) 
 
 void AppendRendered(const Node& node, idx_t row, Sink& out) {
   if (node.owned_type == nullptr) return;
-  OwnedValue value(ValueAt(node.vector, node.owned_type, row));
+  OwnedValue value(ValueAt(node.vector, node.owned_type.get(), row));
   if (!value) return;
-  DuckDbString text(duckdb_get_varchar(value.get()));
+  lake::DuckDbString text(duckdb_get_varchar(value.get()));
   out += text.view();
 }
 

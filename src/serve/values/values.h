@@ -16,6 +16,7 @@
 #include <duckdb.h>
 
 #include "base/status.h"
+#include "lake/duckdb_handles.h"
 
 namespace weir::serve {
 
@@ -71,10 +72,7 @@ class ColumnEncoder {
 void AppendDataRows(std::vector<ColumnEncoder>& columns, const std::vector<bool>& binary,
                     duckdb_data_chunk chunk, idx_t begin, idx_t end, std::string& out);
 
-struct ValueDeleter {
-  void operator()(duckdb_value value) const { duckdb_destroy_value(&value); }
-};
-using OwnedValue = std::unique_ptr<std::remove_pointer_t<duckdb_value>, ValueDeleter>;
+using OwnedValue = lake::DuckDbValue;
 
 // Decodes a value sent by a client (a Bind parameter, a COPY field) for type `oid`: format 0
 // is PostgreSQL's text format, 1 binary; nullopt gives a NULL value. Text becomes a VARCHAR value

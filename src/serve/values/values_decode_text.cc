@@ -3,7 +3,7 @@
 // rewritten where DuckDB reads PostgreSQL's output differently (BC dates, "+" in intervals).
 #include <fmt/format.h>
 
-#include "serve/values_internal.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve::values_internal {
 namespace {
@@ -210,15 +210,15 @@ class ArrayTextParser {
     }
     --nesting_;
     depth = std::max(child_depth, 0) + 1;
-    TypeHandle child_type(duckdb_create_logical_type(DecodedTypeId(element_, 0)));
+    lake::DuckDbLogicalType child_type(duckdb_create_logical_type(DecodedTypeId(element_, 0)));
     for (int d = 0; d < child_depth; ++d) {
-      TypeHandle list(duckdb_create_list_type(child_type.type));
-      std::swap(list.type, child_type.type);
+      lake::DuckDbLogicalType list(duckdb_create_list_type(child_type.get()));
+      std::swap(list, child_type);
     }
     std::vector<duckdb_value> raw;
     raw.reserve(items.size());
     for (const OwnedValue& item : items) raw.push_back(item.get());
-    OwnedValue list(CreateList(child_type.type, raw));
+    OwnedValue list(CreateList(child_type.get(), raw));
     if (!list) return Malformed();
     return list;
   }

@@ -1,5 +1,5 @@
 // PostgreSQL's binary format of one value read from a DuckDB vector (the *send functions).
-#include "serve/values_internal.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve::values_internal {
 namespace {

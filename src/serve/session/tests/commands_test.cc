@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "serve/commands.h"
-#include "serve/copy_codec.h"
+#include "serve/session/commands.h"
+#include "serve/session/copy_codec.h"
 
 namespace weir::serve {
 namespace {

@@ -1,4 +1,4 @@
-#include "serve/protocol_session.h"
+#include "serve/session/protocol_session.h"
 
 #include <algorithm>
 #include <limits>
@@ -6,9 +6,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/sql_quote.h"
 #include "serve/compat/compat.h"
 #include "serve/compat/statement_kind.h"
-#include "serve/protocol_session_internal.h"
+#include "serve/session/protocol_session_internal.h"
 
 namespace weir::serve {
 
@@ -27,34 +28,13 @@ std::string OneLine(std::string_view text) {
   return out;
 }
 
-std::string QuotedName(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // A statement ended by the server's shutdown ends its session too (FATAL, as PostgreSQL).
-ErrorFields Fatal(const Status& status) {
-  ErrorFields fields = ErrorOf(status);
-  fields.severity = "FATAL";
-  return fields;
-}
+ErrorFields Fatal(const Status& status) { return pgwire::ErrorFieldsOf(status, "FATAL"); }
 
 }  // namespace
 
-std::string SqlStateOf(const Status& status) {
-  const ErrorDetail* detail = GetErrorDetail(status);
-  return detail != nullptr && (detail->source() == "sqlstate" || detail->source() == "scram")
-             ? detail->code()
-             : "XX000";
-}
-
 Status SqlError(const char* sqlstate, std::string message) {
   return ClassifiedError(ErrorClass::kBadData, "sqlstate", sqlstate, std::move(message));
-}
-
-pgwire::ErrorFields ErrorOf(const Status& status) {
-  return pgwire::ErrorFields{"ERROR", SqlStateOf(status), status.message(), "", "", 0};
 }
 
 ProtocolSession::ProtocolSession(Session* session, SessionIo io, SessionOptions options,
@@ -161,7 +141,7 @@ std::optional<ErrorFields> ProtocolSession::Run() {
       Status ran = query.ok() ? HandleQuery(query->sql) : query.status();
       if (!ran.ok()) {
         if (SqlStateOf(ran) == "57P01") return Fatal(ran);
-        writer.ErrorResponse(ErrorOf(ran));
+        writer.ErrorResponse(pgwire::ErrorFieldsOf(ran));
       }
       writer.ReadyForQuery(session_->transaction_status());
       out_ += writer.Take();
@@ -185,7 +165,7 @@ std::optional<ErrorFields> ProtocolSession::Run() {
     Status handled = HandleExtended(message);
     if (!handled.ok()) {
       if (SqlStateOf(handled) == "57P01") return Fatal(handled);
-      writer.ErrorResponse(ErrorOf(handled));
+      writer.ErrorResponse(pgwire::ErrorFieldsOf(handled));
       skipping_to_sync = std::string_view("PBDEC").find(message.type) != std::string_view::npos;
       if (!skipping_to_sync) writer.ReadyForQuery(session_->transaction_status());
       out_ += writer.Take();
@@ -413,7 +393,7 @@ Status ProtocolSession::Deallocate(const DeallocateCommand& deallocate) {
     declared_types_.erase(deallocate.name);
     writer.CommandComplete("DEALLOCATE");
   } else {
-    WEIR_RETURN_NOT_OK(session_->Query("DEALLOCATE " + QuotedName(deallocate.name)).status());
+    WEIR_RETURN_NOT_OK(session_->Query("DEALLOCATE " + QuoteIdentifier(deallocate.name)).status());
     writer.CommandComplete("DEALLOCATE");
   }
   out_ += writer.Take();

@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "serve/commands.h"
 #include "serve/engine.h"
 #include "serve/pgwire/protocol.h"
 #include "serve/serve_metrics.h"
+#include "serve/session/commands.h"
 
 namespace weir::serve {
 

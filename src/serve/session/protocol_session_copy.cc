@@ -1,8 +1,8 @@
 // ProtocolSession: COPY FROM STDIN and TO STDOUT.
 #include <fmt/format.h>
 
-#include "serve/copy_codec.h"
-#include "serve/protocol_session_internal.h"
+#include "serve/session/copy_codec.h"
+#include "serve/session/protocol_session_internal.h"
 
 namespace weir::serve {
 

@@ -1,4 +1,4 @@
-#include "serve/copy_codec.h"
+#include "serve/session/copy_codec.h"
 
 #include <algorithm>
 #include <cstring>

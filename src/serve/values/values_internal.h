@@ -26,7 +26,8 @@
 #include <duckdb.h>
 
 #include "base/status.h"
-#include "serve/values.h"
+#include "lake/duckdb_handles.h"
+#include "serve/values/values.h"
 
 namespace weir::serve::values_internal {
 
@@ -207,28 +208,6 @@ inline bool IsArraySpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-// ---------------------------------------------------------------------------------------------
-// Owned DuckDB handles.
-
-struct TypeHandle {
-  duckdb_logical_type type = nullptr;
-  explicit TypeHandle(duckdb_logical_type t) : type(t) {}
-  ~TypeHandle() {
-    if (type != nullptr) duckdb_destroy_logical_type(&type);
-  }
-  TypeHandle(const TypeHandle&) = delete;
-  TypeHandle& operator=(const TypeHandle&) = delete;
-};
-
-struct DuckDbString {
-  char* text = nullptr;
-  explicit DuckDbString(char* t) : text(t) {}
-  ~DuckDbString() { duckdb_free(text); }
-  DuckDbString(const DuckDbString&) = delete;
-  DuckDbString& operator=(const DuckDbString&) = delete;
-  std::string_view view() const { return text == nullptr ? std::string_view() : text; }
-};
-
 // duckdb_create_list_value refuses a null array even for no values.
 inline duckdb_value CreateList(duckdb_logical_type child_type, std::vector<duckdb_value>& values) {
   duckdb_value none = nullptr;
@@ -299,9 +278,9 @@ struct Node {
   int scale = 0;  // DECIMAL
   TimeUnit unit = TimeUnit::kMicros;
   idx_t array_size = 0;
-  std::vector<std::string> dictionary;       // ENUM
-  std::unique_ptr<Node> child;               // LIST / ARRAY
-  duckdb_logical_type owned_type = nullptr;  // kRendered: to rebuild values
+  std::vector<std::string> dictionary;  // ENUM
+  std::unique_ptr<Node> child;          // LIST / ARRAY
+  lake::DuckDbLogicalType owned_type;   // kRendered: to rebuild values
 
   // Bound to the current chunk.
   duckdb_vector vector = nullptr;
@@ -311,9 +290,6 @@ struct Node {
   Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
-  ~Node() {
-    if (owned_type != nullptr) duckdb_destroy_logical_type(&owned_type);
-  }
 
   bool IsNull(idx_t row) const {
     return validity != nullptr && ((validity[row >> 6] >> (row & 63)) & 1) == 0;

@@ -1,4 +1,4 @@
-#include "serve/commands.h"
+#include "serve/session/commands.h"
 
 #include <pg_query.h>
 #include <pg_query/pg_query.pb-c.h>
@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "base/sql_quote.h"
 #include "base/text.h"
 
 namespace weir::serve {
@@ -26,12 +27,6 @@ Status SyntaxError(const std::string& message) {
 
 Status Unsupported(const std::string& message) {
   return ClassifiedError(ErrorClass::kBadData, "sqlstate", "0A000", message);
-}
-
-std::string QuoteIdentifier(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 }  // namespace

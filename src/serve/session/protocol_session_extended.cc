@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "serve/protocol_session_internal.h"
+#include "serve/session/protocol_session_internal.h"
 
 namespace weir::serve {
 

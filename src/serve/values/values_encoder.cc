@@ -1,7 +1,7 @@
 // ColumnEncoder and AppendDataRows: the per-row loop that reads a result chunk's vectors and
 // writes DataRow messages.
-#include "serve/values.h"
-#include "serve/values_internal.h"
+#include "serve/values/values.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve {
 

@@ -2,8 +2,8 @@
 // mapping of a DuckDB type to its PostgreSQL type and encoding plan.
 #include <fmt/format.h>
 
-#include "serve/values.h"
-#include "serve/values_internal.h"
+#include "serve/values/values.h"
+#include "serve/values/values_internal.h"
 
 namespace weir::serve {
 namespace values_internal {
@@ -46,14 +46,14 @@ PgType MakePgType(const PgBaseType& base, int32_t modifier = -1, std::string nam
 }
 
 bool IsJson(duckdb_logical_type type) {
-  DuckDbString alias(duckdb_logical_type_get_alias(type));
+  lake::DuckDbString alias(duckdb_logical_type_get_alias(type));
   return alias.view() == "JSON";
 }
 
 // An owned copy of `type` (the C API has no copy; a list type's child is one).
 duckdb_logical_type CopyType(duckdb_logical_type type) {
-  TypeHandle list(duckdb_create_list_type(type));
-  return duckdb_list_type_child_type(list.type);
+  lake::DuckDbLogicalType list(duckdb_create_list_type(type));
+  return duckdb_list_type_child_type(list.get());
 }
 
 void SetScalar(Node& node, Kind kind, const PgBaseType& base) {
@@ -202,7 +202,7 @@ std::unique_ptr<Node> BuildNode(duckdb_logical_type type) {
       const uint32_t size = duckdb_enum_dictionary_size(type);
       node->dictionary.reserve(size);
       for (uint32_t i = 0; i < size; ++i) {
-        DuckDbString entry(duckdb_enum_dictionary_value(type, i));
+        lake::DuckDbString entry(duckdb_enum_dictionary_value(type, i));
         node->dictionary.emplace_back(entry.view());
       }
       break;
@@ -213,11 +213,11 @@ std::unique_ptr<Node> BuildNode(duckdb_logical_type type) {
     case DUCKDB_TYPE_LIST:
     case DUCKDB_TYPE_ARRAY: {
       const bool is_list = id == DUCKDB_TYPE_LIST;
-      TypeHandle child_type(is_list ? duckdb_list_type_child_type(type)
-                                    : duckdb_array_type_child_type(type));
+      lake::DuckDbLogicalType child_type(is_list ? duckdb_list_type_child_type(type)
+                                                 : duckdb_array_type_child_type(type));
       node->kind = is_list ? Kind::kList : Kind::kArray;
       if (!is_list) node->array_size = duckdb_array_type_array_size(type);
-      node->child = BuildNode(child_type.type);
+      node->child = BuildNode(child_type.get());
       const PgType& element = node->child->pg;
       if (node->child->IsArray()) {
         node->pg = element;  // PostgreSQL's arrays of arrays are one multi-dimensional type
@@ -228,7 +228,7 @@ std::unique_ptr<Node> BuildNode(duckdb_logical_type type) {
     }
     default:
       SetScalar(*node, Kind::kRendered, kPgText);
-      node->owned_type = CopyType(type);
+      node->owned_type.reset(CopyType(type));
       break;
   }
   return node;
@@ -239,7 +239,6 @@ std::unique_ptr<Node> BuildNode(duckdb_logical_type type) {
 using values_internal::FindPgArrayElement;
 using values_internal::FindPgType;
 using values_internal::PgBaseType;
-using values_internal::TypeHandle;
 
 PgType PgTypeOf(duckdb_logical_type type) { return values_internal::BuildNode(type)->pg; }
 
@@ -253,8 +252,8 @@ std::string DuckDbTypeNameOf(uint32_t oid) {
 
 bool NeedsVarcharCast(duckdb_logical_type type) {
   auto child_needs = [](duckdb_logical_type child) {
-    TypeHandle owned(child);
-    return NeedsVarcharCast(owned.type);
+    lake::DuckDbLogicalType owned(child);
+    return NeedsVarcharCast(owned.get());
   };
   switch (duckdb_get_type_id(type)) {
     case DUCKDB_TYPE_VARIANT:
