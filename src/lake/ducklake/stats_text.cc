@@ -51,13 +51,20 @@ std::string TimestampText(int64_t micros) {
   return text + "+00";
 }
 
-std::string TimestampPartitionValue(const std::string& transform, int64_t micros) {
+std::string TimestampPartitionValue(TransformKind transform, int64_t micros) {
   const CivilTime c = ToCivil(micros);
-  if (transform == "year") return std::to_string(c.year);
-  if (transform == "month") return std::to_string(c.month);
-  if (transform == "day") return std::to_string(c.day);
-  if (transform == "hour") return std::to_string(c.hour);
-  return TimestampText(micros);
+  switch (transform) {
+    case TransformKind::kYear:
+      return std::to_string(c.year);
+    case TransformKind::kMonth:
+      return std::to_string(c.month);
+    case TransformKind::kDay:
+      return std::to_string(c.day);
+    case TransformKind::kHour:
+      return std::to_string(c.hour);
+    default:
+      return TimestampText(micros);
+  }
 }
 
 std::optional<std::string> StatText(ColumnType type, const std::optional<std::string>& parquet) {
@@ -80,12 +87,14 @@ std::optional<std::string> StatText(ColumnType type, const std::optional<std::st
 int CompareStat(ColumnType type, const std::string& a, const std::string& b) {
   switch (type) {
     case ColumnType::kBigint:
+    case ColumnType::kInteger:
     case ColumnType::kBoolean: {
       const auto x = ParseInt(a), y = ParseInt(b);
       if (x && y) return *x < *y ? -1 : (*x > *y ? 1 : 0);
       break;
     }
-    case ColumnType::kDouble: {
+    case ColumnType::kDouble:
+    case ColumnType::kFloat: {
       const double x = std::strtod(a.c_str(), nullptr), y = std::strtod(b.c_str(), nullptr);
       return x < y ? -1 : (x > y ? 1 : 0);
     }
@@ -98,7 +107,8 @@ int CompareStat(ColumnType type, const std::string& a, const std::string& b) {
 }
 
 std::string PartitionDirectory(const PartitionKey& key, const std::optional<std::string>& value) {
-  const std::string name = key.transform == "identity" ? key.column : key.transform;
+  const std::string name =
+      key.transform.kind == TransformKind::kIdentity ? key.column : ToString(key.transform);
   if (!value) return name + "=__HIVE_DEFAULT_PARTITION__";
   std::string out = name + "=";
   for (unsigned char c : *value) {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "lake/table.h"
+#include "lake/table_spec.h"
 
 namespace weir::lake::ducklake {
 
@@ -18,7 +18,7 @@ std::string TimestampText(int64_t micros);
 
 // The partition value of a timestamp under a transform, with DuckLake's semantics: year is the
 // calendar year, month 1-12, day the day of the month, hour 0-23 (UTC).
-std::string TimestampPartitionValue(const std::string& transform, int64_t micros);
+std::string TimestampPartitionValue(TransformKind transform, int64_t micros);
 
 // Orders two catalog statistics of a column type: negative, zero or positive.
 int CompareStat(ColumnType type, const std::string& a, const std::string& b);
