@@ -49,8 +49,10 @@ DatasetWriter::DatasetWriter(DatasetConfig config, lake::Catalog* catalog, std::
     : config_(std::move(config)),
       catalog_(catalog),
       stop_(std::move(stop)),
+      retrier_policy_(config_.backoff),
       commit_ids_(Clock::System(), std::random_device{}()),
       writer_prefix_(fmt::format("{}/{}", HostName(), ::getpid())) {
+  retrier_policy_.max_attempts = config_.commit_max_attempts;
   static std::once_flag compute_ready;
   std::call_once(compute_ready, [] {
     // Registers the kernels of libarrow_compute (Take); fails only on a broken installation.
@@ -341,8 +343,7 @@ Result<DatasetWriter::Landing> DatasetWriter::CommitFiles(const lake::CommitRequ
         spdlog::warn("dataset {}: outcome of the commit unknown ({}); reading it back",
                      config_.name, committed->reason);
         const Result<std::optional<int64_t>> found =
-            Retry(BackoffPolicy{.max_attempts = config_.commit_max_attempts}, stop_,
-                  what + " (reading back a commit of unknown outcome)",
+            Retry(retrier_policy_, stop_, what + " (reading back a commit of unknown outcome)",
                   [&] { return table_->FindCommit(request); });
         WEIR_RETURN_NOT_OK(found.status());
         if (*found) {
@@ -362,7 +363,7 @@ Result<DatasetWriter::Landing> DatasetWriter::CommitFiles(const lake::CommitRequ
 }
 
 Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
-  Retrier retrier(BackoffPolicy{.max_attempts = config_.commit_max_attempts}, stop_);
+  Retrier retrier(retrier_policy_, stop_);
   const std::string what = "dataset " + config_.name;
   const bool with_rejects = config_.rejects_enabled && !flush.rejects.empty();
   int reloads = 0;

@@ -51,6 +51,9 @@ struct DatasetConfig {
   int64_t rejects_payload_limit = 65536;
   files::FileConfig file;
   int commit_max_attempts = 10;
+  // The waits between attempts (its max_attempts is commit_max_attempts); the standard 1 s
+  // doubling to 30 s with 0-25 % jitter unless a test shortens it.
+  BackoffPolicy backoff{};
 };
 
 // Everything one flush carries from the poll thread to the flush thread.
@@ -123,6 +126,7 @@ class DatasetWriter {
   DatasetConfig config_;
   lake::Catalog* catalog_;
   std::stop_token stop_;
+  BackoffPolicy retrier_policy_;  // config_.backoff with commit_max_attempts
   std::unique_ptr<lake::Table> table_;
   std::unique_ptr<lake::Table> rejects_table_;
   ColumnPlan plan_;                     // of the flush being written, against table_'s columns

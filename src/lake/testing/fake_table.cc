@@ -131,6 +131,7 @@ CommitResult FakeTable::Land(const CommitRequest& request) {
 
 Result<CommitResult> FakeTable::Commit(const CommitRequest& request) {
   ++state_->commit_calls;
+  state_->requests.push_back(request);
   FakeStep step = FakeStep::kLand;
   if (!state_->script.empty()) {
     step = state_->script.front();

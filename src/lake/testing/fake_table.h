@@ -58,6 +58,7 @@ struct FakeTableState {
   bool dropped = false;                 // Evolve answers kTableChanged while set
 
   int commit_calls = 0, find_calls = 0, evolve_calls = 0, opens = 0;
+  std::vector<CommitRequest> requests;  // every Commit call's request, in order
 
   // Rows landed in this table (its own files only).
   int64_t LandedRows() const;
