@@ -347,6 +347,106 @@ TEST_P(DuckLakeTableTest, ConcurrentWritersAndDuckDbKeepDenseSnapshots) {
   EXPECT_EQ(Scalar(*duck, "SELECT count(*) = max(snapshot_id) + 1 FROM lake.snapshots()"), "true");
 }
 
+TEST_P(DuckLakeTableTest, FindCommitFindsALandedCommitEvenAfterTheLedgerMovedOn) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto table = OpenEvents(*catalog);
+  const auto mine = Request({WriteFile(*table, 0, 10)}, {{"t", 0, 0, 10}}, "host/1/mine");
+  ASSERT_OK_AND_ASSIGN(const auto landed, table->Commit(mine));
+  ASSERT_EQ(landed.status, CommitStatus::kCommitted);
+  // A later owner of the partition moves the ledger past this commit's range.
+  const auto later = Request({WriteFile(*table, 10, 5)}, {{"t", 0, 10, 15}}, "host/2/later");
+  ASSERT_OK_AND_ASSIGN(const auto moved, table->Commit(later));
+  ASSERT_EQ(moved.status, CommitStatus::kCommitted);
+  ASSERT_OK_AND_ASSIGN(const auto found, table->FindCommit(mine));
+  EXPECT_EQ(found, std::optional<int64_t>(landed.snapshot_id)) << "found by its file";
+  // A commit that never happened is not found.
+  const auto never = Request({WriteFile(*table, 20, 5)}, {{"t", 0, 15, 20}}, "host/3/never");
+  ASSERT_OK_AND_ASSIGN(const auto absent, table->FindCommit(never));
+  EXPECT_EQ(absent, std::nullopt);
+}
+
+TEST_P(DuckLakeTableTest, PartitionSplitsRowsWithDuckLakeTransformSemantics) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto table = OpenEvents(
+      *catalog, {{"even", {TransformKind::kIdentity}}, {"_inserted_at", {TransformKind::kMonth}}});
+  arrow::BooleanBuilder even;
+  arrow::TimestampBuilder at(arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"),
+                             arrow::default_memory_pool());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE((i == 4 ? even.AppendNull() : even.Append(i % 2 == 0)).ok());
+    ASSERT_TRUE(at.Append(kInsertedAt).ok());
+  }
+  auto rows = arrow::RecordBatch::Make(
+      arrow::schema(
+          {arrow::field("even", arrow::boolean()),
+           arrow::field("_inserted_at", arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"))}),
+      5, {even.Finish().ValueOrDie(), at.Finish().ValueOrDie()});
+  ASSERT_OK_AND_ASSIGN(const auto groups, table->Partition(*rows));
+  std::map<std::vector<PartitionValue>, std::vector<int64_t>> got;
+  for (const auto& group : groups) got[group.values] = group.rows;
+  EXPECT_EQ(got,
+            (std::map<std::vector<PartitionValue>, std::vector<int64_t>>{
+                {{std::nullopt, "3"}, {4}}, {{"false", "3"}, {1, 3}}, {{"true", "3"}, {0, 2}}}));
+}
+
+TEST_P(DuckLakeTableTest, EvolvePromotesIntegerToBigintAndRefusesWhatDuckLakeCannotWiden) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto opened = catalog->OpenTable(
+      TableSpec{
+          "main",
+          "narrow",
+          {{"n", ColumnType::kInteger}, {"f", ColumnType::kFloat}, {"s", ColumnType::kVarchar}},
+          {},
+          {}},
+      OpenMode::kOpenOrCreate);
+  ASSERT_OK(opened.status());
+  auto& table = *opened->table;
+  ASSERT_EQ(table.columns()[0].type, ColumnType::kInteger);
+  ASSERT_EQ(table.columns()[1].type, ColumnType::kFloat);
+  ASSERT_OK_AND_ASSIGN(
+      const auto widened,
+      table.Evolve(SchemaChange{{}, {{"n", ColumnType::kBigint}, {"f", ColumnType::kDouble}}}));
+  EXPECT_EQ(widened.status, EvolveStatus::kEvolved) << widened.reason;
+  EXPECT_EQ(table.columns()[0].type, ColumnType::kBigint);
+  EXPECT_EQ(table.columns()[1].type, ColumnType::kDouble);
+  ASSERT_OK_AND_ASSIGN(const auto refused,
+                       table.Evolve(SchemaChange{{}, {{"s", ColumnType::kBigint}}}));
+  EXPECT_EQ(refused.status, EvolveStatus::kRefused);
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck,
+                   "SELECT data_type FROM information_schema.columns WHERE table_catalog "
+                   "= 'lake' AND table_name = 'narrow' AND column_name = 'n'"),
+            "BIGINT");
+}
+
+TEST_P(DuckLakeTableTest, CheckSpecRefusesIcebergOnlyTransformsAndSortKeysNamingTheSetting) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  TableSpec spec{"main", "events", {}, {{"id", {TransformKind::kBucket, 16}}}, {}};
+  const Status bucket = catalog->CheckSpec(spec, "datasets[events].partition_by");
+  EXPECT_EQ(bucket.message(),
+            "datasets[events].partition_by: DuckLake cannot partition by bucket[16](id) (it has "
+            "identity, year, month, day and hour; bucket[N] and truncate[W] are Iceberg's)");
+  spec.partitioning = {{"_inserted_at", {TransformKind::kDay}}};
+  ASSERT_OK(catalog->CheckSpec(spec, "x"));
+  spec.sort_keys = {{"id"}};
+  EXPECT_FALSE(catalog->CheckSpec(spec, "x").ok());
+}
+
+TEST_P(DuckLakeTableTest, OpenOnlyReportsAMissingTableWithoutCreatingIt) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  ASSERT_OK_AND_ASSIGN(
+      auto opened,
+      catalog->OpenTable(TableSpec{"main", "absent", {{"a", ColumnType::kBigint}}, {}, {}},
+                         OpenMode::kOpenOnly));
+  EXPECT_EQ(opened.status, OpenStatus::kMissing);
+  EXPECT_EQ(opened.table, nullptr);
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck,
+                   "SELECT count(*) FROM information_schema.tables WHERE table_catalog = "
+                   "'lake' AND table_name = 'absent'"),
+            "0");
+}
+
 INSTANTIATE_TEST_SUITE_P(Catalogs, DuckLakeTableTest,
                          ::testing::Values(SqlDialect::kSqlite, SqlDialect::kPostgres),
                          [](const auto& param_info) {
