@@ -4,7 +4,11 @@
 #include <chrono>
 #include <cstdlib>
 
+#include <arrow/array.h>
+#include <arrow/scalar.h>
 #include <fmt/format.h>
+
+#include "base/number_text.h"
 
 namespace weir::lake::ducklake {
 namespace {
@@ -121,6 +125,48 @@ std::string PartitionDirectory(const PartitionKey& key, const std::optional<std:
     }
   }
   return out;
+}
+
+Result<PartitionValue> PartitionValueText(const arrow::Array& array, int64_t i,
+                                          const PartitionKey& key) {
+  if (array.IsNull(i)) return PartitionValue();
+  if (array.type_id() == arrow::Type::TIMESTAMP) {
+    const auto& timestamps = static_cast<const arrow::TimestampArray&>(array);
+    int64_t micros = timestamps.Value(i);
+    switch (static_cast<const arrow::TimestampType&>(*array.type()).unit()) {
+      case arrow::TimeUnit::SECOND:
+        micros *= 1000000;
+        break;
+      case arrow::TimeUnit::MILLI:
+        micros *= 1000;
+        break;
+      case arrow::TimeUnit::NANO:
+        micros /= 1000;
+        break;
+      case arrow::TimeUnit::MICRO:
+        break;
+    }
+    return PartitionValue(TimestampPartitionValue(key.transform.kind, micros));
+  }
+  if (key.transform.kind != TransformKind::kIdentity) {
+    return Status::Invalid("partition key ", ToString(key), ": ", ToString(key.transform),
+                           " needs a timestamp column, not ", array.type()->ToString());
+  }
+  switch (array.type_id()) {
+    case arrow::Type::INT64:
+      return PartitionValue(std::to_string(static_cast<const arrow::Int64Array&>(array).Value(i)));
+    case arrow::Type::DOUBLE:
+      return PartitionValue(ShortestText(static_cast<const arrow::DoubleArray&>(array).Value(i)));
+    case arrow::Type::BOOL:
+      return PartitionValue(
+          std::string(static_cast<const arrow::BooleanArray&>(array).Value(i) ? "true" : "false"));
+    case arrow::Type::STRING:
+      return PartitionValue(std::string(static_cast<const arrow::StringArray&>(array).GetView(i)));
+    default: {
+      WEIR_ASSIGN_OR_RAISE(auto scalar, array.GetScalar(i));
+      return PartitionValue(scalar->ToString());
+    }
+  }
 }
 
 }  // namespace weir::lake::ducklake

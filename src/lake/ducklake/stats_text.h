@@ -5,6 +5,10 @@
 #include <optional>
 #include <string>
 
+#include <arrow/array.h>
+
+#include "base/status.h"
+#include "lake/table.h"
 #include "lake/table_spec.h"
 
 namespace weir::lake::ducklake {
@@ -22,6 +26,12 @@ std::string TimestampPartitionValue(TransformKind transform, int64_t micros);
 
 // Orders two catalog statistics of a column type: negative, zero or positive.
 int CompareStat(ColumnType type, const std::string& a, const std::string& b);
+
+// The partition value of row `i` of `array` under `key`'s transform, as DuckLake writes it:
+// time transforms of timestamps (TimestampPartitionValue), identity as the value's text
+// (timestamps as TimestampText); nullopt for null. Time transforms of other types are Invalid.
+Result<PartitionValue> PartitionValueText(const arrow::Array& array, int64_t i,
+                                          const PartitionKey& key);
 
 // Hive-style directory component ("year=2024", "team_id=a%20b", "k=__HIVE_DEFAULT_PARTITION__").
 std::string PartitionDirectory(const PartitionKey& key, const std::optional<std::string>& value);
