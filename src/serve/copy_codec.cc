@@ -416,7 +416,11 @@ Result<bool> CopyRowReader::NextBinaryRow(std::vector<std::optional<std::string>
     }
     const uint32_t extension = ReadUint32(p + kBinarySignature.size() + 4);
     if (extension > max_row_bytes_) return TooLong(0, "the header extension", extension);
-    if (available < kBinarySignature.size() + 8 + extension) return false;
+    if (available < kBinarySignature.size() + 8 + extension) {
+      // Data that ends inside the header extension is malformed, not an empty COPY.
+      if (finished_) return Malformed("incomplete header extension at the end of the data");
+      return false;
+    }
     position_ += kBinarySignature.size() + 8 + extension;
     header_done_ = true;
     return NextBinaryRow(fields);

@@ -20,6 +20,15 @@ constexpr size_t kStatementCacheSize = 32;
 // How long a writing statement waits for the SQLite catalog's other writers (then 40001).
 constexpr std::chrono::milliseconds kWriterLockTimeout{60000};
 
+// The name of a prepared statement's column. DuckDB returns a copy that is the caller's to free
+// (it leaked once per column of every Parse).
+std::string PreparedColumnName(duckdb_prepared_statement statement, idx_t column) {
+  const char* name = duckdb_prepared_statement_column_name(statement, column);
+  std::string out = name != nullptr ? name : "";
+  duckdb_free(const_cast<char*>(name));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  return out;
+}
+
 // Whether a prepared statement returns rows, known before it runs (for Describe): queries,
 // EXPLAIN and CALL do; DML does with RETURNING, when its columns are not DuckDB's single
 // BIGINT "Count" of changed rows.
@@ -34,7 +43,7 @@ bool ReturnsRows(duckdb_prepared_statement statement) {
     case DUCKDB_STATEMENT_TYPE_DELETE:
     case DUCKDB_STATEMENT_TYPE_MERGE_INTO:
       return !(duckdb_prepared_statement_column_count(statement) == 1 &&
-               std::string_view(duckdb_prepared_statement_column_name(statement, 0)) == "Count" &&
+               PreparedColumnName(statement, 0) == "Count" &&
                duckdb_prepared_statement_column_type(statement, 0) == DUCKDB_TYPE_BIGINT);
     default:
       return false;
@@ -488,7 +497,7 @@ Result<StatementInfo> Session::Prepare(const std::string& name, const std::strin
   if (ReturnsRows(statement)) {
     for (idx_t c = 0; c < duckdb_prepared_statement_column_count(statement); ++c) {
       duckdb_logical_type type = duckdb_prepared_statement_column_logical_type(statement, c);
-      prepared.info.columns.push_back({duckdb_prepared_statement_column_name(statement, c),
+      prepared.info.columns.push_back({PreparedColumnName(statement, c),
                                        PgTypeOf(type), ColumnEncoder(type).has_binary()});
       duckdb_destroy_logical_type(&type);
     }

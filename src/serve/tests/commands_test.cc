@@ -255,5 +255,27 @@ TEST(CopyRowReader, BinaryDeclaredLengthsOverTheLimitAreRefusedBeforeTheirBytesA
   EXPECT_EQ(negative.message(), "COPY, line 1, field 1: invalid field length -2");
 }
 
+// Found by tests/fuzz/fuzz_copy: data that ended inside the header extension read as a COPY of
+// no rows (NextRow said "no more" without reaching the end), so the COPY succeeded.
+TEST(CopyRowReader, BinaryDataEndingInsideTheHeaderExtensionIs22P04) {
+  std::string header("PGCOPY\n\xff\r\n\0", 11);
+  header += std::string("\0\0\0\0\0\0\0\x10", 8) + "short";  // declares 16 bytes, has 5
+  CopyOptions binary;
+  binary.format = CopyFormat::kBinary;
+  CopyRowReader reader(binary, 1 << 20);
+  reader.Feed(header);
+  std::vector<std::optional<std::string>> fields;
+  auto waiting = reader.NextRow(fields);
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_FALSE(*waiting);  // more may come
+  reader.Finish();
+  auto ended = reader.NextRow(fields);
+  ASSERT_FALSE(ended.ok());
+  EXPECT_EQ(SqlstateOf(ended.status()), "22P04");
+  EXPECT_EQ(ended.status().message(),
+            "COPY, line 0: incomplete header extension at the end of the data");
+  EXPECT_FALSE(reader.at_end());
+}
+
 }  // namespace
 }  // namespace weir::serve
