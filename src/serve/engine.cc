@@ -497,8 +497,8 @@ Result<StatementInfo> Session::Prepare(const std::string& name, const std::strin
   if (ReturnsRows(statement)) {
     for (idx_t c = 0; c < duckdb_prepared_statement_column_count(statement); ++c) {
       duckdb_logical_type type = duckdb_prepared_statement_column_logical_type(statement, c);
-      prepared.info.columns.push_back({PreparedColumnName(statement, c),
-                                       PgTypeOf(type), ColumnEncoder(type).has_binary()});
+      prepared.info.columns.push_back(
+          {PreparedColumnName(statement, c), PgTypeOf(type), ColumnEncoder(type).has_binary()});
       duckdb_destroy_logical_type(&type);
     }
   }

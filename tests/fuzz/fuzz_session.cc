@@ -32,12 +32,12 @@
 #include <duckdb.h>
 #include <spdlog/spdlog.h>
 
+#include "backend_stream.h"
 #include "lake/duckdb_engine.h"
 #include "observe/metrics_registry.h"
 #include "serve/engine.h"
 #include "serve/protocol_session.h"
 #include "serve/serve_metrics.h"
-#include "backend_stream.h"
 
 namespace serve = weir::serve;
 namespace pgwire = weir::serve::pgwire;

@@ -303,7 +303,15 @@ void MessageWriter::Int32(int32_t v) {
 }
 
 void MessageWriter::CString(std::string_view s) {
-  out_.append(s);
+  // A NUL inside would end the string early and the client would read the rest as the next
+  // field or message; PostgreSQL's text never holds one, so it is shown as U+FFFD.
+  for (size_t at = 0; at < s.size();) {
+    const size_t nul = s.find('\0', at);
+    out_.append(s.substr(at, nul - at));
+    if (nul == std::string_view::npos) break;
+    out_.append("\xef\xbf\xbd");
+    at = nul + 1;
+  }
   out_.push_back('\0');
 }
 

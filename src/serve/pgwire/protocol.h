@@ -147,7 +147,9 @@ struct ErrorFields {
   int32_t position = 0;  // 1-based character position in the query, 0 = none
 };
 
-// Appends backend messages to one buffer, to be written to the socket in one go.
+// Appends backend messages to one buffer, to be written to the socket in one go. A NUL inside a
+// string field (a message, a column name, a tag) is written as U+FFFD: a string field ends at
+// its NUL, so one inside it would desynchronise the client.
 class MessageWriter {
  public:
   void AuthenticationOk();

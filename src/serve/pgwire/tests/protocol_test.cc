@@ -237,5 +237,25 @@ TEST(MessageWriterTest, RowDescriptionLaysOutEveryField) {
   EXPECT_EQ(w.Take(), expected);
 }
 
+// Found by tests/fuzz/fuzz_session: a message of type 0 was answered with "unknown message type
+// '\0'", whose NUL ended the ErrorResponse's M field early; the client then read "'" as a field
+// code. A NUL can reach every string field (DuckDB's errors quote values, column names come from
+// data), so each is written with U+FFFD in its place.
+TEST(MessageWriterTest, StringFieldsNeverCarryANul) {
+  MessageWriter w;
+  w.ErrorResponse({"ERROR", "08P01", std::string("type '\0'", 9), "", "", 0});
+  EXPECT_EQ(w.Take(), std::string("E\0\0\0\x26SERROR\0VERROR\0C08P01\0"
+                                  "Mtype '\xef\xbf\xbd'\0\0",
+                                  39));
+  w.RowDescription({{std::string("a\0\0b", 4), 0, 0, 25, -1, -1, 0}});
+  const std::string row = w.Take();
+  EXPECT_EQ(row.substr(7, 9),
+            "a\xef\xbf\xbd\xef\xbf\xbd"
+            "b");
+  EXPECT_EQ(row[16], '\0');
+  w.CommandComplete(std::string("\0", 1));
+  EXPECT_EQ(w.Take(), std::string("C\0\0\0\x08\xef\xbf\xbd\0", 9));
+}
+
 }  // namespace
 }  // namespace weir::serve::pgwire
