@@ -37,6 +37,8 @@ class BackendStream {
     buffer_.erase(0, at);
   }
   uint64_t messages() const { return messages_; }
+  // Prints every message (type, length, its first bytes) to stderr, to read a reproducer.
+  void set_trace(bool trace) { trace_ = trace; }
 
  private:
   [[noreturn]] static void Fail(char type, const char* what) {
@@ -60,6 +62,11 @@ class BackendStream {
 
   void Check(char type, std::string_view body) {
     ++messages_;
+    if (trace_) {
+      std::string shown;
+      for (char c : body.substr(0, 160)) shown += (c >= 32 && c < 127) ? c : '.';
+      std::fprintf(stderr, "< %c %zu %s\n", type, body.size(), shown.c_str());
+    }
     switch (type) {
       case 'Z':
         if (body.size() != 1 || std::string_view("ITE").find(body[0]) == std::string_view::npos) {
@@ -180,6 +187,7 @@ class BackendStream {
   bool described_rows_ = false;
   std::optional<int16_t> columns_;
   uint64_t messages_ = 0;
+  bool trace_ = false;
 };
 
 }  // namespace weir::fuzz

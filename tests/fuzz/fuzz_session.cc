@@ -6,7 +6,8 @@
 // Input: byte 0 holds flags: bit 0 a read user (else a write user); bit 1 the rest is the raw
 // byte stream after authentication (else it is a list of messages, each a type byte, a 16-bit
 // big-endian body length and the body, framed here so mutations keep the framing); bit 2 the
-// input's end is the idle-session timeout rather than the peer leaving.
+// input's end is the idle-session timeout rather than the peer leaving. WEIR_FUZZ_TRACE=1 prints
+// every message the session writes (to read a reproducer).
 //
 // Checks, besides the sanitizers: everything the session writes is a well-formed stream of
 // backend messages (backend_stream.h). Bounds, so no input runs long or grows without limit:
@@ -224,6 +225,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   pgwire::FrameReader reader(kMaxMessageBytes);
   reader.Feed(wire);
   weir::fuzz::BackendStream backend;
+  backend.set_trace(std::getenv("WEIR_FUZZ_TRACE") != nullptr);
   size_t written = 0;
   bool idle_expired = false;
   serve::SessionIo io;

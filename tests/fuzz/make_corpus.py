@@ -278,6 +278,12 @@ def seeds():
         b"\x01" + session_messages(*[parse("DELETE FROM t"), bind(), execute(), SYNC]),
         b"\x04" + session_messages(query("SELECT 1")),
         b"\x02" + query("SELECT * FROM u") + PSYCOPG_SELECT + TERMINATE,
+        # Counts the protocol carries in 16 bits: parameters, result columns.
+        b"\x00" + session_messages(parse("SELECT $40000"), describe("S"), SYNC),
+        b"\x00" + session_messages(query("SELECT * FROM (PIVOT (SELECT i FROM range(33000) r(i)) "
+                                         "ON i USING count(*))")),
+        b"\x00" + session_messages(query("PIVOT (SELECT chr(0) || 'x' AS k) ON k USING count(*)")),
+        b"\x00" + session_messages(parse("SELECT $1::int"), bind([b"1\x002"]), execute(), SYNC),
         b"\x00" + session_messages(parse("SELECT * FROM u", "a"), bind(portal="p", statement="a"),
                                    FLUSH, describe("P", "p"), execute("p", 1), close("P", "p"),
                                    close("S", "a"), execute("p"), SYNC),

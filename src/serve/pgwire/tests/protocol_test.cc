@@ -243,16 +243,16 @@ TEST(MessageWriterTest, RowDescriptionLaysOutEveryField) {
 // data), so each is written with U+FFFD in its place.
 TEST(MessageWriterTest, StringFieldsNeverCarryANul) {
   MessageWriter w;
-  w.ErrorResponse({"ERROR", "08P01", std::string("type '\0'", 9), "", "", 0});
+  w.ErrorResponse({"ERROR", "08P01", std::string("type '\0'", 8), "", "", 0});
   EXPECT_EQ(w.Take(), std::string("E\0\0\0\x26SERROR\0VERROR\0C08P01\0"
                                   "Mtype '\xef\xbf\xbd'\0\0",
                                   39));
   w.RowDescription({{std::string("a\0\0b", 4), 0, 0, 25, -1, -1, 0}});
   const std::string row = w.Take();
-  EXPECT_EQ(row.substr(7, 9),
+  EXPECT_EQ(row.substr(7, 8),
             "a\xef\xbf\xbd\xef\xbf\xbd"
             "b");
-  EXPECT_EQ(row[16], '\0');
+  EXPECT_EQ(row[15], '\0');
   w.CommandComplete(std::string("\0", 1));
   EXPECT_EQ(w.Take(), std::string("C\0\0\0\x08\xef\xbf\xbd\0", 9));
 }
