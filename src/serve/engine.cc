@@ -20,15 +20,6 @@ constexpr size_t kStatementCacheSize = 32;
 // How long a writing statement waits for the SQLite catalog's other writers (then 40001).
 constexpr std::chrono::milliseconds kWriterLockTimeout{60000};
 
-// The name of a prepared statement's column. DuckDB returns a copy that is the caller's to free
-// (it leaked once per column of every Parse).
-std::string PreparedColumnName(duckdb_prepared_statement statement, idx_t column) {
-  const char* name = duckdb_prepared_statement_column_name(statement, column);
-  std::string out = name != nullptr ? name : "";
-  duckdb_free(const_cast<char*>(name));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
-  return out;
-}
-
 // Whether a prepared statement returns rows, known before it runs (for Describe): queries,
 // EXPLAIN and CALL do; DML does with RETURNING, when its columns are not DuckDB's single
 // BIGINT "Count" of changed rows.
@@ -350,6 +341,14 @@ Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statemen
 Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement statement,
                                                    const std::string& sql) {
   const duckdb_statement_type type = duckdb_prepared_statement_type(statement);
+  if (Status counts = WithinProtocolCounts(statement); !counts.ok()) {
+    if (transaction_status_ == 'T') {  // an error ends a transaction block, as any other
+      (void)Exec(handles_->conn, "SELECT error('aborted by a statement over the protocol limits')");
+      transaction_status_ = 'E';
+    }
+    (void)EndImplicitTransaction(false);
+    return counts;
+  }
   if (type == DUCKDB_STATEMENT_TYPE_DETACH) {
     // DuckDB checks no permission on DETACH; detaching the lake or the compatibility catalog
     // would break every session.
@@ -485,6 +484,10 @@ Result<StatementInfo> Session::Prepare(const std::string& name, const std::strin
     duckdb_destroy_prepare(&statement);
     return status;
   }
+  if (Status counts = WithinProtocolCounts(statement); !counts.ok()) {
+    duckdb_destroy_prepare(&statement);
+    return counts;
+  }
   ClosePrepared(name);
   Handles::Prepared prepared;
   prepared.statement = statement;
@@ -573,6 +576,11 @@ Result<std::unique_ptr<TableAppender>> Session::OpenAppender(
     duckdb_destroy_prepare(&probe);
     (void)EndImplicitTransaction(false);
     return status;
+  }
+  if (Status counts = WithinProtocolCounts(probe); !counts.ok()) {  // CopyInResponse's count
+    duckdb_destroy_prepare(&probe);
+    (void)EndImplicitTransaction(false);
+    return counts;
   }
   if (!implicit_transaction_ && transaction_status_ == 'I') {
     // A COPY lands as a whole or not at all. Its transaction reads the catalog when the first
