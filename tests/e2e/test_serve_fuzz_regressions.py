@@ -37,18 +37,22 @@ def answer(reader) -> list[tuple[bytes, bytes]]:
             return messages
 
 
-def test_a_message_of_type_0_gets_a_well_formed_error_and_the_session_goes_on(served):  # noqa: F811
+@pytest.mark.parametrize("message_type", [b"\0", b"\xff"])
+def test_an_unknown_message_type_gets_a_well_formed_error_and_the_session_goes_on(
+        served, message_type):  # noqa: F811
+    """Type 0 put a NUL inside the error's M field; 0xff made it not UTF-8."""
     port, _, _, _ = served
     sock, reader = logged_in(port)
-    sock.sendall(b"\0" + struct.pack("!i", 5) + b"\0")
+    sock.sendall(message_type + struct.pack("!i", 5) + b"\0")
     (kind, body), ready = answer(reader)
     assert kind == b"E" and ready == (b"Z", b"I")
     fields = error_fields(body)
     assert fields["C"] == "08P01"
     assert fields["M"] == "unknown message type '\ufffd'"
     sock.sendall(frame(b"Q", b"SELECT count(*) FROM events\0"))
-    kinds = [kind for kind, _ in answer(reader)]
-    assert kinds == [b"T", b"D", b"C", b"Z"]
+    messages = answer(reader)
+    assert [kind for kind, _ in messages] == [b"T", b"D", b"C", b"Z"]
+    assert messages[1][1] == struct.pack("!hi", 1, 4) + b"1000"
     sock.close()
 
 

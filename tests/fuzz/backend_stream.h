@@ -53,10 +53,35 @@ class BackendStream {
     const auto* u = reinterpret_cast<const unsigned char*>(p);
     return static_cast<int16_t>((u[0] << 8) | u[1]);
   }
-  // A NUL-terminated string at `at`; returns the offset after it.
+  // Whether `s` is UTF-8 (decoded code point by code point: no overlong forms, surrogates or
+  // values past U+10FFFF), as every string of a server whose encoding is UTF8 must be.
+  static bool IsUtf8(std::string_view s) {
+    size_t i = 0;
+    while (i < s.size()) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      const int extra = c < 0x80         ? 0
+                        : (c >> 5) == 6  ? 1
+                        : (c >> 4) == 14 ? 2
+                        : (c >> 3) == 30 ? 3
+                                         : -1;
+      if (extra < 0 || i + static_cast<size_t>(extra) >= s.size()) return false;
+      uint32_t cp = extra == 0 ? c : c & (0x3f >> extra);
+      for (int k = 1; k <= extra; ++k) {
+        const auto t = static_cast<unsigned char>(s[i + k]);
+        if ((t & 0xc0) != 0x80) return false;
+        cp = (cp << 6) | (t & 0x3f);
+      }
+      static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+      if (cp < kMin[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+      i += 1 + static_cast<size_t>(extra);
+    }
+    return true;
+  }
+  // A NUL-terminated UTF-8 string at `at`; returns the offset after it.
   static size_t CString(char type, std::string_view body, size_t at) {
     const size_t end = body.find('\0', at);
     if (end == std::string_view::npos) Fail(type, "a string without its NUL");
+    if (!IsUtf8(body.substr(at, end - at))) Fail(type, "a string that is not UTF-8");
     return end + 1;
   }
 

@@ -147,9 +147,10 @@ struct ErrorFields {
   int32_t position = 0;  // 1-based character position in the query, 0 = none
 };
 
-// Appends backend messages to one buffer, to be written to the socket in one go. A NUL inside a
-// string field (a message, a column name, a tag) is written as U+FFFD: a string field ends at
-// its NUL, so one inside it would desynchronise the client.
+// Appends backend messages to one buffer, to be written to the socket in one go. String fields
+// (messages, column names, tags, settings) are always UTF-8 without NULs: a NUL inside (which
+// would end the field early and desynchronise the client) and each byte that is not part of
+// well-formed UTF-8 (a client's bytes echoed in an error) are written as U+FFFD.
 class MessageWriter {
  public:
   void AuthenticationOk();

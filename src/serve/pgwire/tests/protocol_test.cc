@@ -257,5 +257,30 @@ TEST(MessageWriterTest, StringFieldsNeverCarryANul) {
   EXPECT_EQ(w.Take(), std::string("C\0\0\0\x08\xef\xbf\xbd\0", 9));
 }
 
+// Found by tests/fuzz/fuzz_session: a message type byte over 0x7f was echoed as it came into
+// "unknown message type '...'", an ErrorResponse that is not UTF-8 (drivers decode it as the
+// server's encoding, UTF8, and fail). Every byte that is not well-formed UTF-8 is U+FFFD.
+TEST(MessageWriterTest, StringFieldsAreAlwaysUtf8) {
+  const std::string replacement = "\xef\xbf\xbd";
+  const auto written = [](std::string_view text) {
+    MessageWriter w;
+    w.CommandComplete(text);
+    const std::string out = w.Take();
+    return out.substr(5, out.size() - 6);  // the tag, without its NUL
+  };
+  // Well-formed text of every length passes byte for byte.
+  EXPECT_EQ(written("SELECT 1 caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "SELECT 1 caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(written("type '\xff'"), "type '" + replacement + "'");
+  EXPECT_EQ(written("\xc3"), replacement);                                      // cut short
+  EXPECT_EQ(written("\xc0\xaf"), replacement + replacement);                    // overlong '/'
+  EXPECT_EQ(written("\xe0\x80\xaf"), replacement + replacement + replacement);  // overlong
+  EXPECT_EQ(written("\xed\xa0\x80"), replacement + replacement + replacement);  // surrogate
+  EXPECT_EQ(written("\xf4\x90\x80\x80"), replacement + replacement + replacement + replacement);
+  EXPECT_EQ(written("a\x80"
+                    "b"),
+            "a" + replacement + "b");  // a lone continuation
+}
+
 }  // namespace
 }  // namespace weir::serve::pgwire
