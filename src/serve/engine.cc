@@ -35,7 +35,7 @@ bool ReturnsRows(duckdb_prepared_statement statement) {
     case DUCKDB_STATEMENT_TYPE_DELETE:
     case DUCKDB_STATEMENT_TYPE_MERGE_INTO:
       return !(duckdb_prepared_statement_column_count(statement) == 1 &&
-               std::string_view(duckdb_prepared_statement_column_name(statement, 0)) == "Count" &&
+               PreparedColumnName(statement, 0) == "Count" &&
                duckdb_prepared_statement_column_type(statement, 0) == DUCKDB_TYPE_BIGINT);
     default:
       return false;
@@ -339,6 +339,14 @@ Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statemen
 Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement statement,
                                                    const std::string& sql) {
   const duckdb_statement_type type = duckdb_prepared_statement_type(statement);
+  if (Status counts = WithinProtocolCounts(statement); !counts.ok()) {
+    if (transaction_status_ == 'T') {  // an error ends a transaction block, as any other
+      (void)Exec(handles_->conn.get(), "SELECT error('aborted by a statement over the protocol limits')");
+      transaction_status_ = 'E';
+    }
+    (void)EndImplicitTransaction(false);
+    return counts;
+  }
   if (type == DUCKDB_STATEMENT_TYPE_DETACH) {
     // DuckDB checks no permission on DETACH; detaching the lake or the compatibility catalog
     // would break every session.
@@ -475,6 +483,7 @@ Result<StatementInfo> Session::Prepare(const std::string& name, const std::strin
       duckdb_prepare(handles_->conn.get(), rewritten.c_str(), &raw) == DuckDBSuccess;
   lake::DuckDbPrepared owned(raw);
   if (!prepared_ok) return PrepareError(owned.get());
+  WEIR_RETURN_NOT_OK(WithinProtocolCounts(owned.get()));
   ClosePrepared(name);
   Handles::Prepared prepared;
   const duckdb_prepared_statement statement = owned.get();
@@ -488,8 +497,7 @@ Result<StatementInfo> Session::Prepare(const std::string& name, const std::strin
     for (idx_t c = 0; c < duckdb_prepared_statement_column_count(statement); ++c) {
       const lake::DuckDbLogicalType type(
           duckdb_prepared_statement_column_logical_type(statement, c));
-      prepared.info.columns.push_back({duckdb_prepared_statement_column_name(statement, c),
-                                       PgTypeOf(type.get()),
+      prepared.info.columns.push_back({PreparedColumnName(statement, c), PgTypeOf(type.get()),
                                        ColumnEncoder(type.get()).has_binary()});
     }
   }
@@ -565,6 +573,10 @@ Result<std::unique_ptr<TableAppender>> Session::OpenAppender(
     Status status = PrepareError(probe.get());
     (void)EndImplicitTransaction(false);
     return status;
+  }
+  if (Status counts = WithinProtocolCounts(probe.get()); !counts.ok()) {  // CopyInResponse's count
+    (void)EndImplicitTransaction(false);
+    return counts;
   }
   if (!implicit_transaction_ && transaction_status_ == 'I') {
     // A COPY lands as a whole or not at all. Its transaction reads the catalog when the first

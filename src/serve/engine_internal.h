@@ -54,6 +54,14 @@ Status ResultError(duckdb_result& result);
 // Runs setup SQL on a connection (several statements); the first error is returned.
 Status Exec(duckdb_connection conn, const std::string& sql);
 
+// The name of a prepared statement's column (DuckDB's copy, freed).
+std::string PreparedColumnName(duckdb_prepared_statement statement, idx_t column);
+// The protocol counts parameters (Bind, ParameterDescription) and result columns
+// (RowDescription, DataRow, COPY's responses) in 16 bits: a statement beyond either is 54023
+// or 54011, refused before it runs.
+inline constexpr idx_t kMaxProtocolCount = 32767;
+Status WithinProtocolCounts(duckdb_prepared_statement statement);
+
 // The statements a read-only session is refused by their DuckDB type alone.
 bool WritesByItsType(duckdb_statement_type type);
 // Whether a statement of this type reports changed rows in its tag even with RETURNING.

@@ -1,13 +1,46 @@
-// What serve makes of DuckDB's statement types: the command tags PostgreSQL clients expect, and
-// which statements a read-only session is refused by their type alone.
+// What serve makes of DuckDB's statement types: the command tags PostgreSQL clients expect,
+// which statements a read-only session is refused by their type alone, and the protocol's
+// limits on a prepared statement's parameters and columns.
 #include <duckdb.h>
 
 #include <string>
+
+#include <fmt/format.h>
 
 #include "serve/compat/statement_kind.h"
 #include "serve/engine_internal.h"
 
 namespace weir::serve {
+
+// The name of a prepared statement's column. DuckDB returns a copy that is the caller's to free
+// (it leaked once per column of every Parse).
+std::string PreparedColumnName(duckdb_prepared_statement statement, idx_t column) {
+  const char* name = duckdb_prepared_statement_column_name(statement, column);
+  std::string out = name != nullptr ? name : "";
+  duckdb_free(const_cast<char*>(name));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  return out;
+}
+
+// The protocol counts parameters (Bind, ParameterDescription) and result columns
+// (RowDescription, DataRow, COPY's responses) in 16 bits: a statement beyond either is refused
+// before it runs (a count that wrapped made a message the client misread; found by
+// tests/fuzz/fuzz_session). PostgreSQL's own limits are lower (1664 columns).
+Status WithinProtocolCounts(duckdb_prepared_statement statement) {
+  const idx_t parameters = duckdb_nparams(statement);
+  if (parameters > kMaxProtocolCount) {
+    return ClassifiedError(
+        ErrorClass::kBadData, "sqlstate", "54023",
+        fmt::format("a statement can have at most {} parameters; this one has {}",
+                    kMaxProtocolCount, parameters));
+  }
+  const idx_t columns = duckdb_prepared_statement_column_count(statement);
+  if (columns > kMaxProtocolCount) {
+    return ClassifiedError(ErrorClass::kBadData, "sqlstate", "54011",
+                           fmt::format("a result can have at most {} columns; this one has {}",
+                                       kMaxProtocolCount, columns));
+  }
+  return Status::OK();
+}
 
 // The statements a read-only session is refused by their DuckDB type alone (the DML, DDL and
 // file statements; what DuckDB types as a query, a CALL or EXECUTE is left to DuckDB's own

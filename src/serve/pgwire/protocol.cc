@@ -302,8 +302,49 @@ void MessageWriter::Int32(int32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out_.push_back(static_cast<char>(u >> shift));
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no overlong forms,
+// no surrogates, nothing past U+10FFFF), or 0 when there is none; a NUL is none either.
+size_t Utf8SequenceLength(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  if (c >= 0x01 && c <= 0x7f) return 1;
+  const auto tail = [&](size_t i) { return i < s.size() && (b(i) & 0xc0) == 0x80; };
+  if (c >= 0xc2 && c <= 0xdf) return tail(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    if (!tail(1) || !tail(2)) return 0;
+    if (c == 0xe0 && b(1) < 0xa0) return 0;  // overlong
+    if (c == 0xed && b(1) > 0x9f) return 0;  // a surrogate
+    return 3;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    if (!tail(1) || !tail(2) || !tail(3)) return 0;
+    if (c == 0xf0 && b(1) < 0x90) return 0;  // overlong
+    if (c == 0xf4 && b(1) > 0x8f) return 0;  // past U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void MessageWriter::CString(std::string_view s) {
-  out_.append(s);
+  // Every string field is UTF-8 text ending at its NUL (the server's encoding is UTF8). A NUL
+  // inside would end it early, and the client would read the rest as the next field or message;
+  // bytes that are not UTF-8 (a client's own bytes echoed in an error) make drivers fail to
+  // decode the message. Each such byte is written as U+FFFD, as a decoder would show it.
+  size_t at = 0;
+  while (at < s.size()) {
+    const size_t n = Utf8SequenceLength(s.substr(at));
+    if (n == 0) {
+      out_.append("\xef\xbf\xbd");
+      ++at;
+      continue;
+    }
+    out_.append(s.substr(at, n));
+    at += n;
+  }
   out_.push_back('\0');
 }
 

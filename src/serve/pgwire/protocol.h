@@ -154,7 +154,10 @@ std::string SqlStateOf(const Status& status);
 // `status` as an ErrorResponse's fields: its SQLSTATE and message, with `severity`.
 ErrorFields ErrorFieldsOf(const Status& status, std::string severity = "ERROR");
 
-// Appends backend messages to one buffer, to be written to the socket in one go.
+// Appends backend messages to one buffer, to be written to the socket in one go. String fields
+// (messages, column names, tags, settings) are always UTF-8 without NULs: a NUL inside (which
+// would end the field early and desynchronise the client) and each byte that is not part of
+// well-formed UTF-8 (a client's bytes echoed in an error) are written as U+FFFD.
 class MessageWriter {
  public:
   void AuthenticationOk();

@@ -275,26 +275,32 @@ Result<bool> CopyRowReader::NextTextRow(std::vector<std::optional<std::string>>&
 }
 
 // Where the CSV record at position_ ends: a newline outside quotes (npos when not here yet;
-// `open_quote` tells whether the data ran out inside quotes).
-size_t CopyRowReader::CsvRecordEnd(bool& open_quote) const {
-  size_t i = position_;
-  bool in_quotes = false;
+// `open_quote` tells whether the data ran out inside quotes). The scan resumes where the last
+// one stopped (scanned_, scan_in_quotes_), so a record that arrives in many messages is read
+// once, not once per message. It stops before a quote or escape whose meaning depends on the
+// byte after it, until that byte is here.
+size_t CopyRowReader::CsvRecordEnd(bool& open_quote) {
+  size_t i = position_ + scanned_;
+  bool in_quotes = scan_in_quotes_;
+  const bool separate_escape = options_.escape != options_.quote;
   while (i < buffer_.size()) {
     const char c = buffer_[i];
+    const bool last = i + 1 >= buffer_.size();
     if (in_quotes) {
-      if (c == options_.escape && options_.escape != options_.quote && i + 1 < buffer_.size() &&
-          (buffer_[i + 1] == options_.quote || buffer_[i + 1] == options_.escape)) {
-        i += 2;
-        continue;
-      }
-      if (c == options_.quote) {
-        if (options_.escape == options_.quote && i + 1 < buffer_.size() &&
-            buffer_[i + 1] == options_.quote) {
+      if (separate_escape && c == options_.escape) {
+        if (last && !finished_) break;  // what it escapes is not here yet
+        if (!last && (buffer_[i + 1] == options_.quote || buffer_[i + 1] == options_.escape)) {
           i += 2;
           continue;
         }
-        if (options_.escape == options_.quote && i + 1 >= buffer_.size() && !finished_) {
-          break;  // a doubled quote may be split across messages
+      }
+      if (c == options_.quote) {
+        if (!separate_escape) {
+          if (last && !finished_) break;  // a doubled quote may be split across messages
+          if (!last && buffer_[i + 1] == options_.quote) {
+            i += 2;
+            continue;
+          }
         }
         in_quotes = false;
       }
@@ -308,6 +314,8 @@ size_t CopyRowReader::CsvRecordEnd(bool& open_quote) const {
     }
     ++i;
   }
+  scanned_ = i - position_;
+  scan_in_quotes_ = in_quotes;
   open_quote = in_quotes;
   return std::string::npos;
 }
@@ -318,8 +326,9 @@ size_t CopyRowReader::CsvRecordEnd(bool& open_quote) const {
 Result<std::optional<std::string_view>> CopyRowReader::NextRecord(bool csv) {
   while (true) {
     bool open_quote = false;
-    size_t end = csv ? CsvRecordEnd(open_quote) : buffer_.find('\n', position_);
+    size_t end = csv ? CsvRecordEnd(open_quote) : buffer_.find('\n', position_ + scanned_);
     size_t next = end + 1;
+    if (end == std::string::npos && !csv) scanned_ = buffer_.size() - position_;
     if (end == std::string::npos) {
       if (!finished_ || position_ >= buffer_.size()) {
         if (finished_) ended_ = true;
@@ -333,6 +342,8 @@ Result<std::optional<std::string_view>> CopyRowReader::NextRecord(bool csv) {
     }
     std::string_view record(buffer_.data() + position_, end - position_);
     position_ = next;
+    scanned_ = 0;  // the next record's scan starts at its beginning
+    scan_in_quotes_ = false;
     ++line_;
     if (!record.empty() && record.back() == '\r') record.remove_suffix(1);
     if (record == "\\.") {
@@ -416,7 +427,11 @@ Result<bool> CopyRowReader::NextBinaryRow(std::vector<std::optional<std::string>
     }
     const uint32_t extension = ReadUint32(p + kBinarySignature.size() + 4);
     if (extension > max_row_bytes_) return TooLong(0, "the header extension", extension);
-    if (available < kBinarySignature.size() + 8 + extension) return false;
+    if (available < kBinarySignature.size() + 8 + extension) {
+      // Data that ends inside the header extension is malformed, not an empty COPY.
+      if (finished_) return Malformed("incomplete header extension at the end of the data");
+      return false;
+    }
     position_ += kBinarySignature.size() + 8 + extension;
     header_done_ = true;
     return NextBinaryRow(fields);

@@ -62,7 +62,7 @@ class CopyRowReader {
 
  private:
   Result<std::optional<std::string_view>> NextRecord(bool csv);
-  size_t CsvRecordEnd(bool& open_quote) const;
+  size_t CsvRecordEnd(bool& open_quote);
   Result<bool> NextTextRow(std::vector<std::optional<std::string>>& fields);
   Result<bool> NextCsvRow(std::vector<std::optional<std::string>>& fields);
   Result<bool> NextBinaryRow(std::vector<std::optional<std::string>>& fields);
@@ -77,6 +77,10 @@ class CopyRowReader {
   bool ended_ = false;
   bool header_done_ = false;
   uint64_t line_ = 0;
+  // How far past position_ the search for the record's end got without finding it (and, for
+  // CSV, whether it stopped inside quotes): the next search resumes there.
+  size_t scanned_ = 0;
+  bool scan_in_quotes_ = false;
 };
 
 }  // namespace weir::serve

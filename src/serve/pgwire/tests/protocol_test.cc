@@ -253,5 +253,50 @@ TEST(SqlStateTest, AStatusCarriesItsSqlStateOrInternalError) {
   EXPECT_EQ(ErrorFieldsOf(Status::Invalid("x")).severity, "ERROR");
 }
 
+// Found by tests/fuzz/fuzz_session: a message of type 0 was answered with "unknown message type
+// '\0'", whose NUL ended the ErrorResponse's M field early; the client then read "'" as a field
+// code. A NUL can reach every string field (DuckDB's errors quote values, column names come from
+// data), so each is written with U+FFFD in its place.
+TEST(MessageWriterTest, StringFieldsNeverCarryANul) {
+  MessageWriter w;
+  w.ErrorResponse({"ERROR", "08P01", std::string("type '\0'", 8), "", "", 0});
+  EXPECT_EQ(w.Take(), std::string("E\0\0\0\x26SERROR\0VERROR\0C08P01\0"
+                                  "Mtype '\xef\xbf\xbd'\0\0",
+                                  39));
+  w.RowDescription({{std::string("a\0\0b", 4), 0, 0, 25, -1, -1, 0}});
+  const std::string row = w.Take();
+  EXPECT_EQ(row.substr(7, 8),
+            "a\xef\xbf\xbd\xef\xbf\xbd"
+            "b");
+  EXPECT_EQ(row[15], '\0');
+  w.CommandComplete(std::string("\0", 1));
+  EXPECT_EQ(w.Take(), std::string("C\0\0\0\x08\xef\xbf\xbd\0", 9));
+}
+
+// Found by tests/fuzz/fuzz_session: a message type byte over 0x7f was echoed as it came into
+// "unknown message type '...'", an ErrorResponse that is not UTF-8 (drivers decode it as the
+// server's encoding, UTF8, and fail). Every byte that is not well-formed UTF-8 is U+FFFD.
+TEST(MessageWriterTest, StringFieldsAreAlwaysUtf8) {
+  const std::string replacement = "\xef\xbf\xbd";
+  const auto written = [](std::string_view text) {
+    MessageWriter w;
+    w.CommandComplete(text);
+    const std::string out = w.Take();
+    return out.substr(5, out.size() - 6);  // the tag, without its NUL
+  };
+  // Well-formed text of every length passes byte for byte.
+  EXPECT_EQ(written("SELECT 1 caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "SELECT 1 caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(written("type '\xff'"), "type '" + replacement + "'");
+  EXPECT_EQ(written("\xc3"), replacement);                                      // cut short
+  EXPECT_EQ(written("\xc0\xaf"), replacement + replacement);                    // overlong '/'
+  EXPECT_EQ(written("\xe0\x80\xaf"), replacement + replacement + replacement);  // overlong
+  EXPECT_EQ(written("\xed\xa0\x80"), replacement + replacement + replacement);  // surrogate
+  EXPECT_EQ(written("\xf4\x90\x80\x80"), replacement + replacement + replacement + replacement);
+  EXPECT_EQ(written("a\x80"
+                    "b"),
+            "a" + replacement + "b");  // a lone continuation
+}
+
 }  // namespace
 }  // namespace weir::serve::pgwire

@@ -255,5 +255,59 @@ TEST(CopyRowReader, BinaryDeclaredLengthsOverTheLimitAreRefusedBeforeTheirBytesA
   EXPECT_EQ(negative.message(), "COPY, line 1, field 1: invalid field length -2");
 }
 
+// A record that arrives a byte per CopyData message is scanned once: each message resumes the
+// search for its end where the last stopped (it restarted at the record's start, so a long line
+// in small messages cost time quadratic in its length). Quotes, doubled quotes and escapes split
+// from what follows them are still read whole.
+TEST(CopyRowReader, ALongRecordInOneByteMessagesReadsAsOne) {
+  const std::string body(256 * 1024, 'x');
+  CopyOptions csv;
+  csv.format = CopyFormat::kCsv;
+  csv.delimiter = ',';
+  csv.null_string = "";
+  CopyOptions escaped = csv;
+  escaped.escape = '\\';
+  CopyOptions text;
+  struct Case {
+    CopyOptions options;
+    std::string data;
+    Fields row;
+  };
+  const std::vector<Case> cases = {
+      {text, "1\t" + body + "\n", Fields{"1", body}},
+      {csv, "1,\"" + body + "\"\"\n,\"\n", Fields{"1", body + "\"\n,"}},
+      {escaped, "\"a\\\"" + body + "\\\\\"\n", Fields{"a\"" + body + "\\"}},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> pieces;
+    for (char ch : c.data) pieces.emplace_back(1, ch);
+    const auto rows = ReadAll(c.options, pieces);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0], c.row);
+  }
+}
+
+// Found by tests/fuzz/fuzz_copy: data that ended inside the header extension read as a COPY of
+// no rows (NextRow said "no more" without reaching the end), so the COPY succeeded.
+TEST(CopyRowReader, BinaryDataEndingInsideTheHeaderExtensionIs22P04) {
+  std::string header("PGCOPY\n\xff\r\n\0", 11);
+  header += std::string("\0\0\0\0\0\0\0\x10", 8) + "short";  // declares 16 bytes, has 5
+  CopyOptions binary;
+  binary.format = CopyFormat::kBinary;
+  CopyRowReader reader(binary, 1 << 20);
+  reader.Feed(header);
+  std::vector<std::optional<std::string>> fields;
+  auto waiting = reader.NextRow(fields);
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_FALSE(*waiting);  // more may come
+  reader.Finish();
+  auto ended = reader.NextRow(fields);
+  ASSERT_FALSE(ended.ok());
+  EXPECT_EQ(SqlstateOf(ended.status()), "22P04");
+  EXPECT_EQ(ended.status().message(),
+            "COPY, line 0: incomplete header extension at the end of the data");
+  EXPECT_FALSE(reader.at_end());
+}
+
 }  // namespace
 }  // namespace weir::serve
