@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "base/text.h"
+#include "serve/compat/settings.h"
 
 namespace weir::serve {
 namespace {
@@ -249,6 +250,8 @@ bool IsServerSetting(const std::string& name) {
   return name == "statement_timeout" || name == "idle_session_timeout";
 }
 
+bool IsSessionSetting(const std::string& name) { return compat::FindPgSetting(name) != nullptr; }
+
 Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& value) {
   const std::string text(TrimSpace(ToLower(value)));
   int64_t number = 0;
@@ -272,7 +275,7 @@ Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& 
 Result<Command> RecognizeCommand(const std::string& statement) {
   const std::string word = FirstKeyword(statement);
   static const char* kOurs[] = {"COPY", "DECLARE", "FETCH",      "MOVE", "CLOSE",
-                                "SET",  "RESET",   "DEALLOCATE", "SHOW"};
+                                "SET",  "RESET",   "DEALLOCATE", "SHOW", "DISCARD"};
   bool ours = false;
   for (const char* w : kOurs) ours = ours || word == w;
   if (!ours) return Command();
@@ -332,17 +335,54 @@ Result<Command> RecognizeCommand(const std::string& statement) {
     case PG_QUERY__NODE__NODE_VARIABLE_SET_STMT: {
       const auto& set = *node->variable_set_stmt;
       const std::string name = set.name != nullptr ? ToLower(set.name) : "";
-      if (!IsServerSetting(name)) return Command();
       SettingCommand command;
       command.name = name;
       command.local = set.is_local;
-      if (set.kind == PG_QUERY__VARIABLE_SET_KIND__VAR_SET_VALUE && set.n_args == 1) {
-        command.kind = SettingCommand::Kind::kSet;
-        command.value = ArgText(set.args[0]);
-      } else {
-        command.kind = SettingCommand::Kind::kReset;
+      switch (set.kind) {
+        case PG_QUERY__VARIABLE_SET_KIND__VAR_RESET_ALL:
+          command.kind = SettingCommand::Kind::kResetAll;
+          return Command(std::move(command));
+        case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_DEFAULT:
+        case PG_QUERY__VARIABLE_SET_KIND__VAR_RESET:
+          command.kind = SettingCommand::Kind::kReset;
+          break;
+        case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_VALUE:
+          command.kind = SettingCommand::Kind::kSet;
+          for (size_t i = 0; i < set.n_args; ++i) {
+            const PgQuery__Node* arg = set.args[i];
+            const bool constant = arg->node_case == PG_QUERY__NODE__NODE_A_CONST;
+            if (!constant) {
+              return Unsupported(fmt::format(
+                  "SET {} takes constants only here (a zone name for TIME ZONE)", name));
+            }
+            command.values.push_back(ArgText(arg));
+            command.quoted.push_back(arg->a_const->val_case == PG_QUERY__A__CONST__VAL_SVAL);
+            command.value += (command.value.empty() ? "" : ", ") + command.values.back();
+          }
+          break;
+        default:
+          return Command();  // SET TRANSACTION ..., SET ... FROM CURRENT: see compat
       }
+      if (!IsServerSetting(name) && !IsSessionSetting(name)) return Command();
       return Command(std::move(command));
+    }
+    case PG_QUERY__NODE__NODE_DISCARD_STMT: {
+      DiscardCommand command;
+      switch (node->discard_stmt->target) {
+        case PG_QUERY__DISCARD_MODE__DISCARD_PLANS:
+          command.target = DiscardCommand::Target::kPlans;
+          break;
+        case PG_QUERY__DISCARD_MODE__DISCARD_SEQUENCES:
+          command.target = DiscardCommand::Target::kSequences;
+          break;
+        case PG_QUERY__DISCARD_MODE__DISCARD_TEMP:
+          command.target = DiscardCommand::Target::kTemp;
+          break;
+        default:
+          command.target = DiscardCommand::Target::kAll;
+          break;
+      }
+      return Command(command);
     }
     case PG_QUERY__NODE__NODE_VARIABLE_SHOW_STMT: {
       const std::string name = ToLower(node->variable_show_stmt->name);

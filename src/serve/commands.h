@@ -64,16 +64,25 @@ struct DeallocateCommand {
   bool all = false;
 };
 
-// SET / RESET / SHOW of a setting the server itself enforces.
+// SET / RESET / RESET ALL of a PostgreSQL setting (see SessionSettings), SHOW of a setting the
+// server itself enforces (statement_timeout; SHOW of the others is DuckDB's, over the session's
+// variables).
 struct SettingCommand {
-  enum class Kind { kSet, kReset, kShow } kind = Kind::kSet;
-  std::string name;   // lower case
-  std::string value;  // for kSet
+  enum class Kind { kSet, kReset, kResetAll, kShow } kind = Kind::kSet;
+  std::string name;                 // lower case
+  std::vector<std::string> values;  // for kSet, as PostgreSQL flattens them
+  std::vector<bool> quoted;         // values[i] was a string constant
+  std::string value;                // values joined (what the server settings take)
   bool local = false;
 };
 
+// DISCARD ALL | PLANS | SEQUENCES | TEMP.
+struct DiscardCommand {
+  enum class Target { kAll, kPlans, kSequences, kTemp } target = Target::kAll;
+};
+
 using Command = std::variant<std::monostate, CopyCommand, DeclareCommand, FetchCommand,
-                             CloseCommand, DeallocateCommand, SettingCommand>;
+                             CloseCommand, DeallocateCommand, SettingCommand, DiscardCommand>;
 
 // The command a statement is, or monostate when DuckDB runs it (including COPY to or from a
 // file, which the sandbox refuses). Malformed commands are 42601.
@@ -82,8 +91,10 @@ Result<Command> RecognizeCommand(const std::string& statement);
 // The upper-cased first keyword of a statement, after spaces and comments ("" when none).
 std::string FirstKeyword(const std::string& statement);
 
-// The settings RecognizeCommand treats as the server's own.
+// The settings whose SHOW the server answers itself (SET and RESET it answers for every
+// PostgreSQL setting, IsSessionSetting).
 bool IsServerSetting(const std::string& name);
+bool IsSessionSetting(const std::string& name);
 
 // A setting value in milliseconds ("5s", "250ms", "1min", "5000", "0"); 22023 when invalid.
 Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& value);

@@ -154,6 +154,14 @@ class Session {
 
   // Sets a DuckDB variable of this session (the catalog reads weir_user, weir_backend_pid).
   Status SetVariable(const std::string& name, const std::string& value);
+  // Runs weir's own setting statements (SET TimeZone, SET VARIABLE pg_..., SET search_path)
+  // on this session: the only way a SET reaches DuckDB, which refuses every SET a client
+  // sends itself (see Run).
+  Status Configure(const std::string& sql);
+  // DISCARD TEMP: drops the session's temporary tables, views, sequences and macros.
+  Status DiscardTemporary();
+  // DISCARD PLANS: forgets the cached prepared statements of simple queries.
+  void DiscardPlans() { ClearStatementCache(); }
   // Interrupts the statement running on this session (from another thread).
   void Interrupt();
   // 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.

@@ -134,8 +134,12 @@ Result<std::vector<std::string>> AllowedPaths(duckdb_connection conn, const Lake
 Status LockSandbox(duckdb_connection conn, const std::vector<std::string>& allowed) {
   std::string list;
   for (const auto& path : allowed) list += (list.empty() ? "" : ", ") + QuoteLiteral(path);
+  // TimeZone stays settable for Session::Configure (a session's PostgreSQL TimeZone is DuckDB's
+  // own setting); Session::Run refuses every SET a client sends to DuckDB, so the lock's
+  // exception serves weir only.
   return Exec(conn, "SET allowed_directories = [" + list +
-                        "]; SET enable_external_access = false; SET lock_configuration = true");
+                        "]; SET enable_external_access = false; SET allowed_configs = "
+                        "['TimeZone']; SET lock_configuration = true");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "serve/engine.h"
 #include "serve/pgwire/protocol.h"
 #include "serve/serve_metrics.h"
+#include "serve/session_settings.h"
 
 namespace weir::serve {
 
@@ -46,8 +47,9 @@ struct SessionIo {
 
 class ProtocolSession {
  public:
+  // `settings`: the session's PostgreSQL settings, startup parameters applied (see server.cc).
   ProtocolSession(Session* session, SessionIo io, SessionOptions options, ServeMetrics* metrics,
-                  const std::atomic<bool>* stopping);
+                  const std::atomic<bool>* stopping, SessionSettings settings = SessionSettings());
   ~ProtocolSession();
 
   // Serves messages until Terminate, the peer leaving, the idle timeout or the server stopping;
@@ -73,7 +75,18 @@ class ProtocolSession {
   Status Declare(const DeclareCommand& declare, Portal* extended);
   Status Fetch(const FetchCommand& fetch, bool describe_rows);
   Status Setting(const SettingCommand& setting, bool send_rows);
+  Status Discard(const DiscardCommand& discard, Portal* extended);
+  // After a statement: a transaction that ended takes its SET LOCALs (and, rolled back, its
+  // SETs) along; `before` is the transaction status before the statement.
+  void SettingsAfterStatement(char before, const std::string& statement, const Status& status);
+  // ParameterStatus for every reported setting that changed (before ReadyForQuery).
+  void ReportSettings(pgwire::MessageWriter& writer);
+  // The settings the session enforces itself (timeouts) and logs (application_name).
+  void SyncOptions();
+  // The output settings of new encoders.
+  OutputSettings Output() const;
   Status Deallocate(const DeallocateCommand& deallocate);
+  void CloseAllStatements();  // of the extended protocol
   // Extended query.
   Status HandleExtended(const pgwire::Frame& message);
   Status Bind(const pgwire::Bind& bind);
@@ -96,7 +109,7 @@ class ProtocolSession {
   Session* session_;
   SessionIo io_;
   SessionOptions options_;
-  const SessionOptions defaults_;  // what RESET goes back to
+  SessionSettings settings_;
   ServeMetrics* metrics_;
   const std::atomic<bool>* stopping_;
   std::string out_;

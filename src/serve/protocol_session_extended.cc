@@ -180,6 +180,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
   }
   Portal& portal = *found->second;
   const std::string text = statement_text_[portal.statement];
+  const char before = session_->transaction_status();
   if (portal.command) {
     Arm();
     // A FETCH through the extended protocol: rows go out in the portal's formats.
@@ -199,6 +200,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
     status = RunCommand(command, &portal);
     Disarm();
     status = Classify(status);
+    SettingsAfterStatement(before, text, status);
     LogQuery(text, status, command_rows_);
     return status;
   }
@@ -228,6 +230,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
   }
   Disarm();
   status = Classify(status);
+  SettingsAfterStatement(before, text, status);
   if (!status.ok()) {
     LogQuery(text, status, portal.stream ? portal.stream->rows() : 0);
     portals_.erase(found);

@@ -378,27 +378,29 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
     conn.Write(out);  // a guessable key would let anyone cancel this session's statements
     return;
   }
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"server_version", "15.0 (weir)"},
-           {"server_encoding", "UTF8"},
-           {"client_encoding", "UTF8"},
-           {"DateStyle", "ISO, MDY"},
-           {"IntervalStyle", "postgres"},
-           {"TimeZone", "UTC"},
-           {"integer_datetimes", "on"},
-           {"standard_conforming_strings", "on"},
-           {"is_superuser", "off"},
-           {"session_authorization", user},
-           {"application_name", startup.parameters["application_name"]}}) {
-    out.ParameterStatus(name, value);
+  // The startup packet's settings (TimeZone, DateStyle, client_encoding, application_name,
+  // extra_float_digits, options='-c name=value', ...), checked as SET checks them: an invalid
+  // one ends the connection, as in PostgreSQL.
+  SessionSettings settings(
+      {{"statement_timeout", ShowMillis(options_.statement_timeout.count())},
+       {"idle_session_timeout", ShowMillis(options_.idle_session_timeout.count())}},
+      [&session](const std::string& sql) { return (*session)->Configure(sql); });
+  Status started = settings.ApplyStartup(startup.parameters);
+  if (started.ok()) started = settings.ApplyAll();
+  if (!started.ok()) {
+    out.ErrorResponse(Fatal(ErrorOf(started).sqlstate, started.message()));
+    conn.Write(out);
+    return;
   }
+  for (const auto& [name, value] : settings.TakeReports()) out.ParameterStatus(name, value);
+  out.ParameterStatus("session_authorization", user);
   out.BackendKeyData(process_id, secret_key);
   out.ReadyForQuery('I');
   conn.Authenticated(options_.max_message_bytes, options_.send_timeout);
   if (!conn.Write(out)) return;
   SessionOptions session_options;
   session_options.user = user;
-  session_options.application = startup.parameters["application_name"];
+  session_options.application = settings.Get("application_name");
   session_options.address = ip;
   session_options.statement_timeout = options_.statement_timeout;
   session_options.idle_session_timeout = options_.idle_session_timeout;
@@ -411,7 +413,7 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
   io.write = [&conn](std::string_view bytes) { return conn.Write(bytes); };
   io.idle_expired = [&conn] { return conn.timed_out; };
   ProtocolSession protocol(session->get(), std::move(io), session_options, metrics_.get(),
-                           stopping_);
+                           stopping_, std::move(settings));
   metrics_->sessions.Add(1);
   {
     std::lock_guard lock(mutex_);
