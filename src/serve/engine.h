@@ -21,6 +21,7 @@
 
 #include "base/status.h"
 #include "base/writer_lock.h"
+#include "serve/activity.h"
 #include "serve/values.h"
 
 namespace weir::serve {
@@ -126,10 +127,15 @@ class Engine {
   // A new session; `memory_limit` bounds the bytes it may hold in buffered results. A read-only
   // session is a connection to the readers' database.
   Result<std::unique_ptr<Session>> Connect(size_t memory_limit = SIZE_MAX, bool read_only = false);
+  // The live sessions pg_stat_activity shows and the signal functions reach (the server
+  // registers its sessions here).
+  ActivityRegistry& activity() { return *activity_; }
 
  private:
   struct Handles;
   explicit Engine(std::unique_ptr<Handles> handles);
+  // Declared first: DuckDB's functions point at it until both databases are closed.
+  std::unique_ptr<ActivityRegistry> activity_ = std::make_unique<ActivityRegistry>();
   std::unique_ptr<Handles> handles_;
   std::shared_ptr<WriterLock> writer_lock_;  // SQLite catalogs only
 };
@@ -162,6 +168,8 @@ class Session {
   Status DiscardTemporary();
   // DISCARD PLANS: forgets the cached prepared statements of simple queries.
   void DiscardPlans() { ClearStatementCache(); }
+  // The DuckDB connection's id (how DuckDB functions know their caller).
+  uint64_t connection_id() const;
   // Interrupts the statement running on this session (from another thread).
   void Interrupt();
   // 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.

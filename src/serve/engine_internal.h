@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/status.h"
+#include "serve/activity.h"
 #include "serve/engine.h"
 
 namespace weir::serve {
@@ -58,6 +59,10 @@ Status ResultError(duckdb_result& result);
 // Runs setup SQL on a connection (several statements); the first error is returned.
 Status Exec(duckdb_connection conn, const std::string& sql);
 std::string QuoteLiteral(const std::string& text);
+
+// weir_stat_activity(), pg_cancel_backend(), pg_terminate_backend() over `registry`, in the
+// database of `conn` (engine_activity.cc).
+Status RegisterActivityFunctions(duckdb_connection conn, ActivityRegistry* registry);
 
 // The statements a read-only session is refused by their DuckDB type alone.
 bool WritesByItsType(duckdb_statement_type type);

@@ -173,6 +173,8 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
     engine->writer_lock_ = WriterLock::InProcess("the PostgreSQL catalog's writers of weir serve");
   }
   WEIR_ASSIGN_OR_RAISE(auto writer, engine->Connect());
+  // Before the catalog: its pg_stat_activity view reads weir_stat_activity().
+  WEIR_RETURN_NOT_OK(RegisterActivityFunctions(writer->handles_->conn, engine->activity_.get()));
   // The writers' database first: attaching creates a lake that does not exist yet.
   WEIR_RETURN_NOT_OK(AttachLake(writer->handles_->conn, lake, false));
   std::unique_ptr<Session> reader;
@@ -183,6 +185,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
     WEIR_ASSIGN_OR_RAISE(const std::string temp, TempDirectory(writer->handles_->conn));
     WEIR_RETURN_NOT_OK(OpenDatabase(lake, catalog_file, temp, &engine->handles_->reader));
     WEIR_ASSIGN_OR_RAISE(reader, engine->Connect(SIZE_MAX, /*read_only=*/true));
+    WEIR_RETURN_NOT_OK(RegisterActivityFunctions(reader->handles_->conn, engine->activity_.get()));
     return AttachLake(reader->handles_->conn, lake, true);
   };
   WEIR_RETURN_NOT_OK(compat::InstallCatalog(writer->handles_->conn, open_reader));

@@ -10,6 +10,14 @@
 
 namespace weir::serve {
 
+uint64_t Session::connection_id() const {
+  duckdb_client_context context = nullptr;
+  duckdb_connection_get_client_context(handles_->conn, &context);
+  const uint64_t id = duckdb_client_context_get_connection_id(context);
+  duckdb_destroy_client_context(&context);
+  return id;
+}
+
 Status Session::Configure(const std::string& sql) {
   WEIR_RETURN_NOT_OK(BeforeStatement());
   // Settings and variables are folded into plans when they are bound.

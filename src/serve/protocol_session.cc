@@ -263,6 +263,8 @@ bool ProtocolSession::AnswerTransactionNoOp(const std::string& statement) {
 Status ProtocolSession::RunStatement(const std::string& statement) {
   Arm();
   const char before = session_->transaction_status();
+  if (options_.activity != nullptr)
+    options_.activity->Started(options_.pid, statement, before != 'I');
   uint64_t rows = 0;
   Status status;
   if (AnswerTransactionNoOp(statement)) {
@@ -285,6 +287,7 @@ Status ProtocolSession::RunStatement(const std::string& statement) {
       auto done = Pump(portal, std::numeric_limits<uint64_t>::max());
       status = done.status();
       if (status.ok()) {
+        AppendWarnings();
         MessageWriter writer;
         writer.CommandComplete(portal.stream->CommandTag());
         out_ += writer.Take();

@@ -33,6 +33,8 @@ struct SessionOptions {
   std::chrono::milliseconds statement_timeout{0};     // 0 = none; SET statement_timeout
   std::chrono::milliseconds idle_session_timeout{0};  // 0 = none
   bool query_log = true;
+  ActivityRegistry* activity = nullptr;  // where pg_stat_activity sees this session
+  int32_t pid = 0;                       // its BackendKeyData process id
 };
 
 // How the session reaches its client.
@@ -81,6 +83,8 @@ class ProtocolSession {
   void SettingsAfterStatement(char before, const std::string& statement, const Status& status);
   // ParameterStatus for every reported setting that changed (before ReadyForQuery).
   void ReportSettings(pgwire::MessageWriter& writer);
+  // WARNINGs the signal functions left for this session's statement.
+  void AppendWarnings();
   // The settings the session enforces itself (timeouts) and logs (application_name).
   void SyncOptions();
   // The output settings of new encoders.

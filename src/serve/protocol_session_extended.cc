@@ -181,6 +181,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
   Portal& portal = *found->second;
   const std::string text = statement_text_[portal.statement];
   const char before = session_->transaction_status();
+  if (options_.activity != nullptr) options_.activity->Started(options_.pid, text, before != 'I');
   if (portal.command) {
     Arm();
     // A FETCH through the extended protocol: rows go out in the portal's formats.
@@ -238,6 +239,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
   }
   MessageWriter writer;
   if (finished) {
+    AppendWarnings();
     portal.done = true;
     writer.CommandComplete(portal.stream->CommandTag());
     LogQuery(text, status, portal.stream->rows());

@@ -25,9 +25,22 @@ void ProtocolSession::ReportSettings(MessageWriter& writer) {
   for (const auto& [name, value] : settings_.TakeReports()) writer.ParameterStatus(name, value);
 }
 
+void ProtocolSession::AppendWarnings() {
+  if (options_.activity == nullptr) return;
+  MessageWriter writer;
+  for (const std::string& warning : options_.activity->TakeWarnings(options_.pid)) {
+    writer.NoticeResponse(ErrorFields{"WARNING", "01000", warning, "", "", 0});
+  }
+  out_ += writer.Take();
+}
+
 void ProtocolSession::SettingsAfterStatement(char before, const std::string& statement,
                                              const Status& status) {
   const char after = session_->transaction_status();
+  AppendWarnings();
+  if (options_.activity != nullptr) {
+    options_.activity->Finished(options_.pid, after, settings_.Get("application_name"));
+  }
   if (before == 'I' || after != 'I') return;
   const bool committed =
       before == 'T' && status.ok() &&

@@ -54,6 +54,14 @@ std::string PeerAddress(int fd) {
   return text;
 }
 
+int32_t PeerPort(int fd) {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) return 0;
+  return ntohs(peer.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_port
+                                          : reinterpret_cast<const sockaddr_in*>(&peer)->sin_port);
+}
+
 }  // namespace
 
 Server::Server(ServerOptions options, Engine* engine)
@@ -405,6 +413,10 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
   session_options.statement_timeout = options_.statement_timeout;
   session_options.idle_session_timeout = options_.idle_session_timeout;
   session_options.query_log = options_.query_log;
+  session_options.activity = &engine_->activity();
+  session_options.pid = process_id;
+  std::atomic<bool> terminate_requested{false};
+  conn.terminated = &terminate_requested;
   SessionIo io;
   io.read = [&conn](std::chrono::milliseconds idle) -> Result<std::optional<Frame>> {
     conn.SetReadTimeout(idle);
@@ -419,10 +431,31 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
     std::lock_guard lock(mutex_);
     live_[{process_id, secret_key}] = &protocol;
   }
+  BackendActivity activity;
+  activity.pid = process_id;
+  activity.user = user;
+  activity.read_only = (*session)->read_only();
+  activity.application = session_options.application;
+  activity.address = ip;
+  activity.port = PeerPort(fd);
+  activity.backend_start = NowMicros() - std::chrono::duration_cast<std::chrono::microseconds>(
+                                             std::chrono::steady_clock::now() - accepted)
+                                             .count();
+  activity.state_change = NowMicros();
+  engine_->activity().Add(activity, (*session)->connection_id(),
+                          {[&protocol] { protocol.Cancel(); },
+                           [&protocol, &terminate_requested] {
+                             terminate_requested.store(true);
+                             protocol.Terminate();
+                           }});
   auto last = protocol.Run();
+  engine_->activity().Remove(process_id);
   {
     std::lock_guard lock(mutex_);
     live_.erase({process_id, secret_key});
+  }
+  if (!last && terminate_requested.load()) {
+    last = Fatal("57P01", "terminating connection due to administrator command");
   }
   metrics_->sessions.Add(-1);
   if (conn.send_timed_out) {
