@@ -192,6 +192,8 @@ TEST(InstallCatalog, LeavesNothingInTheTemporaryDirectory) {
   duckdb_result result;
   ASSERT_EQ(duckdb_query(conn, "ATTACH ':memory:' AS lake", &result), DuckDBSuccess);
   duckdb_destroy_result(&result);
+  ASSERT_EQ(duckdb_query(conn, "USE lake", &result), DuckDBSuccess);
+  duckdb_destroy_result(&result);
   ASSERT_EQ(duckdb_query(conn, kStatActivityStandIn, &result), DuckDBSuccess);
   duckdb_destroy_result(&result);
   const Status installed = InstallCatalog(conn);
