@@ -341,10 +341,12 @@ Result<Command> RecognizeCommand(const std::string& statement) {
       switch (set.kind) {
         case PG_QUERY__VARIABLE_SET_KIND__VAR_RESET_ALL:
           command.kind = SettingCommand::Kind::kResetAll;
+          command.reset_tag = true;
           return Command(std::move(command));
         case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_DEFAULT:
         case PG_QUERY__VARIABLE_SET_KIND__VAR_RESET:
           command.kind = SettingCommand::Kind::kReset;
+          command.reset_tag = set.kind == PG_QUERY__VARIABLE_SET_KIND__VAR_RESET;
           break;
         case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_VALUE:
           command.kind = SettingCommand::Kind::kSet;

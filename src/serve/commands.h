@@ -74,6 +74,7 @@ struct SettingCommand {
   std::vector<bool> quoted;         // values[i] was a string constant
   std::string value;                // values joined (what the server settings take)
   bool local = false;
+  bool reset_tag = false;  // written RESET (SET ... TO DEFAULT completes as SET)
 };
 
 // DISCARD ALL | PLANS | SEQUENCES | TEMP.

@@ -151,6 +151,10 @@ Status ProtocolSession::DescribePortal(const std::string& name) {
     if (!info.columns.empty()) {
       // A query's columns are only certain once its parameters are bound (DuckDB cannot type
       // `$1 * 2` before it has a value), so a query portal starts here; Execute streams it.
+      if (options_.activity != nullptr) {
+        options_.activity->Started(options_.pid, statement_text_[portal.statement],
+                                   session_->transaction_status() != 'I');
+      }
       Arm();
       Status started = StartStream(portal, session_->Execute(portal.statement, portal.parameters));
       Disarm();

@@ -86,7 +86,7 @@ Status ProtocolSession::Setting(const SettingCommand& setting, bool send_rows) {
       break;
   }
   SyncOptions();
-  writer.CommandComplete(setting.kind == SettingCommand::Kind::kSet ? "SET" : "RESET");
+  writer.CommandComplete(setting.reset_tag ? "RESET" : "SET");
   out_ += writer.Take();
   return Status::OK();
 }

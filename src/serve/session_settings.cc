@@ -117,15 +117,23 @@ std::vector<std::string> SearchPathNames(std::string_view value) {
   return names;
 }
 
-// DuckDB's search path for PostgreSQL's: public is the lake's main; "$user" and pg_catalog have
-// no DuckDB counterpart (the compatibility catalog is always searched).
-std::string DuckDbSearchPath(std::string_view value) {
-  std::string path;
+// The DuckDB statements that make DuckDB's search path PostgreSQL's: public is the lake's main;
+// "$user" and pg_catalog have no DuckDB counterpart (the compatibility catalog is always
+// searched); schemas that do not exist are left out (DuckDB refuses them, PostgreSQL skips
+// them when it looks names up).
+std::string DuckDbSearchPathSql(std::string_view value) {
+  std::string list;
   for (const std::string& schema : SearchPathNames(value)) {
     if (schema.empty() || schema == "$user" || schema == "pg_catalog") continue;
-    path += (path.empty() ? "" : ",") + (schema == "public" ? std::string("main") : schema);
+    list += (list.empty() ? "" : ", ") +
+            compat::QuoteLiteral(schema == "public" ? std::string("main") : schema);
   }
-  return path.empty() ? "main" : path;
+  return "SET VARIABLE weir_search_path = (SELECT coalesce(string_agg(s, ',' ORDER BY o), "
+         "'main') FROM unnest([" +
+         list +
+         "]::VARCHAR[]) WITH ORDINALITY t(s, o) WHERE s IN (SELECT schema_name FROM "
+         "duckdb_schemas() WHERE database_name = 'lake')); "
+         "SET search_path = getvariable('weir_search_path'); ";
 }
 
 Result<std::string> CanonicalDateStyle(const std::vector<std::string>& values) {
@@ -306,7 +314,7 @@ Status SessionSettings::Enact(const std::string& lower, const std::string& value
     if (lower == "timezone") {
       sql = "SET TimeZone = " + compat::QuoteLiteral(value) + "; ";
     } else if (lower == "search_path") {
-      sql = "SET search_path = " + compat::QuoteLiteral(DuckDbSearchPath(value)) + "; ";
+      sql = DuckDbSearchPathSql(value);
     }
     sql += "SET VARIABLE pg_" + lower + " = " + compat::QuoteLiteral(value);
     Status applied = apply_(sql);
