@@ -274,8 +274,8 @@ Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& 
 
 Result<Command> RecognizeCommand(const std::string& statement) {
   const std::string word = FirstKeyword(statement);
-  static const char* kOurs[] = {"COPY", "DECLARE", "FETCH",      "MOVE", "CLOSE",
-                                "SET",  "RESET",   "DEALLOCATE", "SHOW", "DISCARD"};
+  static const char* kOurs[] = {"COPY",  "DECLARE",    "FETCH", "MOVE",    "CLOSE",     "SET",
+                                "RESET", "DEALLOCATE", "SHOW",  "DISCARD", "SAVEPOINT", "RELEASE"};
   bool ours = false;
   for (const char* w : kOurs) ours = ours || word == w;
   if (!ours) return Command();
@@ -362,11 +362,38 @@ Result<Command> RecognizeCommand(const std::string& statement) {
             command.value += (command.value.empty() ? "" : ", ") + command.values.back();
           }
           break;
+        case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_MULTI: {
+          // SET TRANSACTION ... lasts until the end of the block, SET SESSION
+          // CHARACTERISTICS AS TRANSACTION ... sets the defaults.
+          const bool session = name == "session characteristics";
+          if (!session && name != "transaction") return Command();
+          command.kind = SettingCommand::Kind::kSet;
+          command.local = !session;
+          for (size_t i = 0; i < set.n_args; ++i) {
+            const PgQuery__Node* arg = set.args[i];
+            if (arg->node_case != PG_QUERY__NODE__NODE_DEF_ELEM) continue;
+            const PgQuery__DefElem* option = arg->def_elem;
+            command.assignments.emplace_back(
+                std::string(session ? "default_" : "") + option->defname, ArgText(option->arg));
+          }
+          if (command.assignments.empty()) return Command();
+          command.name = command.assignments.front().first;
+          return Command(std::move(command));
+        }
         default:
-          return Command();  // SET TRANSACTION ..., SET ... FROM CURRENT: see compat
+          return Command();  // SET ... FROM CURRENT
       }
       if (!IsServerSetting(name) && !IsSessionSetting(name)) return Command();
       return Command(std::move(command));
+    }
+    case PG_QUERY__NODE__NODE_TRANSACTION_STMT: {
+      const auto& transaction = *node->transaction_stmt;
+      const bool release = transaction.kind == PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_RELEASE;
+      if (!release && transaction.kind != PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_SAVEPOINT) {
+        return Command();
+      }
+      return Command(SavepointCommand{
+          release, transaction.savepoint_name != nullptr ? transaction.savepoint_name : ""});
     }
     case PG_QUERY__NODE__NODE_DISCARD_STMT: {
       DiscardCommand command;

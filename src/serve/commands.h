@@ -1,7 +1,8 @@
 // The statements `weir serve` answers itself instead of passing them to DuckDB: COPY with
 // STDIN/STDOUT, cursors (DECLARE / FETCH / MOVE / CLOSE), DEALLOCATE of protocol-level prepared
-// statements and the session settings the server enforces (statement_timeout). Recognised with
-// PostgreSQL's own parser (libpg_query).
+// statements, SET / RESET / RESET ALL of PostgreSQL's settings (SessionSettings), SHOW of the
+// ones the server enforces (statement_timeout), DISCARD. Recognised with PostgreSQL's own
+// parser (libpg_query).
 //
 // Threading: pure functions.
 #pragma once
@@ -75,6 +76,16 @@ struct SettingCommand {
   std::string value;                // values joined (what the server settings take)
   bool local = false;
   bool reset_tag = false;  // written RESET (SET ... TO DEFAULT completes as SET)
+  // SET TRANSACTION ... (local) / SET SESSION CHARACTERISTICS AS TRANSACTION ...: the
+  // settings it assigns (transaction_isolation, default_transaction_read_only, ...).
+  std::vector<std::pair<std::string, std::string>> assignments;
+};
+
+// SAVEPOINT name / RELEASE [SAVEPOINT] name: accepted inside a transaction block (DuckDB has no
+// savepoints; ROLLBACK TO is refused, see compat).
+struct SavepointCommand {
+  bool release = false;
+  std::string name;
 };
 
 // DISCARD ALL | PLANS | SEQUENCES | TEMP.
@@ -82,8 +93,9 @@ struct DiscardCommand {
   enum class Target { kAll, kPlans, kSequences, kTemp } target = Target::kAll;
 };
 
-using Command = std::variant<std::monostate, CopyCommand, DeclareCommand, FetchCommand,
-                             CloseCommand, DeallocateCommand, SettingCommand, DiscardCommand>;
+using Command =
+    std::variant<std::monostate, CopyCommand, DeclareCommand, FetchCommand, CloseCommand,
+                 DeallocateCommand, SettingCommand, DiscardCommand, SavepointCommand>;
 
 // The command a statement is, or monostate when DuckDB runs it (including COPY to or from a
 // file, which the sandbox refuses). Malformed commands are 42601.

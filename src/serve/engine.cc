@@ -342,15 +342,11 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
                                                    const std::string& sql) {
   const duckdb_statement_type type = duckdb_prepared_statement_type(statement);
   if (type == DUCKDB_STATEMENT_TYPE_SET) {
-    // A client's SET of a PostgreSQL setting is weir's (SessionSettings, through Configure);
-    // what reaches DuckDB is one of DuckDB's own settings, which sessions may not change
-    // whatever the syntax (SET GLOBAL, SET SESSION, RESET, PRAGMA name = value): the
-    // configuration lock lets TimeZone through for Configure only.
+    // PostgreSQL's settings are SessionSettings' (through Configure); DuckDB's own are not the
+    // sessions' whatever the syntax (SET GLOBAL, RESET, PRAGMA x = y): the lock's TimeZone
+    // exception serves Configure only.
     (void)EndImplicitTransaction(false);
-    if (transaction_status_ == 'T') {
-      (void)Exec(handles_->conn, "SELECT error('aborted by a refused SET')");
-      transaction_status_ = 'E';
-    }
+    if (transaction_status_ == 'T') FailTransaction();
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", "42501",
                            "permission denied to set parameter: sessions cannot change DuckDB's "
                            "configuration");

@@ -269,6 +269,7 @@ Status ProtocolSession::RunStatement(const std::string& statement) {
   Status status;
   if (AnswerTransactionNoOp(statement)) {
     Disarm();
+    AfterStatement(before, statement, status);
     LogQuery(statement, status, 0);
     return status;
   }
@@ -297,7 +298,7 @@ Status ProtocolSession::RunStatement(const std::string& statement) {
   }
   Disarm();
   status = Classify(status);
-  SettingsAfterStatement(before, statement, status);
+  AfterStatement(before, statement, status);
   LogQuery(statement, status, rows);
   return status;
 }
@@ -407,6 +408,7 @@ Status ProtocolSession::RunCommand(Command& command, Portal* extended) {
     return Setting(*setting, extended == nullptr);
   }
   if (auto* discard = std::get_if<DiscardCommand>(&command)) return Discard(*discard, extended);
+  if (auto* savepoint = std::get_if<SavepointCommand>(&command)) return Savepoint(*savepoint);
   return SqlError("XX000", "unknown server command");
 }
 

@@ -1,6 +1,8 @@
 // One authenticated session's state machine: the simple and extended query protocols, COPY in
-// both directions, cursors, portals that stream results chunk by chunk, the session settings the
-// server enforces (statement_timeout), the idle-session timeout, the query log and the metrics.
+// both directions, cursors, portals that stream results chunk by chunk, the session's
+// PostgreSQL settings (SessionSettings: SET, RESET, DISCARD, ParameterStatus; statement_timeout
+// and the idle-session timeout it enforces), its pg_stat_activity entry, the query log and the
+// metrics.
 //
 // Threading: Run() is called on the connection's thread and returns when the session ends.
 // Interrupt(), CheckDeadline() and the atomics are used by the server's watchdog and cancel
@@ -78,9 +80,11 @@ class ProtocolSession {
   Status Fetch(const FetchCommand& fetch, bool describe_rows);
   Status Setting(const SettingCommand& setting, bool send_rows);
   Status Discard(const DiscardCommand& discard, Portal* extended);
-  // After a statement: a transaction that ended takes its SET LOCALs (and, rolled back, its
-  // SETs) along; `before` is the transaction status before the statement.
-  void SettingsAfterStatement(char before, const std::string& statement, const Status& status);
+  Status Savepoint(const SavepointCommand& savepoint);
+  // After a statement: its WARNINGs, its end in pg_stat_activity, and a transaction that ended
+  // takes its SET LOCALs (and, rolled back, its SETs) along; `before` is the transaction
+  // status before the statement.
+  void AfterStatement(char before, const std::string& statement, const Status& status);
   // ParameterStatus for every reported setting that changed (before ReadyForQuery).
   void ReportSettings(pgwire::MessageWriter& writer);
   // WARNINGs the signal functions left for this session's statement.

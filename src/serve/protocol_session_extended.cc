@@ -205,7 +205,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
     status = RunCommand(command, &portal);
     Disarm();
     status = Classify(status);
-    SettingsAfterStatement(before, text, status);
+    AfterStatement(before, text, status);
     LogQuery(text, status, command_rows_);
     return status;
   }
@@ -213,11 +213,13 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
     MessageWriter writer;
     writer.CommandComplete(portal.stream ? portal.stream->CommandTag() : "SELECT 0");
     out_ += writer.Take();
+    AfterStatement(before, text, Status::OK());
     return Status::OK();
   }
   if (!portal.stream && AnswerTransactionNoOp(text)) {
     // As in a simple query: a COMMIT outside a block or a BEGIN inside one is a warning.
     portal.done = true;
+    AfterStatement(before, text, Status::OK());
     LogQuery(text, Status::OK(), 0);
     return Status::OK();
   }
@@ -235,7 +237,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
   }
   Disarm();
   status = Classify(status);
-  SettingsAfterStatement(before, text, status);
+  AfterStatement(before, text, status);
   if (!status.ok()) {
     LogQuery(text, status, portal.stream ? portal.stream->rows() : 0);
     portals_.erase(found);

@@ -34,8 +34,8 @@ void ProtocolSession::AppendWarnings() {
   out_ += writer.Take();
 }
 
-void ProtocolSession::SettingsAfterStatement(char before, const std::string& statement,
-                                             const Status& status) {
+void ProtocolSession::AfterStatement(char before, const std::string& statement,
+                                     const Status& status) {
   const char after = session_->transaction_status();
   AppendWarnings();
   if (options_.activity != nullptr) {
@@ -69,12 +69,20 @@ Status ProtocolSession::Setting(const SettingCommand& setting, bool send_rows) {
   if (setting.local && !in_transaction) {
     // PostgreSQL 15: a warning, and nothing changes.
     writer.NoticeResponse(ErrorFields{
-        "WARNING", "25P01", "SET LOCAL can only be used in transaction blocks", "", "", 0});
+        "WARNING", "25P01",
+        setting.assignments.empty() ? "SET LOCAL can only be used in transaction blocks"
+                                    : "SET TRANSACTION can only be used in transaction blocks",
+        "", "", 0});
   }
   switch (setting.kind) {
     case SettingCommand::Kind::kSet:
-      WEIR_RETURN_NOT_OK(settings_.Set(setting.name, setting.values, setting.local, in_transaction,
-                                       setting.quoted));
+      for (const auto& [name, value] : setting.assignments) {
+        WEIR_RETURN_NOT_OK(settings_.Set(name, {value}, setting.local, in_transaction));
+      }
+      if (setting.assignments.empty()) {
+        WEIR_RETURN_NOT_OK(settings_.Set(setting.name, setting.values, setting.local,
+                                         in_transaction, setting.quoted));
+      }
       break;
     case SettingCommand::Kind::kReset:
       WEIR_RETURN_NOT_OK(settings_.Reset(setting.name, setting.local, in_transaction));
@@ -87,6 +95,23 @@ Status ProtocolSession::Setting(const SettingCommand& setting, bool send_rows) {
   }
   SyncOptions();
   writer.CommandComplete(setting.reset_tag ? "RESET" : "SET");
+  out_ += writer.Take();
+  return Status::OK();
+}
+
+Status ProtocolSession::Savepoint(const SavepointCommand& savepoint) {
+  const char status = session_->transaction_status();
+  const char* what = savepoint.release ? "RELEASE SAVEPOINT" : "SAVEPOINT";
+  if (status == 'I') {
+    return SqlError("25P01", fmt::format("{} can only be used in transaction blocks", what));
+  }
+  if (status == 'E') {
+    return SqlError("25P02",
+                    "current transaction is aborted, commands ignored until end of transaction "
+                    "block");
+  }
+  MessageWriter writer;
+  writer.CommandComplete(savepoint.release ? "RELEASE" : "SAVEPOINT");
   out_ += writer.Take();
   return Status::OK();
 }
