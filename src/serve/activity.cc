@@ -10,10 +10,16 @@ int64_t NowMicros() {
       .count();
 }
 
+namespace {
+// pg_stat_activity's application_name is NAMEDATALEN - 1 bytes at most, as in PostgreSQL.
+std::string Shown(const std::string& application) { return application.substr(0, 63); }
+}  // namespace
+
 void ActivityRegistry::Add(const BackendActivity& activity, uint64_t connection_id,
                            Signals signals) {
   std::lock_guard lock(mutex_);
   sessions_[activity.pid] = Entry{activity, connection_id, std::move(signals), {}};
+  sessions_[activity.pid].activity.application = Shown(activity.application);
 }
 
 void ActivityRegistry::Remove(int32_t pid) {
@@ -48,7 +54,7 @@ void ActivityRegistry::Finished(int32_t pid, char transaction_status,
                                         : "idle";
   if (transaction_status == 'I') a.xact_start = 0;
   a.state_change = now;
-  a.application = application;
+  a.application = Shown(application);
 }
 
 const ActivityRegistry::Entry* ActivityRegistry::Caller(uint64_t connection_id) const {

@@ -195,10 +195,11 @@ Result<std::string> CanonicalEncoding(const std::string& value) {
   return InvalidValue("client_encoding", value);
 }
 
-// PostgreSQL keeps application_name to 63 bytes of printable ASCII ('?' for the rest).
+// PostgreSQL 15 keeps application_name to printable ASCII ('?' for the rest; pg_stat_activity
+// shows its first 63 bytes).
 std::string CleanApplicationName(std::string_view value) {
   std::string out;
-  for (char c : value.substr(0, 63)) {
+  for (char c : value) {
     const auto byte = static_cast<unsigned char>(c);
     out += byte >= 32 && byte <= 126 ? c : '?';
   }
