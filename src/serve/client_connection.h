@@ -41,6 +41,7 @@ struct ClientConnection {
   bool send_timed_out = false;                // a write failed at its deadline
   const std::atomic<bool>* stopping = nullptr;
   const std::atomic<bool>* abort_writes = nullptr;
+  const std::atomic<bool>* terminated = nullptr;  // pg_terminate_backend of this session
   ClientConnection(int socket, size_t max_message_bytes, const std::atomic<bool>* server_stopping,
                    const std::atomic<bool>* server_abort_writes,
                    std::chrono::steady_clock::time_point authentication_ends)
@@ -148,6 +149,7 @@ struct ClientConnection {
       if (ready > 0) return true;
       if (ready < 0 && errno != EINTR) return false;
       if (!writing && stopping != nullptr && stopping->load()) return false;
+      if (!writing && terminated != nullptr && terminated->load()) return false;
       if (writing && abort_writes != nullptr && abort_writes->load()) return false;
       if (std::chrono::steady_clock::now() >= deadline) {
         (writing ? send_timed_out : timed_out) = true;

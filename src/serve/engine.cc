@@ -340,12 +340,18 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
                                                    const std::string& sql) {
   const duckdb_statement_type type = duckdb_prepared_statement_type(statement);
   if (Status counts = WithinProtocolCounts(statement); !counts.ok()) {
-    if (transaction_status_ == 'T') {  // an error ends a transaction block, as any other
-      (void)Exec(handles_->conn.get(), "SELECT error('aborted by a statement over the protocol limits')");
-      transaction_status_ = 'E';
-    }
-    (void)EndImplicitTransaction(false);
+    FailTransaction();  // an error ends a transaction block, as any other
     return counts;
+  }
+  if (type == DUCKDB_STATEMENT_TYPE_SET) {
+    // PostgreSQL's settings are SessionSettings' (through Configure); DuckDB's own are not the
+    // sessions' whatever the syntax (SET GLOBAL, RESET, PRAGMA x = y): the lock's TimeZone
+    // exception serves Configure only.
+    (void)EndImplicitTransaction(false);
+    if (transaction_status_ == 'T') FailTransaction();
+    return ClassifiedError(ErrorClass::kBadData, "sqlstate", "42501",
+                           "permission denied to set parameter: sessions cannot change DuckDB's "
+                           "configuration");
   }
   if (type == DUCKDB_STATEMENT_TYPE_DETACH) {
     // DuckDB checks no permission on DETACH; detaching the lake or the compatibility catalog

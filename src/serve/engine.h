@@ -23,6 +23,7 @@
 #include "base/writer_lock.h"
 #include "files/s3_settings.h"
 #include "lake/duckdb_handles.h"
+#include "serve/activity.h"
 #include "serve/values/values.h"
 
 namespace weir::serve {
@@ -123,10 +124,15 @@ class Engine {
   // A new session; `memory_limit` bounds the bytes it may hold in buffered results. A read-only
   // session is a connection to the readers' database.
   Result<std::unique_ptr<Session>> Connect(size_t memory_limit = SIZE_MAX, bool read_only = false);
+  // The live sessions pg_stat_activity shows and the signal functions reach (the server
+  // registers its sessions here).
+  ActivityRegistry& activity() { return *activity_; }
 
  private:
   struct Handles;
   explicit Engine(std::unique_ptr<Handles> handles);
+  // Declared first: DuckDB's functions point at it until both databases are closed.
+  std::unique_ptr<ActivityRegistry> activity_ = std::make_unique<ActivityRegistry>();
   std::unique_ptr<Handles> handles_;
   std::shared_ptr<WriterLock> writer_lock_;  // SQLite catalogs only
 };
@@ -151,6 +157,16 @@ class Session {
 
   // Sets a DuckDB variable of this session (the catalog reads weir_user, weir_backend_pid).
   Status SetVariable(const std::string& name, const std::string& value);
+  // Runs weir's own setting statements (SET TimeZone, SET VARIABLE pg_..., SET search_path)
+  // on this session: the only way a SET reaches DuckDB, which refuses every SET a client
+  // sends itself (see Run).
+  Status Configure(const std::string& sql);
+  // DISCARD TEMP: drops the session's temporary tables, views, sequences and macros.
+  Status DiscardTemporary();
+  // DISCARD PLANS: forgets the cached prepared statements of simple queries.
+  void DiscardPlans() { ClearStatementCache(); }
+  // The DuckDB connection's id (how DuckDB functions know their caller).
+  uint64_t connection_id() const;
   // Interrupts the statement running on this session (from another thread).
   void Interrupt();
   // 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.

@@ -35,7 +35,8 @@ duckdb_error_type PrepareErrorType(std::string_view message) {
 // Invalid Input or Transaction error and a fixed sentence of its own; DuckLake's maintenance
 // functions wrap the same sentence in theirs, and DuckDB's storage has one more. The C API
 // carries no other mark of it, so these sentences (DuckDB's, pinned by engine tests against
-// the DuckDB weir links) are the one place where a message decides a SQLSTATE.
+// the DuckDB weir links) and the signal functions' refusal (weir's own, activity.h) are the
+// only places where a message decides a SQLSTATE.
 bool IsReadOnlyRefusal(duckdb_error_type type, std::string_view message) {
   if (type != DUCKDB_ERROR_INVALID_INPUT && type != DUCKDB_ERROR_TRANSACTION) return false;
   return message.find("attached in read-only mode") != std::string_view::npos ||
@@ -47,6 +48,11 @@ bool IsReadOnlyRefusal(duckdb_error_type type, std::string_view message) {
 
 std::string SqlStateOf(duckdb_error_type type, std::string_view message) {
   if (IsReadOnlyRefusal(type, message)) return "25006";  // read_only_sql_transaction
+  // The signal functions' refusal of a read user (engine_activity.cc): weir's own sentence.
+  if (message.find(kCancelRefused) != std::string_view::npos ||
+      message.find(kTerminateRefused) != std::string_view::npos) {
+    return "42501";
+  }
   switch (type) {
     case DUCKDB_ERROR_PARSER:
       return "42601";  // syntax_error

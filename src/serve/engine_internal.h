@@ -13,6 +13,7 @@
 #include "base/sql_quote.h"
 #include "base/status.h"
 #include "lake/duckdb_handles.h"
+#include "serve/activity.h"
 #include "serve/engine.h"
 
 namespace weir::serve {
@@ -61,6 +62,10 @@ std::string PreparedColumnName(duckdb_prepared_statement statement, idx_t column
 // or 54011, refused before it runs.
 inline constexpr idx_t kMaxProtocolCount = 32767;
 Status WithinProtocolCounts(duckdb_prepared_statement statement);
+
+// weir_stat_activity(), pg_cancel_backend(), pg_terminate_backend() over `registry`, in the
+// database of `conn` (engine_activity.cc).
+Status RegisterActivityFunctions(duckdb_connection conn, ActivityRegistry* registry);
 
 // The statements a read-only session is refused by their DuckDB type alone.
 bool WritesByItsType(duckdb_statement_type type);

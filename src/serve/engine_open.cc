@@ -112,8 +112,12 @@ Result<std::vector<std::string>> AllowedPaths(duckdb_connection conn, const Lake
 Status LockSandbox(duckdb_connection conn, const std::vector<std::string>& allowed) {
   std::string list;
   for (const auto& path : allowed) list += (list.empty() ? "" : ", ") + QuoteLiteral(path);
+  // TimeZone stays settable for Session::Configure (a session's PostgreSQL TimeZone is DuckDB's
+  // own setting); Session::Run refuses every SET a client sends to DuckDB, so the lock's
+  // exception serves weir only.
   return Exec(conn, "SET allowed_directories = [" + list +
-                        "]; SET enable_external_access = false; SET lock_configuration = true");
+                        "]; SET enable_external_access = false; SET allowed_configs = "
+                        "['TimeZone']; SET lock_configuration = true");
 }
 
 }  // namespace
@@ -147,6 +151,8 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
     engine->writer_lock_ = WriterLock::InProcess("the PostgreSQL catalog's writers of weir serve");
   }
   WEIR_ASSIGN_OR_RAISE(auto writer, engine->Connect());
+  // Before the catalog: its pg_stat_activity view reads weir_stat_activity().
+  WEIR_RETURN_NOT_OK(RegisterActivityFunctions(writer->handles_->conn.get(), engine->activity_.get()));
   // The writers' database first: attaching creates a lake that does not exist yet.
   WEIR_RETURN_NOT_OK(AttachLake(writer->handles_->conn.get(), lake, false));
   std::unique_ptr<Session> reader;
@@ -157,6 +163,8 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
     WEIR_ASSIGN_OR_RAISE(const std::string temp, TempDirectory(writer->handles_->conn.get()));
     WEIR_RETURN_NOT_OK(OpenDatabase(lake, catalog_file, temp, engine->handles_->reader));
     WEIR_ASSIGN_OR_RAISE(reader, engine->Connect(SIZE_MAX, /*read_only=*/true));
+    WEIR_RETURN_NOT_OK(
+        RegisterActivityFunctions(reader->handles_->conn.get(), engine->activity_.get()));
     return AttachLake(reader->handles_->conn.get(), lake, true);
   };
   WEIR_RETURN_NOT_OK(compat::InstallCatalog(writer->handles_->conn.get(), open_reader));

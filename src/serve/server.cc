@@ -46,6 +46,14 @@ std::string PeerAddress(int fd) {
   return text;
 }
 
+int32_t PeerPort(int fd) {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) return 0;
+  return ntohs(peer.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&peer)->sin6_port
+                                          : reinterpret_cast<const sockaddr_in*>(&peer)->sin_port);
+}
+
 }  // namespace
 
 Server::Server(ServerOptions options, Engine* engine)
@@ -370,31 +378,37 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
     conn.Write(out);  // a guessable key would let anyone cancel this session's statements
     return;
   }
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"server_version", "15.0 (weir)"},
-           {"server_encoding", "UTF8"},
-           {"client_encoding", "UTF8"},
-           {"DateStyle", "ISO, MDY"},
-           {"IntervalStyle", "postgres"},
-           {"TimeZone", "UTC"},
-           {"integer_datetimes", "on"},
-           {"standard_conforming_strings", "on"},
-           {"is_superuser", "off"},
-           {"session_authorization", user},
-           {"application_name", startup.parameters["application_name"]}}) {
-    out.ParameterStatus(name, value);
+  // The startup packet's settings (TimeZone, DateStyle, client_encoding, application_name,
+  // extra_float_digits, options='-c name=value', ...), checked as SET checks them: an invalid
+  // one ends the connection, as in PostgreSQL.
+  SessionSettings settings(
+      {{"statement_timeout", ShowMillis(options_.statement_timeout.count())},
+       {"idle_session_timeout", ShowMillis(options_.idle_session_timeout.count())}},
+      [&session](const std::string& sql) { return (*session)->Configure(sql); });
+  Status started = settings.ApplyStartup(startup.parameters);
+  if (started.ok()) started = settings.ApplyAll();
+  if (!started.ok()) {
+    out.ErrorResponse(pgwire::ErrorFieldsOf(started, "FATAL"));
+    conn.Write(out);
+    return;
   }
+  for (const auto& [name, value] : settings.TakeReports()) out.ParameterStatus(name, value);
+  out.ParameterStatus("session_authorization", user);
   out.BackendKeyData(process_id, secret_key);
   out.ReadyForQuery('I');
   conn.Authenticated(options_.max_message_bytes, options_.send_timeout);
   if (!conn.Write(out)) return;
   SessionOptions session_options;
   session_options.user = user;
-  session_options.application = startup.parameters["application_name"];
+  session_options.application = settings.Get("application_name");
   session_options.address = ip;
   session_options.statement_timeout = options_.statement_timeout;
   session_options.idle_session_timeout = options_.idle_session_timeout;
   session_options.query_log = options_.query_log;
+  session_options.activity = &engine_->activity();
+  session_options.pid = process_id;
+  std::atomic<bool> terminate_requested{false};
+  conn.terminated = &terminate_requested;
   SessionIo io;
   io.read = [&conn](std::chrono::milliseconds idle) -> Result<std::optional<Frame>> {
     conn.SetReadTimeout(idle);
@@ -403,16 +417,37 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
   io.write = [&conn](std::string_view bytes) { return conn.Write(bytes); };
   io.idle_expired = [&conn] { return conn.timed_out; };
   ProtocolSession protocol(session->get(), std::move(io), session_options, metrics_.get(),
-                           stopping_);
+                           stopping_, std::move(settings));
   metrics_->sessions.Add(1);
   {
     std::lock_guard lock(mutex_);
     live_[{process_id, secret_key}] = &protocol;
   }
+  BackendActivity activity;
+  activity.pid = process_id;
+  activity.user = user;
+  activity.read_only = (*session)->read_only();
+  activity.application = session_options.application;
+  activity.address = ip;
+  activity.port = PeerPort(fd);
+  activity.backend_start = NowMicros() - std::chrono::duration_cast<std::chrono::microseconds>(
+                                             std::chrono::steady_clock::now() - accepted)
+                                             .count();
+  activity.state_change = NowMicros();
+  engine_->activity().Add(activity, (*session)->connection_id(),
+                          {[&protocol] { protocol.Cancel(); },
+                           [&protocol, &terminate_requested] {
+                             terminate_requested.store(true);
+                             protocol.Terminate();
+                           }});
   auto last = protocol.Run();
+  engine_->activity().Remove(process_id);
   {
     std::lock_guard lock(mutex_);
     live_.erase({process_id, secret_key});
+  }
+  if (!last && terminate_requested.load()) {
+    last = Fatal("57P01", "terminating connection due to administrator command");
   }
   metrics_->sessions.Add(-1);
   if (conn.send_timed_out) {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "serve/copy_codec.h"
+#include "serve/session/copy_codec.h"
 
 namespace serve = weir::serve;
 

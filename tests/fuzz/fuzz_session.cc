@@ -37,7 +37,7 @@
 #include "lake/duckdb_engine.h"
 #include "observe/metrics_registry.h"
 #include "serve/engine.h"
-#include "serve/protocol_session.h"
+#include "serve/session/protocol_session.h"
 #include "serve/serve_metrics.h"
 
 namespace serve = weir::serve;

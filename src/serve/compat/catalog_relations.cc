@@ -145,6 +145,25 @@ SELECT rolname AS usename, oid AS usesysid, rolcreatedb AS usecreatedb, rolsuper
   rolvaliduntil AS valuntil, rolconfig AS useconfig
 FROM @.pg_roles)";
 
+// The server's live sessions (weir_stat_activity(), see serve/engine_activity.cc): another
+// user's session shows a read user only its pid, user, application and backend type, with
+// query "<insufficient privilege>", as PostgreSQL shows it to an unprivileged role.
+constexpr const char* kStatActivity = R"(CREATE VIEW @.pg_stat_activity AS
+SELECT (SELECT oid FROM @.pg_database) AS datid, 'lake' AS datname, a.pid,
+  CAST(NULL AS INTEGER) AS leader_pid, CAST(10 AS BIGINT) AS usesysid, a.usename,
+  a.application_name, CASE WHEN a.visible THEN a.client_addr END AS client_addr,
+  CAST(NULL AS VARCHAR) AS client_hostname, CASE WHEN a.visible THEN a.client_port END AS client_port,
+  CASE WHEN a.visible THEN a.backend_start END AS backend_start,
+  CASE WHEN a.visible THEN a.xact_start END AS xact_start,
+  CASE WHEN a.visible THEN a.query_start END AS query_start,
+  CASE WHEN a.visible THEN a.state_change END AS state_change,
+  CAST(NULL AS VARCHAR) AS wait_event_type, CAST(NULL AS VARCHAR) AS wait_event,
+  CASE WHEN a.visible THEN a.state END AS state, CAST(NULL AS BIGINT) AS backend_xid,
+  CAST(NULL AS BIGINT) AS backend_xmin, CAST(NULL AS BIGINT) AS query_id,
+  CASE WHEN a.visible THEN a.query ELSE '<insufficient privilege>' END AS query,
+  'client backend' AS backend_type
+FROM weir_stat_activity() a)";
+
 constexpr const char* kAm = R"(CREATE VIEW @.pg_am AS
 SELECT * FROM (VALUES (CAST(2 AS BIGINT), 'heap', 'heap_tableam_handler', 't'),
   (403, 'btree', 'bthandler', 'i'), (405, 'hash', 'hashhandler', 'i'))
@@ -246,9 +265,10 @@ std::string Settings() {
 
 std::vector<std::string> RelationCatalogSql() {
   std::vector<std::string> sql;
-  for (const char* view : {kRelations, kNamespace, kClass, kColumns, kAttribute, kAttrdef, kType,
-                           kDescription, kDatabase, kRoles, kUser, kAm, kCollation, kTablespace,
-                           kLanguage, kTables, kViews, kFunctions, kProc}) {
+  for (const char* view :
+       {kRelations,   kNamespace, kClass,  kColumns, kAttribute,    kAttrdef, kType,
+        kDescription, kDatabase,  kRoles,  kUser,    kStatActivity, kAm,      kCollation,
+        kTablespace,  kLanguage,  kTables, kViews,   kFunctions,    kProc}) {
     sql.push_back(QualifySchemas(view));
   }
   sql.push_back(Settings());

@@ -41,6 +41,7 @@ constexpr std::string_view kPgCatalogRelations[] = {
     "pg_sequence",
     "pg_sequences",
     "pg_settings",
+    "pg_stat_activity",
     "pg_shdescription",
     "pg_statistic_ext",
     "pg_tables",

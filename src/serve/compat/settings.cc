@@ -36,7 +36,7 @@ const std::vector<PgSetting>& PgSettings() {
       {"idle_session_timeout", "0", "integer", true},
       {"integer_datetimes", "on", "bool", false},
       {"IntervalStyle", "postgres", "enum", true},
-      {"is_superuser", "on", "bool", false},
+      {"is_superuser", "off", "bool", false},
       {"jit", "off", "bool", true},
       {"lc_collate", "C", "string", false},
       {"lc_ctype", "C", "string", false},
@@ -56,7 +56,7 @@ const std::vector<PgSetting>& PgSettings() {
       {"standard_conforming_strings", "on", "bool", true},
       {"statement_timeout", "0", "integer", true},
       {"synchronous_commit", "on", "enum", true},
-      {"TimeZone", "UTC", "string", false},
+      {"TimeZone", "UTC", "string", true},
       {"transaction_deferrable", "off", "bool", true},
       {"transaction_isolation", "read committed", "enum", true},
       {"transaction_read_only", "off", "bool", true},
@@ -74,8 +74,10 @@ const PgSetting* FindPgSetting(std::string_view name) {
 
 std::string SettingValueSql(const PgSetting& setting) {
   const std::string lower = ToLower(std::string(setting.name));
-  if (lower == "search_path") return std::string(kSearchPathSql);
-  if (lower == "timezone") return "current_setting('TimeZone')";
+  if (lower == "search_path") {
+    return "coalesce(CAST(getvariable('pg_search_path') AS VARCHAR), " +
+           std::string(kSearchPathSql) + ")";
+  }
   std::string fallback = QuoteLiteral(setting.value);
   if (lower == "transaction_isolation") {
     fallback = "coalesce(getvariable('pg_default_transaction_isolation'), " + fallback + ")";

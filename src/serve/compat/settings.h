@@ -1,7 +1,8 @@
-// PostgreSQL's session settings that clients set and read (application_name,
-// extra_float_digits, search_path, transaction_isolation, ...), which DuckDB does not know.
-// SET stores them as DuckDB variables of the session (`pg_<name>`), SHOW and current_setting()
-// read them back or their fixed PostgreSQL value; search_path maps onto DuckDB's own.
+// PostgreSQL's session settings that clients set and read (application_name, TimeZone,
+// extra_float_digits, search_path, transaction_isolation, ...): their table (defaults, types).
+// serve's SessionSettings owns their values and keeps each in the session's DuckDB variable
+// `pg_<name>`, which SHOW, current_setting() and pg_settings read (SettingValueSql);
+// SetStatementSql is left to SET TRANSACTION / SET SESSION CHARACTERISTICS.
 //
 // Threading: pure functions.
 #pragma once

@@ -12,6 +12,7 @@
 
 #include "base/sql_quote.h"
 #include "base/text.h"
+#include "serve/compat/settings.h"
 
 namespace weir::serve {
 namespace {
@@ -244,6 +245,8 @@ bool IsServerSetting(const std::string& name) {
   return name == "statement_timeout" || name == "idle_session_timeout";
 }
 
+bool IsSessionSetting(const std::string& name) { return compat::FindPgSetting(name) != nullptr; }
+
 Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& value) {
   const std::string text(TrimSpace(ToLower(value)));
   int64_t number = 0;
@@ -266,8 +269,8 @@ Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& 
 
 Result<Command> RecognizeCommand(const std::string& statement) {
   const std::string word = FirstKeyword(statement);
-  static const char* kOurs[] = {"COPY", "DECLARE", "FETCH",      "MOVE", "CLOSE",
-                                "SET",  "RESET",   "DEALLOCATE", "SHOW"};
+  static const char* kOurs[] = {"COPY",  "DECLARE",    "FETCH", "MOVE",    "CLOSE",     "SET",
+                                "RESET", "DEALLOCATE", "SHOW",  "DISCARD", "SAVEPOINT", "RELEASE"};
   bool ours = false;
   for (const char* w : kOurs) ours = ours || word == w;
   if (!ours) return Command();
@@ -327,17 +330,83 @@ Result<Command> RecognizeCommand(const std::string& statement) {
     case PG_QUERY__NODE__NODE_VARIABLE_SET_STMT: {
       const auto& set = *node->variable_set_stmt;
       const std::string name = set.name != nullptr ? ToLower(set.name) : "";
-      if (!IsServerSetting(name)) return Command();
       SettingCommand command;
       command.name = name;
       command.local = set.is_local;
-      if (set.kind == PG_QUERY__VARIABLE_SET_KIND__VAR_SET_VALUE && set.n_args == 1) {
-        command.kind = SettingCommand::Kind::kSet;
-        command.value = ArgText(set.args[0]);
-      } else {
-        command.kind = SettingCommand::Kind::kReset;
+      switch (set.kind) {
+        case PG_QUERY__VARIABLE_SET_KIND__VAR_RESET_ALL:
+          command.kind = SettingCommand::Kind::kResetAll;
+          command.reset_tag = true;
+          return Command(std::move(command));
+        case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_DEFAULT:
+        case PG_QUERY__VARIABLE_SET_KIND__VAR_RESET:
+          command.kind = SettingCommand::Kind::kReset;
+          command.reset_tag = set.kind == PG_QUERY__VARIABLE_SET_KIND__VAR_RESET;
+          break;
+        case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_VALUE:
+          command.kind = SettingCommand::Kind::kSet;
+          for (size_t i = 0; i < set.n_args; ++i) {
+            const PgQuery__Node* arg = set.args[i];
+            const bool constant = arg->node_case == PG_QUERY__NODE__NODE_A_CONST;
+            if (!constant) {
+              return Unsupported(fmt::format(
+                  "SET {} takes constants only here (a zone name for TIME ZONE)", name));
+            }
+            command.values.push_back(ArgText(arg));
+            command.quoted.push_back(arg->a_const->val_case == PG_QUERY__A__CONST__VAL_SVAL);
+            command.value += (command.value.empty() ? "" : ", ") + command.values.back();
+          }
+          break;
+        case PG_QUERY__VARIABLE_SET_KIND__VAR_SET_MULTI: {
+          // SET TRANSACTION ... lasts until the end of the block, SET SESSION
+          // CHARACTERISTICS AS TRANSACTION ... sets the defaults.
+          const bool session = name == "session characteristics";
+          if (!session && name != "transaction") return Command();
+          command.kind = SettingCommand::Kind::kSet;
+          command.local = !session;
+          for (size_t i = 0; i < set.n_args; ++i) {
+            const PgQuery__Node* arg = set.args[i];
+            if (arg->node_case != PG_QUERY__NODE__NODE_DEF_ELEM) continue;
+            const PgQuery__DefElem* option = arg->def_elem;
+            command.assignments.emplace_back(
+                std::string(session ? "default_" : "") + option->defname, ArgText(option->arg));
+          }
+          if (command.assignments.empty()) return Command();
+          command.name = command.assignments.front().first;
+          return Command(std::move(command));
+        }
+        default:
+          return Command();  // SET ... FROM CURRENT
       }
+      if (!IsServerSetting(name) && !IsSessionSetting(name)) return Command();
       return Command(std::move(command));
+    }
+    case PG_QUERY__NODE__NODE_TRANSACTION_STMT: {
+      const auto& transaction = *node->transaction_stmt;
+      const bool release = transaction.kind == PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_RELEASE;
+      if (!release && transaction.kind != PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_SAVEPOINT) {
+        return Command();
+      }
+      return Command(SavepointCommand{
+          release, transaction.savepoint_name != nullptr ? transaction.savepoint_name : ""});
+    }
+    case PG_QUERY__NODE__NODE_DISCARD_STMT: {
+      DiscardCommand command;
+      switch (node->discard_stmt->target) {
+        case PG_QUERY__DISCARD_MODE__DISCARD_PLANS:
+          command.target = DiscardCommand::Target::kPlans;
+          break;
+        case PG_QUERY__DISCARD_MODE__DISCARD_SEQUENCES:
+          command.target = DiscardCommand::Target::kSequences;
+          break;
+        case PG_QUERY__DISCARD_MODE__DISCARD_TEMP:
+          command.target = DiscardCommand::Target::kTemp;
+          break;
+        default:
+          command.target = DiscardCommand::Target::kAll;
+          break;
+      }
+      return Command(command);
     }
     case PG_QUERY__NODE__NODE_VARIABLE_SHOW_STMT: {
       const std::string name = ToLower(node->variable_show_stmt->name);

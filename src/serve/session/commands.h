@@ -1,7 +1,8 @@
 // The statements `weir serve` answers itself instead of passing them to DuckDB: COPY with
 // STDIN/STDOUT, cursors (DECLARE / FETCH / MOVE / CLOSE), DEALLOCATE of protocol-level prepared
-// statements and the session settings the server enforces (statement_timeout). Recognised with
-// PostgreSQL's own parser (libpg_query).
+// statements, SET / RESET / RESET ALL of PostgreSQL's settings (SessionSettings), SHOW of the
+// ones the server enforces (statement_timeout), DISCARD. Recognised with PostgreSQL's own
+// parser (libpg_query).
 //
 // Threading: pure functions.
 #pragma once
@@ -64,16 +65,37 @@ struct DeallocateCommand {
   bool all = false;
 };
 
-// SET / RESET / SHOW of a setting the server itself enforces.
+// SET / RESET / RESET ALL of a PostgreSQL setting (see SessionSettings), SHOW of a setting the
+// server itself enforces (statement_timeout; SHOW of the others is DuckDB's, over the session's
+// variables).
 struct SettingCommand {
-  enum class Kind { kSet, kReset, kShow } kind = Kind::kSet;
-  std::string name;   // lower case
-  std::string value;  // for kSet
+  enum class Kind { kSet, kReset, kResetAll, kShow } kind = Kind::kSet;
+  std::string name;                 // lower case
+  std::vector<std::string> values;  // for kSet, as PostgreSQL flattens them
+  std::vector<bool> quoted;         // values[i] was a string constant
+  std::string value;                // values joined (what the server settings take)
   bool local = false;
+  bool reset_tag = false;  // written RESET (SET ... TO DEFAULT completes as SET)
+  // SET TRANSACTION ... (local) / SET SESSION CHARACTERISTICS AS TRANSACTION ...: the
+  // settings it assigns (transaction_isolation, default_transaction_read_only, ...).
+  std::vector<std::pair<std::string, std::string>> assignments;
 };
 
-using Command = std::variant<std::monostate, CopyCommand, DeclareCommand, FetchCommand,
-                             CloseCommand, DeallocateCommand, SettingCommand>;
+// SAVEPOINT name / RELEASE [SAVEPOINT] name: accepted inside a transaction block (DuckDB has no
+// savepoints; ROLLBACK TO is refused, see compat).
+struct SavepointCommand {
+  bool release = false;
+  std::string name;
+};
+
+// DISCARD ALL | PLANS | SEQUENCES | TEMP.
+struct DiscardCommand {
+  enum class Target { kAll, kPlans, kSequences, kTemp } target = Target::kAll;
+};
+
+using Command =
+    std::variant<std::monostate, CopyCommand, DeclareCommand, FetchCommand, CloseCommand,
+                 DeallocateCommand, SettingCommand, DiscardCommand, SavepointCommand>;
 
 // The command a statement is, or monostate when DuckDB runs it (including COPY to or from a
 // file, which the sandbox refuses). Malformed commands are 42601.
@@ -82,8 +104,10 @@ Result<Command> RecognizeCommand(const std::string& statement);
 // The upper-cased first keyword of a statement, after spaces and comments ("" when none).
 std::string FirstKeyword(const std::string& statement);
 
-// The settings RecognizeCommand treats as the server's own.
+// The settings whose SHOW the server answers itself (SET and RESET it answers for every
+// PostgreSQL setting, IsSessionSetting).
 bool IsServerSetting(const std::string& name);
+bool IsSessionSetting(const std::string& name);
 
 // A setting value in milliseconds ("5s", "250ms", "1min", "5000", "0"); 22023 when invalid.
 Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& value);

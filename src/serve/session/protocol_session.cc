@@ -38,13 +38,17 @@ Status SqlError(const char* sqlstate, std::string message) {
 }
 
 ProtocolSession::ProtocolSession(Session* session, SessionIo io, SessionOptions options,
-                                 ServeMetrics* metrics, const std::atomic<bool>* stopping)
+                                 ServeMetrics* metrics, const std::atomic<bool>* stopping,
+                                 SessionSettings settings)
     : session_(session),
       io_(std::move(io)),
       options_(std::move(options)),
-      defaults_(options_),
+      settings_(std::move(settings)),
       metrics_(metrics),
-      stopping_(stopping) {}
+      stopping_(stopping) {
+  settings_.set_apply([this](const std::string& sql) { return session_->Configure(sql); });
+  settings_.TakeReports();  // the startup's values were reported with AuthenticationOk
+}
 
 ProtocolSession::~ProtocolSession() { portals_.clear(); }
 
@@ -143,6 +147,7 @@ std::optional<ErrorFields> ProtocolSession::Run() {
         if (SqlStateOf(ran) == "57P01") return Fatal(ran);
         writer.ErrorResponse(pgwire::ErrorFieldsOf(ran));
       }
+      ReportSettings(writer);
       writer.ReadyForQuery(session_->transaction_status());
       out_ += writer.Take();
       if (!Flush()) return std::nullopt;
@@ -152,6 +157,7 @@ std::optional<ErrorFields> ProtocolSession::Run() {
     if (message.type == 'S') {  // Sync: the end of an extended-protocol batch
       skipping_to_sync = false;
       EndTransactionScopedPortals();
+      ReportSettings(writer);
       writer.ReadyForQuery(session_->transaction_status());
       out_ += writer.Take();
       if (!Flush()) return std::nullopt;
@@ -167,7 +173,10 @@ std::optional<ErrorFields> ProtocolSession::Run() {
       if (SqlStateOf(handled) == "57P01") return Fatal(handled);
       writer.ErrorResponse(pgwire::ErrorFieldsOf(handled));
       skipping_to_sync = std::string_view("PBDEC").find(message.type) != std::string_view::npos;
-      if (!skipping_to_sync) writer.ReadyForQuery(session_->transaction_status());
+      if (!skipping_to_sync) {
+        ReportSettings(writer);
+        writer.ReadyForQuery(session_->transaction_status());
+      }
       out_ += writer.Take();
       if (!Flush()) return std::nullopt;
     }
@@ -233,10 +242,14 @@ bool ProtocolSession::AnswerTransactionNoOp(const std::string& statement) {
 
 Status ProtocolSession::RunStatement(const std::string& statement) {
   Arm();
+  const char before = session_->transaction_status();
+  if (options_.activity != nullptr)
+    options_.activity->Started(options_.pid, statement, before != 'I');
   uint64_t rows = 0;
   Status status;
   if (AnswerTransactionNoOp(statement)) {
     Disarm();
+    AfterStatement(before, statement, status);
     LogQuery(statement, status, 0);
     return status;
   }
@@ -255,6 +268,7 @@ Status ProtocolSession::RunStatement(const std::string& statement) {
       auto done = Pump(portal, std::numeric_limits<uint64_t>::max());
       status = done.status();
       if (status.ok()) {
+        AppendWarnings();
         MessageWriter writer;
         writer.CommandComplete(portal.stream->CommandTag());
         out_ += writer.Take();
@@ -264,6 +278,7 @@ Status ProtocolSession::RunStatement(const std::string& statement) {
   }
   Disarm();
   status = Classify(status);
+  AfterStatement(before, statement, status);
   LogQuery(statement, status, rows);
   return status;
 }
@@ -274,7 +289,7 @@ Status ProtocolSession::StartStream(Portal& portal, Result<std::unique_ptr<Resul
   portal.encoders.clear();
   portal.binary.clear();
   for (size_t c = 0; c < portal.stream->columns().size(); ++c) {
-    portal.encoders.emplace_back(portal.stream->type(c));
+    portal.encoders.emplace_back(portal.stream->type(c), Output());
     const bool wants_binary =
         portal.binary_cursor || pgwire::FormatAt(portal.result_formats, c) == 1;
     portal.binary.push_back(wants_binary && portal.encoders.back().has_binary());
@@ -372,19 +387,25 @@ Status ProtocolSession::RunCommand(Command& command, Portal* extended) {
   if (auto* setting = std::get_if<SettingCommand>(&command)) {
     return Setting(*setting, extended == nullptr);
   }
+  if (auto* discard = std::get_if<DiscardCommand>(&command)) return Discard(*discard, extended);
+  if (auto* savepoint = std::get_if<SavepointCommand>(&command)) return Savepoint(*savepoint);
   return SqlError("XX000", "unknown server command");
 }
 
 // DEALLOCATE closes the extended protocol's named statements (psycopg sends DEALLOCATE ALL after
 // a rollback once it has prepared statements); a name the protocol does not know is left to
 // DuckDB, whose SQL-level PREPARE it may be.
+void ProtocolSession::CloseAllStatements() {
+  for (const auto& [name, text] : statement_text_) session_->ClosePrepared(name);
+  statement_text_.clear();
+  command_statements_.clear();
+  declared_types_.clear();
+}
+
 Status ProtocolSession::Deallocate(const DeallocateCommand& deallocate) {
   MessageWriter writer;
   if (deallocate.all) {
-    for (const auto& [name, text] : statement_text_) session_->ClosePrepared(name);
-    statement_text_.clear();
-    command_statements_.clear();
-    declared_types_.clear();
+    CloseAllStatements();
     writer.CommandComplete("DEALLOCATE ALL");
   } else if (statement_text_.contains(deallocate.name)) {
     session_->ClosePrepared(deallocate.name);
@@ -395,32 +416,6 @@ Status ProtocolSession::Deallocate(const DeallocateCommand& deallocate) {
   } else {
     WEIR_RETURN_NOT_OK(session_->Query("DEALLOCATE " + QuoteIdentifier(deallocate.name)).status());
     writer.CommandComplete("DEALLOCATE");
-  }
-  out_ += writer.Take();
-  return Status::OK();
-}
-
-Status ProtocolSession::Setting(const SettingCommand& setting, bool send_rows) {
-  MessageWriter writer;
-  const bool statement = setting.name == "statement_timeout";
-  std::chrono::milliseconds* target =
-      statement ? &options_.statement_timeout : &options_.idle_session_timeout;
-  const std::chrono::milliseconds configured =
-      statement ? defaults_.statement_timeout : defaults_.idle_session_timeout;
-  if (setting.kind == SettingCommand::Kind::kShow) {
-    if (send_rows) writer.RowDescription({{setting.name, 0, 0, 25, -1, -1, 0}});
-    const std::string value = target->count() == 0 ? "0" : fmt::format("{}ms", target->count());
-    writer.DataRow({std::optional<std::string_view>(value)});
-    writer.CommandComplete("SHOW");
-  } else {
-    // RESET (and SET ... TO DEFAULT) go back to the server's configured value.
-    std::chrono::milliseconds value = configured;
-    if (setting.kind == SettingCommand::Kind::kSet) {
-      WEIR_ASSIGN_OR_RAISE(int64_t millis, ParseDurationMillis(setting.name, setting.value));
-      value = std::chrono::milliseconds(millis);
-    }
-    *target = value;
-    writer.CommandComplete(setting.kind == SettingCommand::Kind::kSet ? "SET" : "RESET");
   }
   out_ += writer.Take();
   return Status::OK();

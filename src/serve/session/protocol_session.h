@@ -1,6 +1,8 @@
 // One authenticated session's state machine: the simple and extended query protocols, COPY in
-// both directions, cursors, portals that stream results chunk by chunk, the session settings the
-// server enforces (statement_timeout), the idle-session timeout, the query log and the metrics.
+// both directions, cursors, portals that stream results chunk by chunk, the session's
+// PostgreSQL settings (SessionSettings: SET, RESET, DISCARD, ParameterStatus; statement_timeout
+// and the idle-session timeout it enforces), its pg_stat_activity entry, the query log and the
+// metrics.
 //
 // Threading: Run() is called on the connection's thread and returns when the session ends.
 // Interrupt(), CheckDeadline() and the atomics are used by the server's watchdog and cancel
@@ -22,6 +24,7 @@
 #include "serve/pgwire/protocol.h"
 #include "serve/serve_metrics.h"
 #include "serve/session/commands.h"
+#include "serve/session/session_settings.h"
 
 namespace weir::serve {
 
@@ -32,6 +35,8 @@ struct SessionOptions {
   std::chrono::milliseconds statement_timeout{0};     // 0 = none; SET statement_timeout
   std::chrono::milliseconds idle_session_timeout{0};  // 0 = none
   bool query_log = true;
+  ActivityRegistry* activity = nullptr;  // where pg_stat_activity sees this session
+  int32_t pid = 0;                       // its BackendKeyData process id
 };
 
 // How the session reaches its client.
@@ -46,8 +51,9 @@ struct SessionIo {
 
 class ProtocolSession {
  public:
+  // `settings`: the session's PostgreSQL settings, startup parameters applied (see server.cc).
   ProtocolSession(Session* session, SessionIo io, SessionOptions options, ServeMetrics* metrics,
-                  const std::atomic<bool>* stopping);
+                  const std::atomic<bool>* stopping, SessionSettings settings = SessionSettings());
   ~ProtocolSession();
 
   // Serves messages until Terminate, the peer leaving, the idle timeout or the server stopping;
@@ -73,7 +79,22 @@ class ProtocolSession {
   Status Declare(const DeclareCommand& declare, Portal* extended);
   Status Fetch(const FetchCommand& fetch, bool describe_rows);
   Status Setting(const SettingCommand& setting, bool send_rows);
+  Status Discard(const DiscardCommand& discard, Portal* extended);
+  Status Savepoint(const SavepointCommand& savepoint);
+  // After a statement: its WARNINGs, its end in pg_stat_activity, and a transaction that ended
+  // takes its SET LOCALs (and, rolled back, its SETs) along; `before` is the transaction
+  // status before the statement.
+  void AfterStatement(char before, const std::string& statement, const Status& status);
+  // ParameterStatus for every reported setting that changed (before ReadyForQuery).
+  void ReportSettings(pgwire::MessageWriter& writer);
+  // WARNINGs the signal functions left for this session's statement.
+  void AppendWarnings();
+  // The settings the session enforces itself (timeouts) and logs (application_name).
+  void SyncOptions();
+  // The output settings of new encoders.
+  OutputSettings Output() const;
   Status Deallocate(const DeallocateCommand& deallocate);
+  void CloseAllStatements();  // of the extended protocol
   // Extended query.
   Status HandleExtended(const pgwire::Frame& message);
   Status Bind(const pgwire::Bind& bind);
@@ -96,7 +117,7 @@ class ProtocolSession {
   Session* session_;
   SessionIo io_;
   SessionOptions options_;
-  const SessionOptions defaults_;  // what RESET goes back to
+  SessionSettings settings_;
   ServeMetrics* metrics_;
   const std::atomic<bool>* stopping_;
   std::string out_;

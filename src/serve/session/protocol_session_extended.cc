@@ -151,6 +151,10 @@ Status ProtocolSession::DescribePortal(const std::string& name) {
     if (!info.columns.empty()) {
       // A query's columns are only certain once its parameters are bound (DuckDB cannot type
       // `$1 * 2` before it has a value), so a query portal starts here; Execute streams it.
+      if (options_.activity != nullptr) {
+        options_.activity->Started(options_.pid, statement_text_[portal.statement],
+                                   session_->transaction_status() != 'I');
+      }
       Arm();
       Status started = StartStream(portal, session_->Execute(portal.statement, portal.parameters));
       Disarm();
@@ -180,6 +184,8 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
   }
   Portal& portal = *found->second;
   const std::string text = statement_text_[portal.statement];
+  const char before = session_->transaction_status();
+  if (options_.activity != nullptr) options_.activity->Started(options_.pid, text, before != 'I');
   if (portal.command) {
     Arm();
     // A FETCH through the extended protocol: rows go out in the portal's formats.
@@ -199,6 +205,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
     status = RunCommand(command, &portal);
     Disarm();
     status = Classify(status);
+    AfterStatement(before, text, status);
     LogQuery(text, status, command_rows_);
     return status;
   }
@@ -206,11 +213,13 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
     MessageWriter writer;
     writer.CommandComplete(portal.stream ? portal.stream->CommandTag() : "SELECT 0");
     out_ += writer.Take();
+    AfterStatement(before, text, Status::OK());
     return Status::OK();
   }
   if (!portal.stream && AnswerTransactionNoOp(text)) {
     // As in a simple query: a COMMIT outside a block or a BEGIN inside one is a warning.
     portal.done = true;
+    AfterStatement(before, text, Status::OK());
     LogQuery(text, Status::OK(), 0);
     return Status::OK();
   }
@@ -228,6 +237,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
   }
   Disarm();
   status = Classify(status);
+  AfterStatement(before, text, status);
   if (!status.ok()) {
     LogQuery(text, status, portal.stream ? portal.stream->rows() : 0);
     portals_.erase(found);
@@ -235,6 +245,7 @@ Status ProtocolSession::Execute(const pgwire::Execute& execute) {
   }
   MessageWriter writer;
   if (finished) {
+    AppendWarnings();
     portal.done = true;
     writer.CommandComplete(portal.stream->CommandTag());
     LogQuery(text, status, portal.stream->rows());

@@ -37,10 +37,21 @@ std::string DuckDbTypeNameOf(uint32_t oid);
 // encoder would send them as empty text.
 bool NeedsVarcharCast(duckdb_logical_type type);
 
+class TimeZone;
+
+// The session settings that change how values are written as text (the binary formats do not
+// depend on them): TimeZone for timestamptz (UTC when null), extra_float_digits for float4
+// and float8 (> 0: the shortest exact digits; <= 0: FLT_DIG/DBL_DIG plus it, as %g).
+struct OutputSettings {
+  const TimeZone* time_zone = nullptr;  // must outlive the encoders
+  int extra_float_digits = 1;
+};
+
 // Encodes the values of one result column, chunk after chunk.
 class ColumnEncoder {
  public:
-  explicit ColumnEncoder(duckdb_logical_type type);  // the type is copied, not owned
+  // The type is copied, not owned.
+  explicit ColumnEncoder(duckdb_logical_type type, const OutputSettings& output = {});
   ~ColumnEncoder();
   ColumnEncoder(ColumnEncoder&&) noexcept;
   ColumnEncoder& operator=(ColumnEncoder&&) noexcept;

@@ -16,8 +16,12 @@ struct ColumnEncoder::State {
   std::string scratch;
 };
 
-ColumnEncoder::ColumnEncoder(duckdb_logical_type type) : state_(std::make_unique<State>()) {
+ColumnEncoder::ColumnEncoder(duckdb_logical_type type, const OutputSettings& output)
+    : state_(std::make_unique<State>()) {
   state_->root = values_internal::BuildNode(type);
+  for (Node* node = state_->root.get(); node != nullptr; node = node->child.get()) {
+    node->output = output;
+  }
 }
 ColumnEncoder::~ColumnEncoder() = default;
 ColumnEncoder::ColumnEncoder(ColumnEncoder&&) noexcept = default;

@@ -7,6 +7,7 @@
 // bound (5.51e+21 is the midpoint between two doubles), it prints the shortest digits strictly
 // inside instead (5.510000000000001e+21). Such values are recognised exactly and redone.
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 
@@ -236,6 +237,20 @@ void AppendFloat(Sink& out, T value, int max_positional) {
     w += count - exponent - 1;
   }
   out.Advance(static_cast<size_t>(w - start));
+}
+
+void AppendRoundedFloat(Sink& out, double value, int digits) {
+  if (std::isnan(value)) {
+    out += "NaN";
+    return;
+  }
+  if (std::isinf(value)) {
+    out += value < 0 ? "-Infinity" : "Infinity";
+    return;
+  }
+  char text[64];
+  const int length = std::snprintf(text, sizeof text, "%.*g", digits, value);
+  out += std::string_view(text, static_cast<size_t>(std::max(length, 0)));
 }
 
 template void AppendFloat<float>(Sink& out, float value, int max_positional);

@@ -281,6 +281,7 @@ struct Node {
   std::vector<std::string> dictionary;  // ENUM
   std::unique_ptr<Node> child;          // LIST / ARRAY
   lake::DuckDbLogicalType owned_type;   // kRendered: to rebuild values
+  OutputSettings output;                // the session's (copied to every level)
 
   // Bound to the current chunk.
   duckdb_vector vector = nullptr;
@@ -399,6 +400,11 @@ inline void UuidBytes(const duckdb_hugeint& v, uint8_t bytes[16]) {
 
 // ---------------------------------------------------------------------------------------------
 // Encoders (the value at `row` is not null; `scratch` is the column's reusable buffer).
+
+// timestamptz_out in `zone` (UTC when null): "YYYY-MM-DD HH:MM:SS[.f]+HH[:MM[:SS]][ BC]".
+void AppendTimestampTz(Sink& out, int64_t micros, const TimeZone* zone);
+// float4out/float8out with extra_float_digits <= 0: `digits` significant digits, as %g.
+void AppendRoundedFloat(Sink& out, double value, int digits);
 
 // PostgreSQL's text output format (values_text.cc).
 void AppendText(const Node& node, idx_t row, Sink& out, std::string& scratch);

@@ -1,6 +1,7 @@
 // PostgreSQL's text output format of one value read from a DuckDB vector (the *out functions:
-// numeric_out, date_out, timestamptz_out with TimeZone UTC, interval_out with IntervalStyle
-// postgres, array_out, ...).
+// numeric_out, date_out, timestamptz_out in the session's TimeZone, interval_out with
+// IntervalStyle postgres, array_out, ...).
+#include "serve/values/time_zone.h"
 #include "serve/values/values_internal.h"
 
 namespace weir::serve::values_internal {
@@ -90,8 +91,10 @@ void AppendTimeOfDay(Sink& out, int64_t micros) {
   AppendFraction(out, micros % kMicrosPerSecond);
 }
 
-// A timestamp (microseconds since 1970, UTC) as "YYYY-MM-DD HH:MM:SS[.f][+00][ BC]".
-void AppendTimestamp(Sink& out, int64_t micros, bool with_zone) {
+// A timestamp (microseconds since 1970) as "YYYY-MM-DD HH:MM:SS[.f][ BC]", or with a zone
+// `offset` (seconds east of UTC; null: none) as its local time and "+HH[:MM[:SS]]".
+void AppendZone(Sink& out, int32_t seconds_east);
+void AppendTimestamp(Sink& out, int64_t micros, const int32_t* offset) {
   if (micros == kTimestampInfinity) {
     out += "infinity";
     return;
@@ -100,11 +103,12 @@ void AppendTimestamp(Sink& out, int64_t micros, bool with_zone) {
     out += "-infinity";
     return;
   }
+  if (offset != nullptr) micros += int64_t{*offset} * kMicrosPerSecond;
   const int64_t days = FloorDiv(micros, kMicrosPerDay);
   const bool bc = AppendCivilDate(out, days);
   out += ' ';
   AppendTimeOfDay(out, micros - days * kMicrosPerDay);
-  if (with_zone) out += "+00";
+  if (offset != nullptr) AppendZone(out, *offset);
   if (bc) out += " BC";
 }
 
@@ -281,6 +285,14 @@ int UInt128Digits(UInt128 v, char* buf) {
   return head_len + tail_len;
 }
 
+void AppendTimestampTz(Sink& out, int64_t micros, const TimeZone* zone) {
+  const int32_t offset =
+      zone != nullptr && micros != kTimestampInfinity && micros != -kTimestampInfinity
+          ? zone->OffsetAt(FloorDiv(micros, kMicrosPerSecond))
+          : 0;
+  AppendTimestamp(out, micros, &offset);
+}
+
 void AppendText(const Node& node, idx_t row, Sink& out, std::string& scratch) {
   switch (node.kind) {
     case Kind::kBool:
@@ -303,8 +315,16 @@ void AppendText(const Node& node, idx_t row, Sink& out, std::string& scratch) {
     case Kind::kUInt64:
       return AppendInt(out, At<uint64_t>(node.data, row));
     case Kind::kFloat:
+      if (node.output.extra_float_digits <= 0) {
+        return AppendRoundedFloat(out, At<float>(node.data, row),
+                                  std::max(1, 6 + node.output.extra_float_digits));
+      }
       return AppendFloat(out, At<float>(node.data, row), 6);
     case Kind::kDouble:
+      if (node.output.extra_float_digits <= 0) {
+        return AppendRoundedFloat(out, At<double>(node.data, row),
+                                  std::max(1, 15 + node.output.extra_float_digits));
+      }
       return AppendFloat(out, At<double>(node.data, row), 15);
     case Kind::kHugeint:
     case Kind::kUHugeint:
@@ -335,9 +355,9 @@ void AppendText(const Node& node, idx_t row, Sink& out, std::string& scratch) {
       return AppendZone(out, t.offset);
     }
     case Kind::kTimestamp:
-      return AppendTimestamp(out, TimestampMicros(node, row), false);
+      return AppendTimestamp(out, TimestampMicros(node, row), nullptr);
     case Kind::kTimestampTz:
-      return AppendTimestamp(out, At<int64_t>(node.data, row), true);
+      return AppendTimestampTz(out, At<int64_t>(node.data, row), node.output.time_zone);
     case Kind::kInterval:
       return AppendInterval(out, At<duckdb_interval>(node.data, row));
     case Kind::kUuid:

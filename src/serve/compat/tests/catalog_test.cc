@@ -17,6 +17,15 @@ namespace {
 
 using Rows = std::vector<std::vector<std::string>>;
 
+// What serve registers as weir_stat_activity() (engine_activity.cc), with one session.
+constexpr const char* kStatActivityStandIn =
+    "CREATE MACRO lake.main.weir_stat_activity() AS TABLE SELECT 1000 AS pid, 'weir' AS usename, "
+    "'psql' AS application_name, '127.0.0.1' AS client_addr, 5000 AS client_port, "
+    "TIMESTAMPTZ '2026-01-01 00:00:00+00' AS backend_start, "
+    "CAST(NULL AS TIMESTAMPTZ) AS xact_start, TIMESTAMPTZ '2026-01-01 00:00:01+00' AS "
+    "query_start, TIMESTAMPTZ '2026-01-01 00:00:02+00' AS state_change, 'idle' AS state, "
+    "'SELECT 1' AS query, true AS visible";
+
 class CatalogTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -32,6 +41,7 @@ class CatalogTest : public ::testing::Test {
          "COMMENT ON TABLE events IS 'what happened'; "
          "CREATE SCHEMA other; CREATE TABLE other.o2 (x INTEGER); "
          "CREATE VIEW v1 AS SELECT 1 AS one");
+    Exec(setup_, kStatActivityStandIn);
     auto installed = InstallCatalog(setup_);
     ASSERT_TRUE(installed.ok()) << installed.ToString();
     Exec(setup_,
@@ -181,6 +191,10 @@ TEST(InstallCatalog, LeavesNothingInTheTemporaryDirectory) {
   ASSERT_EQ(duckdb_connect(db, &conn), DuckDBSuccess);
   duckdb_result result;
   ASSERT_EQ(duckdb_query(conn, "ATTACH ':memory:' AS lake", &result), DuckDBSuccess);
+  duckdb_destroy_result(&result);
+  ASSERT_EQ(duckdb_query(conn, "USE lake", &result), DuckDBSuccess);
+  duckdb_destroy_result(&result);
+  ASSERT_EQ(duckdb_query(conn, kStatActivityStandIn, &result), DuckDBSuccess);
   duckdb_destroy_result(&result);
   const Status installed = InstallCatalog(conn);
   if (previous == nullptr) {

@@ -167,7 +167,7 @@ TEST(RewriteForDuckDb, SessionSettings) {
   EXPECT_EQ(RewriteForDuckDb("ROLLBACK TO SAVEPOINT s").substr(0, 13), "SELECT error(");
   // Settings DuckDB owns are DuckDB's to accept or refuse.
   EXPECT_EQ(RewriteForDuckDb("SET threads = 4"), "SET threads = 4");
-  EXPECT_EQ(RewriteForDuckDb("SET TimeZone = 'UTC'"), "SET TimeZone = 'UTC'");
+  EXPECT_EQ(RewriteForDuckDb("SET memory_limit = '1GB'"), "SET memory_limit = '1GB'");
 }
 
 // Each rule alone, in a statement with no other word that lets the rewriter look at it: the
