@@ -152,7 +152,8 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   }
   WEIR_ASSIGN_OR_RAISE(auto writer, engine->Connect());
   // Before the catalog: its pg_stat_activity view reads weir_stat_activity().
-  WEIR_RETURN_NOT_OK(RegisterActivityFunctions(writer->handles_->conn.get(), engine->activity_.get()));
+  WEIR_RETURN_NOT_OK(
+      RegisterActivityFunctions(writer->handles_->conn.get(), engine->activity_.get()));
   // The writers' database first: attaching creates a lake that does not exist yet.
   WEIR_RETURN_NOT_OK(AttachLake(writer->handles_->conn.get(), lake, false));
   std::unique_ptr<Session> reader;

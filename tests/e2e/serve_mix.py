@@ -50,13 +50,18 @@ def journal_mode(path) -> str:
         return db.execute("PRAGMA journal_mode").fetchone()[0]
 
 
-def start_serve(build_dir, lake: Lake, tmp_path, query_log: bool = False):
+def start_serve(build_dir, lake: Lake, tmp_path, query_log: bool = False,
+                max_connections: int = 100):
+    """`weir serve` on the lake; `max_connections` caps the total and (at least 64) the
+    connections from 127.0.0.1."""
     port = free_port()
     log_path = tmp_path / "serve.log"
     process = subprocess.Popen(
         [str(build_dir / "weir"), "serve", "--port", str(port), "--tls-dir",
          str(tmp_path / "tls")],
-        env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD, WEIR_SERVE_MAX_CONNECTIONS_PER_IP="64",
+        env=dict(os.environ, WEIR_SERVE_PASSWORD=PASSWORD,
+                 WEIR_SERVE_MAX_CONNECTIONS=str(max_connections),
+                 WEIR_SERVE_MAX_CONNECTIONS_PER_IP=str(max(64, max_connections)),
                  WEIR_SERVE_QUERY_LOG=str(query_log).lower(), **lake.env()),
         stdout=open(log_path, "wb"), stderr=subprocess.STDOUT)
     wait_for(lambda: b"listening on" in log_path.read_bytes() or process.poll() is not None, 60,

@@ -281,8 +281,8 @@ Result<OpenResult> DuckLakeCatalog::OpenTable(const TableSpec& spec, OpenMode mo
                             DuckDbTypeName(spec.columns[i].second));
     }
     create += ")";
-    std::vector<std::string> ddl = {"CREATE SCHEMA IF NOT EXISTS weir_lake." + QuoteIdentifier(schema),
-                                    create};
+    std::vector<std::string> ddl = {
+        "CREATE SCHEMA IF NOT EXISTS weir_lake." + QuoteIdentifier(schema), create};
     if (!spec.partitioning.empty()) {
       ddl.push_back("ALTER TABLE " + name + " SET PARTITIONED BY " + ToString(spec.partitioning));
     }

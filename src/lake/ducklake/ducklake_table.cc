@@ -161,12 +161,12 @@ Result<EvolveResult> DuckLakeTable::Evolve(const SchemaChange& change) {
                           fmt::format("DuckLake cannot promote {}.{} from {} to {}",
                                       qualified_name_, name, ToString(live->type), ToString(type))};
     }
-    ddl.push_back(fmt::format("ALTER TABLE {} ALTER COLUMN {} SET DATA TYPE {}", table, QuoteIdentifier(name),
-                              DuckDbTypeName(type)));
+    ddl.push_back(fmt::format("ALTER TABLE {} ALTER COLUMN {} SET DATA TYPE {}", table,
+                              QuoteIdentifier(name), DuckDbTypeName(type)));
   }
   for (const auto& [name, type] : change.add) {
-    ddl.push_back(fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} {}", table, QuoteIdentifier(name),
-                              DuckDbTypeName(type)));
+    ddl.push_back(fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} {}", table,
+                              QuoteIdentifier(name), DuckDbTypeName(type)));
   }
   if (ddl.empty()) return EvolveResult{};
   const Status applied = catalog_->RunDdl(ddl);

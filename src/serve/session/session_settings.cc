@@ -8,8 +8,8 @@
 
 #include "base/sql_quote.h"
 #include "base/text.h"
-#include "serve/session/commands.h"
 #include "serve/compat/settings.h"
+#include "serve/session/commands.h"
 
 namespace weir::serve {
 namespace {
