@@ -37,8 +37,8 @@
 #include "lake/duckdb_engine.h"
 #include "observe/metrics_registry.h"
 #include "serve/engine.h"
-#include "serve/session/protocol_session.h"
 #include "serve/serve_metrics.h"
+#include "serve/session/protocol_session.h"
 
 namespace serve = weir::serve;
 namespace pgwire = weir::serve::pgwire;
