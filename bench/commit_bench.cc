@@ -141,6 +141,7 @@ files::FileInfo MakeInfo(const std::vector<lake::Column>& columns, const std::st
     stats.compressed_bytes = info.size_bytes / static_cast<int64_t>(columns.size());
     switch (column.type) {
       case lake::ColumnType::kBigint:
+      case lake::ColumnType::kInteger:
         stats.min = std::to_string(first_id);
         stats.max = std::to_string(first_id + rows - 1);
         break;
@@ -150,6 +151,7 @@ files::FileInfo MakeInfo(const std::vector<lake::Column>& columns, const std::st
         stats.null_count = rows / 10;
         break;
       case lake::ColumnType::kDouble:
+      case lake::ColumnType::kFloat:
         stats.min = "-12.5";
         stats.max = "1.5";
         break;
@@ -197,15 +199,20 @@ Summary RunOne(const std::string& kind, const std::string& pg_dsn, int files_per
   Scratch scratch(kind, pg_dsn, std::to_string(files_per_commit));
   auto catalog = lake::ducklake::DuckLakeCatalog::Open(scratch.config());
   if (!catalog.ok()) Die("opening the catalog: " + catalog.status().ToString());
-  auto table = (*catalog)->OpenTable("main", "t",
-                                     {{"id", lake::ColumnType::kBigint},
-                                      {"name", lake::ColumnType::kVarchar},
-                                      {"score", lake::ColumnType::kDouble},
-                                      {"ok", lake::ColumnType::kBoolean},
-                                      {"_inserted_at", lake::ColumnType::kTimestampTz}},
-                                     {});
-  if (!table.ok()) Die("opening the table: " + table.status().ToString());
-  lake::Table& t = **table;
+  auto opened =
+      (*catalog)->OpenTable(lake::TableSpec{"main",
+                                            "t",
+                                            {{"id", lake::ColumnType::kBigint},
+                                             {"name", lake::ColumnType::kVarchar},
+                                             {"score", lake::ColumnType::kDouble},
+                                             {"ok", lake::ColumnType::kBoolean},
+                                             {"_inserted_at", lake::ColumnType::kTimestampTz}},
+                                            {},
+                                            {}},
+                            lake::OpenMode::kOpenOrCreate);
+  if (!opened.ok()) Die("opening the table: " + opened.status().ToString());
+  if (opened->status != lake::OpenStatus::kOpened) Die("opening the table: " + opened->reason);
+  lake::Table& t = *opened->table;
 
   const std::string topic = "bench-topic";
   const int64_t rows_per_file = 20000;
@@ -235,8 +242,8 @@ Summary RunOne(const std::string& kind, const std::string& pg_dsn, int files_per
     auto result = t.Commit(request);
     const auto end = std::chrono::steady_clock::now();
     if (!result.ok()) Die("commit " + std::to_string(c) + ": " + result.status().ToString());
-    if (result->fenced || result->already_committed || result->snapshot_id < 0) {
-      Die("commit " + std::to_string(c) + " was fenced or not new");
+    if (result->status != lake::CommitStatus::kCommitted || result->snapshot_id < 0) {
+      Die("commit " + std::to_string(c) + " was " + std::string(lake::ToString(result->status)));
     }
     if (c >= options.warmup) {
       latencies.push_back(std::chrono::duration<double, std::milli>(end - start).count());

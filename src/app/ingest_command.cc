@@ -1,16 +1,13 @@
 #include "app/ingest_command.h"
 
-#include <signal.h>
-
-#include <atomic>
 #include <random>
-#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "app/cli.h"
 #include "app/load_settings.h"
+#include "app/stop_signals.h"
 #include "base/clock.h"
 #include "base/logging.h"
 #include "base/uuid.h"
@@ -25,18 +22,6 @@
 
 namespace weir::app {
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void OnStopSignal(int) { g_stop.store(true); }
-
-void InstallStopHandlers() {
-  struct sigaction action = {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
-}
 
 files::Codec CodecOf(const std::string& name) {
   if (name == "snappy") return files::Codec::kSnappy;
@@ -75,7 +60,12 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
       // Validated when the settings were loaded; the config stage owns the grammar.
       const auto key = config::ParsePartitionKey(text);
       if (!key) return Status::Invalid("datasets[", d.name, "].partition_by: \"", text, "\"");
-      o.config.partitioning.push_back(lake::PartitionKey{key->column, key->transform});
+      auto transform = lake::ParseTransform(key->transform);
+      if (!transform.ok()) {
+        return Status::Invalid("datasets[", d.name,
+                               "].partition_by: ", transform.status().message());
+      }
+      o.config.partitioning.push_back(lake::PartitionKey{key->column, *transform});
     }
     o.config.rejects_enabled = d.rejects_enabled;
     o.config.rejects_payload_limit = d.rejects_payload_limit;
@@ -92,9 +82,13 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
 }
 
 // The startup checks shared by ingest and check: catalog reachable, storage writable (a marker
-// object), every topic present.
-Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::IngestSettings& s) {
-  auto catalog = lake::ducklake::DuckLakeCatalog::Open(MakeCatalogConfig(s));
+// object), every topic present. The lake format is chosen here, once, from the configuration:
+// the pipeline sees only lake::Catalog.
+Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::IngestSettings& s,
+                                                               std::stop_token stop) {
+  auto config = MakeCatalogConfig(s);
+  config.stop = std::move(stop);
+  auto catalog = lake::ducklake::DuckLakeCatalog::Open(config);
   if (!catalog.ok()) {
     return WithContext(catalog.status(),
                        s.catalog.kind == config::CatalogKind::kSqlite
@@ -149,9 +143,14 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
   auto settings =
       LoadSettings(config::LoadIngestSettings, args.config_path, args.overrides, "weir", err);
   if (!settings) return kExitFailure;
-  InstallStopHandlers();
+  auto signals = StopSignals::Install();
+  if (!signals.ok()) {
+    spdlog::error("{}", signals.status().message());
+    return kExitFailure;
+  }
+  const std::stop_token stop = (*signals)->token();
   spdlog::info("weir ingest starting\n{}", config::Describe(*settings));
-  auto catalog = Probe(*settings);
+  auto catalog = Probe(*settings, stop);
   if (!catalog.ok()) {
     spdlog::error("startup check failed: {}", catalog.status().message());
     return kExitFailure;
@@ -162,7 +161,8 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     return kExitFailure;
   }
   observe::MetricsRegistry registry;
-  auto pipeline = ingest::Pipeline::Make(std::move(*options), catalog->get(), &registry);
+  lake::Catalog* lake = catalog->get();
+  auto pipeline = ingest::Pipeline::Make(std::move(*options), lake, &registry);
   if (!pipeline.ok()) {
     spdlog::error("{}", pipeline.status().message());
     return kExitFailure;
@@ -191,7 +191,7 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     http = std::move(*server);
     spdlog::info("HTTP on port {}: /metrics /healthz /readyz", http->port());
   }
-  const Status ran = (*pipeline)->Run(g_stop);
+  const Status ran = (*pipeline)->Run(stop);
   if (http) http->Stop();
   if (!ran.ok()) {
     spdlog::error("weir ingest stopped: {}", ran.ToString());

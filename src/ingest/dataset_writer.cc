@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <random>
-#include <thread>
 
 #include <arrow/array/util.h>
 #include <arrow/builder.h>
@@ -15,12 +14,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "base/backoff.h"
 #include "base/check.h"
 #include "base/clock.h"
 #include "decode/field_names.h"
 #include "ingest/coerce.h"
-#include "lake/ducklake/stats_text.h"
 
 namespace weir::ingest {
 namespace {
@@ -31,18 +28,31 @@ std::string HostName() {
   return name;
 }
 
-bool IsTableChanged(const Status& status) {
-  const ErrorDetail* detail = GetErrorDetail(status);
-  return detail != nullptr && detail->source() == "ducklake" && detail->code() == "table_changed";
+// Lost races to concurrent commits are retried quickly; this budget is about contention, not
+// outages. A stop does not cut these waits short: they are at most a second, and abandoning a
+// race would fail the drain of every writer sharing a catalog that stops at the same time.
+constexpr BackoffPolicy kConflictPolicy{.initial = std::chrono::milliseconds(20),
+                                        .multiplier = 1.5,
+                                        .cap = std::chrono::milliseconds(1000),
+                                        .max_jitter = 0.25,
+                                        .max_attempts = 200};
+
+// Live column types weir writes values into (the others are left null).
+bool Writable(lake::ColumnType type) {
+  return type != lake::ColumnType::kOther && type != lake::ColumnType::kInteger &&
+         type != lake::ColumnType::kFloat;
 }
 
 }  // namespace
 
-DatasetWriter::DatasetWriter(DatasetConfig config, lake::ducklake::DuckLakeCatalog* catalog)
+DatasetWriter::DatasetWriter(DatasetConfig config, lake::Catalog* catalog, std::stop_token stop)
     : config_(std::move(config)),
       catalog_(catalog),
+      stop_(std::move(stop)),
+      retrier_policy_(config_.backoff),
       commit_ids_(Clock::System(), std::random_device{}()),
       writer_prefix_(fmt::format("{}/{}", HostName(), ::getpid())) {
+  retrier_policy_.max_attempts = config_.commit_max_attempts;
   static std::once_flag compute_ready;
   std::call_once(compute_ready, [] {
     // Registers the kernels of libarrow_compute (Take); fails only on a broken installation.
@@ -50,80 +60,135 @@ DatasetWriter::DatasetWriter(DatasetConfig config, lake::ducklake::DuckLakeCatal
   });
 }
 
+lake::TableSpec DatasetWriter::Spec(const DatasetConfig& config,
+                                    std::vector<lake::NewColumn> columns) {
+  return lake::TableSpec{config.schema, config.table, std::move(columns), config.partitioning,
+                         config.sort_keys};
+}
+
 Status DatasetWriter::CreateTable(const ColumnPlan& plan) {
-  std::vector<std::pair<std::string, lake::ColumnType>> columns;
+  std::vector<lake::NewColumn> columns;
   for (const auto& column : plan.missing) columns.emplace_back(column.name, column.type);
   columns.emplace_back(kInsertedAt, lake::ColumnType::kTimestampTz);
-  auto opened = catalog_->OpenTable(config_.schema, config_.table, columns, config_.partitioning);
-  if (!opened.ok() && ClassOf(opened.status()) == ErrorClass::kBadData) {
+  WEIR_ASSIGN_OR_RAISE(auto opened,
+                       catalog_->OpenTable(Spec(config_, columns), lake::OpenMode::kOpenOrCreate));
+  if (opened.status == lake::OpenStatus::kColumnsRefused) {
     // The data's columns were refused: create the table without them, then add them one by
     // one so that only the refused ones are left out.
     spdlog::warn(
         "dataset {}: {}; creating the table with {} only and adding its columns one by "
         "one",
-        config_.name, opened.status().message(), kInsertedAt);
-    opened =
-        catalog_->OpenTable(config_.schema, config_.table,
-                            {{kInsertedAt, lake::ColumnType::kTimestampTz}}, config_.partitioning);
-    if (!opened.ok() && ClassOf(opened.status()) == ErrorClass::kBadData) {
+        config_.name, opened.reason, kInsertedAt);
+    WEIR_ASSIGN_OR_RAISE(
+        opened, catalog_->OpenTable(Spec(config_, {{kInsertedAt, lake::ColumnType::kTimestampTz}}),
+                                    lake::OpenMode::kOpenOrCreate));
+    if (opened.status == lake::OpenStatus::kColumnsRefused) {
       // Without a single data column the refusal cannot stem from the data.
-      return ClassifiedError(ErrorClass::kFatal, "ducklake", "create_refused",
-                             opened.status().message());
+      return ClassifiedError(ErrorClass::kFatal, "ingest", "create_refused", opened.reason);
     }
   }
-  WEIR_ASSIGN_OR_RAISE(table_, std::move(opened));
+  if (opened.status != lake::OpenStatus::kOpened) {
+    return Status::UnknownError("table ", config_.schema, ".", config_.table,
+                                " missing after creating it");
+  }
+  table_ = std::move(opened.table);
   return Status::OK();
 }
 
-Status DatasetWriter::AddColumns(const std::vector<ColumnPlan::NewColumn>& columns) {
-  std::vector<std::pair<std::string, lake::ColumnType>> all;
-  for (const auto& column : columns) all.emplace_back(column.name, column.type);
-  const Status added = table_->AddColumns(all);
-  if (added.ok() || ClassOf(added) != ErrorClass::kBadData) return added;
+Result<DatasetWriter::Prepared> DatasetWriter::AddColumns(
+    const std::vector<ColumnPlan::NewColumn>& columns) {
+  lake::SchemaChange all;
+  for (const auto& column : columns) all.add.emplace_back(column.name, column.type);
+  WEIR_ASSIGN_OR_RAISE(const auto evolved, table_->Evolve(all));
+  if (evolved.status == lake::EvolveStatus::kTableChanged) return Prepared::kTableChanged;
+  if (evolved.status == lake::EvolveStatus::kEvolved) return Prepared::kReady;
   // One of them was refused (its name comes from the data): find which, add the others.
   for (const auto& column : columns) {
-    const Status one = table_->AddColumns({{column.name, column.type}});
-    if (one.ok()) continue;
-    if (ClassOf(one) != ErrorClass::kBadData) return one;
+    WEIR_ASSIGN_OR_RAISE(const auto one,
+                         table_->Evolve(lake::SchemaChange{{{column.name, column.type}}, {}}));
+    if (one.status == lake::EvolveStatus::kTableChanged) return Prepared::kTableChanged;
+    if (one.status == lake::EvolveStatus::kEvolved) continue;
     refused_.insert(decode::FoldName(column.name));
     spdlog::warn(
         "dataset {}: column \"{}\" left out of {} (its values are dropped and counted "
         "as refused_by_catalog): {}",
-        config_.name, column.name, table_->name(), one.message());
+        config_.name, column.name, table_->name(), one.reason);
   }
-  return Status::OK();
+  return Prepared::kReady;
 }
 
-Status DatasetWriter::EnsureTables(const arrow::RecordBatch& batch, bool need_rejects,
-                                   FlushOutcome& outcome) {
+Result<DatasetWriter::Prepared> DatasetWriter::PromoteColumns(const arrow::RecordBatch& batch) {
+  lake::SchemaChange change;
+  const auto& live = table_->columns();
+  for (size_t c = 0; c < live.size(); ++c) {
+    if (plan_.sources[c].empty() || unpromotable_.count(live[c].name)) continue;
+    std::optional<lake::ColumnType> wanted;
+    for (const int f : plan_.sources[c]) {
+      const auto type = ColumnTypeOf(*batch.schema()->field(f)->type());
+      wanted = wanted ? JoinColumnTypes(*wanted, type) : type;
+    }
+    if (const auto wider = lake::PromotionFor(live[c].type, *wanted)) {
+      change.promote.emplace_back(live[c].name, *wider);
+    }
+  }
+  if (change.promote.empty()) return Prepared::kReady;
+  WEIR_ASSIGN_OR_RAISE(const auto evolved, table_->Evolve(change));
+  if (evolved.status == lake::EvolveStatus::kTableChanged) return Prepared::kTableChanged;
+  if (evolved.status == lake::EvolveStatus::kRefused) {
+    for (const auto& [name, type] : change.promote) unpromotable_.insert(name);
+    spdlog::warn(
+        "dataset {}: {} (values of the column(s) are left null and counted as type_mismatch)",
+        config_.name, evolved.reason);
+  } else {
+    spdlog::info("dataset {}: widened {} column(s) of {}", config_.name, change.promote.size(),
+                 table_->name());
+  }
+  return Prepared::kReady;
+}
+
+Result<DatasetWriter::Prepared> DatasetWriter::EnsureTables(const arrow::RecordBatch& batch,
+                                                            bool need_rejects,
+                                                            FlushOutcome& outcome) {
   const arrow::Schema& schema = *batch.schema();
   if (!table_) WEIR_RETURN_NOT_OK(CreateTable(PlanColumns(schema, {}, refused_)));
   // Columns the table lacks are added before the data commit, in one schema change.
   plan_ = PlanColumns(schema, table_->columns(), refused_);
   if (!plan_.missing.empty()) {
     const size_t before = table_->columns().size();
-    WEIR_RETURN_NOT_OK(AddColumns(plan_.missing));
+    WEIR_ASSIGN_OR_RAISE(const auto added, AddColumns(plan_.missing));
+    if (added == Prepared::kTableChanged) return added;
     if (table_->columns().size() > before) {
       spdlog::info("dataset {}: added {} column(s) to {}", config_.name,
                    table_->columns().size() - before, table_->name());
     }
     plan_ = PlanColumns(schema, table_->columns(), refused_);
     if (!plan_.missing.empty()) {
-      return ClassifiedError(ErrorClass::kRetriable, "ducklake", "table_changed",
-                             fmt::format("column \"{}\" is missing from {} after adding it",
-                                         plan_.missing.front().name, table_->name()));
+      spdlog::warn("dataset {}: column \"{}\" is missing from {} after adding it", config_.name,
+                   plan_.missing.front().name, table_->name());
+      return Prepared::kTableChanged;
     }
   }
+  WEIR_ASSIGN_OR_RAISE(const auto promoted, PromoteColumns(batch));
+  if (promoted == Prepared::kTableChanged) return promoted;
+  plan_ = PlanColumns(schema, table_->columns(), refused_);
   for (const int field : plan_.refused) {
     const auto& values = *batch.column(field);
     outcome.fields_dropped["refused_by_catalog"] += values.length() - values.null_count();
   }
   if (need_rejects && !rejects_table_) {
     WEIR_ASSIGN_OR_RAISE(
-        rejects_table_,
-        catalog_->OpenTable(config_.schema, config_.table + "_rejects", RejectsColumns(), {}));
+        auto opened,
+        catalog_->OpenTable(
+            lake::TableSpec{config_.schema, config_.table + "_rejects", RejectsColumns(), {}, {}},
+            lake::OpenMode::kOpenOrCreate));
+    if (opened.status != lake::OpenStatus::kOpened) {
+      return ClassifiedError(
+          ErrorClass::kFatal, "ingest", "rejects_refused",
+          fmt::format("creating {}.{}_rejects: {}", config_.schema, config_.table, opened.reason));
+    }
+    rejects_table_ = std::move(opened.table);
   }
-  return Status::OK();
+  return Prepared::kReady;
 }
 
 Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush& flush,
@@ -148,7 +213,7 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush&
       } else {
         const auto& sources = plan_.sources[c];
         if (sources.empty()) continue;  // the flush has no value for it: null when read
-        if (column.type == lake::ColumnType::kOther) {
+        if (!Writable(column.type)) {
           for (const int f : sources) {
             outcome.values_nulled += batch.column(f)->length() - batch.column(f)->null_count();
           }
@@ -179,28 +244,10 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush&
     }
     WEIR_ASSIGN_OR_RAISE(auto schema, files::WithFieldIds(*arrow::schema(fields), ids));
     auto rows = arrow::RecordBatch::Make(schema, batch.num_rows(), arrays);
-    // One file per partition tuple: transforms of _inserted_at are the same for every row of
-    // a flush; identity keys on data columns split the rows by value.
-    std::map<std::vector<std::optional<std::string>>, std::vector<int64_t>> groups;
-    std::vector<std::shared_ptr<arrow::Array>> key_arrays;
-    for (const auto& key : table_->partitioning()) {
-      key_arrays.push_back(key.column == kInsertedAt ? nullptr : rows->GetColumnByName(key.column));
-    }
-    for (int64_t row = 0; row < rows->num_rows(); ++row) {
-      std::vector<std::optional<std::string>> values;
-      for (size_t k = 0; k < table_->partitioning().size(); ++k) {
-        const auto& key = table_->partitioning()[k];
-        if (key.column == kInsertedAt) {
-          values.push_back(
-              key.transform == "identity"
-                  ? lake::ducklake::TimestampText(inserted_at_us)
-                  : lake::ducklake::TimestampPartitionValue(key.transform, inserted_at_us));
-        } else {
-          values.push_back(key_arrays[k] ? ValueText(*key_arrays[k], row) : std::nullopt);
-        }
-      }
-      groups[std::move(values)].push_back(row);
-    }
+    // One file per partition tuple, computed by the table with its format's transforms
+    // (transforms of _inserted_at are the same for every row of a flush; identity keys on data
+    // columns split the rows by value).
+    WEIR_ASSIGN_OR_RAISE(const auto groups, table_->Partition(*rows));
     for (const auto& [values, row_ids] : groups) {
       std::shared_ptr<arrow::RecordBatch> part = rows;
       if (groups.size() > 1) {
@@ -253,87 +300,147 @@ void DatasetWriter::DeleteFiles(const WrittenFiles& files) {
   }
 }
 
+void DatasetWriter::ReloadTables() {
+  table_.reset();
+  rejects_table_.reset();
+}
+
+Result<DatasetWriter::Landing> DatasetWriter::CommitFiles(const lake::CommitRequest& request,
+                                                          Retrier& retrier, FlushOutcome& outcome,
+                                                          bool& maybe_landed) {
+  const std::string what = "dataset " + config_.name + ": commit";
+  Retrier races(kConflictPolicy, std::stop_token{}, /*log_retries=*/false);
+  while (true) {
+    ++outcome.commit_attempts;
+    auto committed = table_->Commit(request);
+    if (!committed.ok()) {
+      // Nothing landed (the interface's promise for an error): back off and try again.
+      if (ClassOf(committed.status()) != ErrorClass::kRetriable) return committed.status();
+      WEIR_RETURN_NOT_OK(retrier.Wait(committed.status(), what));
+      continue;
+    }
+    switch (committed->status) {
+      case lake::CommitStatus::kCommitted:
+      case lake::CommitStatus::kAlreadyCommitted:
+        outcome.snapshot_id = committed->snapshot_id;
+        outcome.already_committed = committed->status == lake::CommitStatus::kAlreadyCommitted;
+        return Landing::kLanded;
+      case lake::CommitStatus::kFenced:
+        return Landing::kFenced;
+      case lake::CommitStatus::kConflict:
+        ++outcome.conflicts;
+        WEIR_RETURN_NOT_OK(races.Wait(Status::IOError(what, " lost ", races.retries() + 1,
+                                                      " race(s) in a row: ", committed->reason),
+                                      what));
+        continue;
+      case lake::CommitStatus::kTableChanged:
+        spdlog::warn("dataset {}: {}; reloading the table and writing the flush again",
+                     config_.name, committed->reason);
+        return Landing::kRewrite;
+      case lake::CommitStatus::kOutcomeUnknown: {
+        ++outcome.unknown_outcomes;
+        maybe_landed = true;
+        spdlog::warn("dataset {}: outcome of the commit unknown ({}); reading it back",
+                     config_.name, committed->reason);
+        const Result<std::optional<int64_t>> found =
+            Retry(retrier_policy_, stop_, what + " (reading back a commit of unknown outcome)",
+                  [&] { return table_->FindCommit(request); });
+        WEIR_RETURN_NOT_OK(found.status());
+        if (*found) {
+          spdlog::info("dataset {}: the commit had landed, in snapshot {}", config_.name, **found);
+          outcome.snapshot_id = **found;
+          outcome.already_committed = true;
+          return Landing::kLanded;
+        }
+        // It did not land: the files are referenced by no snapshot; commit them again (the
+        // ledger fences the retry if another writer moved the offsets meanwhile).
+        maybe_landed = false;
+        WEIR_RETURN_NOT_OK(retrier.Wait(Status::IOError(committed->reason), what));
+        continue;
+      }
+    }
+  }
+}
+
 Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
-  Backoff backoff(BackoffPolicy{.max_attempts = config_.commit_max_attempts},
-                  std::random_device{}());
+  Retrier retrier(retrier_policy_, stop_);
+  const std::string what = "dataset " + config_.name;
   const bool with_rejects = config_.rejects_enabled && !flush.rejects.empty();
+  int reloads = 0;
   while (true) {
     FlushOutcome outcome;
+    outcome.reloads = reloads;
     const auto started = std::chrono::steady_clock::now();
     // The writer id is fixed per attempt at writing files: a commit retried with the same files
     // recognises its own landing after an unknown outcome.
     const std::string writer = writer_prefix_ + "/" + commit_ids_.Next().ToString();
-    Status status = EnsureTables(*flush.batch, with_rejects, outcome);
-    Result<WrittenFiles> written =
-        status.ok() ? WriteFiles(flush, UnixMicros(Clock::System().Now()), outcome)
-                    : Result<WrittenFiles>(status);
-    const auto wrote = std::chrono::steady_clock::now();
-    outcome.write_time = std::chrono::duration_cast<std::chrono::milliseconds>(wrote - started);
-    if (written.ok()) {
-      lake::CommitRequest request;
-      request.files = written->data;
-      request.offsets = flush.offsets;
-      request.writer = writer;
-      request.message = fmt::format("weir dataset {}", config_.name);
-      if (!written->rejects.empty()) {
-        request.companion = rejects_table_.get();
-        request.companion_files = written->rejects;
-      }
-      // Commit attempts with these files; a changed table means writing them again.
-      while (true) {
-        ++outcome.commit_attempts;
-        auto committed = table_->Commit(request);
-        if (committed.ok()) {
-          outcome.commit_time = std::chrono::duration_cast<std::chrono::milliseconds>(
-              std::chrono::steady_clock::now() - wrote);
-          outcome.conflicts = committed->conflicts;
-          outcome.files = static_cast<int64_t>(written->data.size() + written->rejects.size());
-          if (committed->fenced) {
-            DeleteFiles(*written);
-            outcome.fenced = true;
-            outcome.orphaned_files = outcome.files;
-            outcome.files = 0;
-            return outcome;
-          }
-          outcome.snapshot_id = committed->snapshot_id;
+    Status failed;
+    auto prepared = EnsureTables(*flush.batch, with_rejects, outcome);
+    if (prepared.ok() && *prepared == Prepared::kReady) {
+      auto written = WriteFiles(flush, UnixMicros(Clock::System().Now()), outcome);
+      const auto wrote = std::chrono::steady_clock::now();
+      outcome.write_time = std::chrono::duration_cast<std::chrono::milliseconds>(wrote - started);
+      if (written.ok()) {
+        lake::CommitRequest request;
+        request.files = written->data;
+        request.offsets = flush.offsets;
+        request.writer = writer;
+        request.message = fmt::format("weir dataset {}", config_.name);
+        if (!written->rejects.empty()) {
+          request.companion = rejects_table_.get();
+          request.companion_files = written->rejects;
+        }
+        bool maybe_landed = false;
+        auto landing = CommitFiles(request, retrier, outcome, maybe_landed);
+        outcome.commit_time = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - wrote);
+        const int64_t files = static_cast<int64_t>(written->data.size() + written->rejects.size());
+        if (landing.ok() && *landing == Landing::kLanded) {
+          outcome.files = files;
           outcome.rows = flush.batch->num_rows();
           outcome.rejects = with_rejects ? static_cast<int64_t>(flush.rejects.size()) : 0;
           return outcome;
         }
-        status = committed.status();
-        if (IsTableChanged(status) || ClassOf(status) != ErrorClass::kRetriable) break;
-        const auto delay = backoff.Next();
-        if (!delay) break;
-        spdlog::warn("dataset {}: commit failed ({}); retrying in {} ms", config_.name,
-                     status.message(), delay->count());
-        std::this_thread::sleep_for(*delay);
+        if (landing.ok() && *landing == Landing::kFenced) {
+          outcome.fenced = true;
+          DeleteFiles(*written);  // maybe_landed is false: every unknown outcome was resolved
+          outcome.orphaned_files = files;
+          return outcome;
+        }
+        if (landing.ok()) {  // kRewrite: refused before anything was written
+          DeleteFiles(*written);
+          ReloadTables();
+          ++reloads;
+          WEIR_RETURN_NOT_OK(retrier.Wait(Status::IOError("the table changed"), what));
+          continue;
+        }
+        if (maybe_landed) {
+          // The outcome is still unknown: a snapshot may reference the files, so they stay;
+          // the maintenance's orphan sweep removes them if none does.
+          spdlog::warn(
+              "dataset {}: {} file(s) of a commit of unknown outcome left for orphan "
+              "cleanup",
+              config_.name, files);
+        } else {
+          DeleteFiles(*written);  // no attempt landed: the files are referenced by nothing
+        }
+        // CommitFiles waited with `retrier` already (its errors name the dataset): final.
+        if (ClassOf(landing.status()) == ErrorClass::kRetriable) return landing.status();
+        return WithContext(landing.status(), what);
       }
-      if (IsTableChanged(status)) {
-        // Refused before anything was written: the files are surely unreferenced.
-        DeleteFiles(*written);
-      } else {
-        // The outcome may be unknown (the link dropped at COMMIT): the files stay, and the
-        // maintenance's orphan sweep removes them if no snapshot references them.
-        spdlog::warn("dataset {}: {} file(s) of an uncommitted flush left for orphan cleanup",
-                     config_.name, written->data.size() + written->rejects.size());
-      }
+      failed = written.status();
+    } else if (prepared.ok()) {
+      // The table changed under us: reload it and write the flush again.
+      spdlog::warn("dataset {}: {} changed; reloading it", config_.name,
+                   table_ ? table_->name() : config_.table);
+      ReloadTables();
+      ++reloads;
+      failed = Status::IOError("the table changed");
     } else {
-      status = written.status();
+      failed = prepared.status();
     }
-    if (IsTableChanged(status)) {
-      // Another writer changed the table under us: reload it and write the flush again.
-      spdlog::warn("dataset {}: {}; reloading the table", config_.name, status.message());
-      table_.reset();
-      rejects_table_.reset();
-    } else if (ClassOf(status) != ErrorClass::kRetriable) {
-      return WithContext(status, "dataset " + config_.name);
-    }
-    const auto delay = backoff.Next();
-    if (!delay) {
-      return WithContext(status, fmt::format("dataset {}: retry budget of {} attempts spent",
-                                             config_.name, config_.commit_max_attempts));
-    }
-    std::this_thread::sleep_for(*delay);
+    if (ClassOf(failed) != ErrorClass::kRetriable) return WithContext(failed, what);
+    WEIR_RETURN_NOT_OK(retrier.Wait(failed, what));
   }
 }
 

@@ -1,24 +1,36 @@
 // Turns one sealed flush of a dataset into Parquet files and one lake commit (rows, rejects
-// and the offset ledger in the same snapshot).
+// and the offset ledger in the same snapshot), through the format-neutral lake::Catalog and
+// lake::Table, deciding per commit outcome (lake/table.h):
+//  - committed / already committed: done;
+//  - fenced: another writer owns the offsets; the files are deleted, the outcome says fenced;
+//  - conflict: retried after a short backoff (a lost race, not an outage);
+//  - table changed: the files are deleted, the table reloaded and the flush written again;
+//  - outcome unknown: resolved by reading the commit back (FindCommit) before anything else:
+//    landed → done; not landed → committed again with the same files and writer id;
+//  - retriable errors: retried with the standard backoff up to commit.max_attempts, each wait
+//    cut short by the stop token (SIGTERM).
 //
-// Threading: one writer per dataset, called from that dataset's flush thread only.
+// Threading: one writer per dataset, called from that dataset's flush thread only; the stop
+// token may be requested from any thread.
 #pragma once
 
 #include <chrono>
 #include <map>
 #include <memory>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <vector>
 
 #include <arrow/record_batch.h>
 
+#include "base/retry.h"
 #include "base/status.h"
 #include "base/uuid.h"
 #include "files/parquet_file_writer.h"
 #include "ingest/column_plan.h"
 #include "ingest/rejects.h"
-#include "lake/ducklake/ducklake_catalog.h"
+#include "lake/catalog.h"
 #include "lake/table.h"
 
 namespace weir::ingest {
@@ -31,11 +43,17 @@ struct DatasetConfig {
   std::string topic;
   std::string schema = "main";
   std::string table;
-  std::vector<lake::PartitionKey> partitioning;  // transforms of _inserted_at only
+  // Transforms of _inserted_at, identity of data columns (and whatever else the format's
+  // CheckSpec accepts).
+  std::vector<lake::PartitionKey> partitioning;
+  std::vector<lake::SortKey> sort_keys;
   bool rejects_enabled = true;
   int64_t rejects_payload_limit = 65536;
   files::FileConfig file;
   int commit_max_attempts = 10;
+  // The waits between attempts (its max_attempts is commit_max_attempts); the standard 1 s
+  // doubling to 30 s with 0-25 % jitter unless a test shortens it.
+  BackoffPolicy backoff{};
 };
 
 // Everything one flush carries from the poll thread to the flush thread.
@@ -49,6 +67,7 @@ struct SealedFlush {
 
 struct FlushOutcome {
   bool fenced = false;
+  bool already_committed = false;  // found landed by an earlier attempt (after an unknown outcome)
   int64_t snapshot_id = -1;
   int64_t rows = 0, rejects = 0, files = 0, bytes_written = 0;
   int64_t values_nulled = 0;  // values the live column type could not hold
@@ -57,17 +76,24 @@ struct FlushOutcome {
   std::map<std::string, int64_t> fields_dropped, fields_renamed;
   int64_t orphaned_files = 0;
   int commit_attempts = 0, conflicts = 0;
+  int unknown_outcomes = 0;  // commits whose outcome was unknown and was read back
+  int reloads = 0;           // times the table changed and the flush was written again
   std::chrono::milliseconds write_time{0}, commit_time{0};
 };
 
 class DatasetWriter {
  public:
-  DatasetWriter(DatasetConfig config, lake::ducklake::DuckLakeCatalog* catalog);
+  // `stop` ends every retry wait at once (the error of the attempt before is then returned).
+  DatasetWriter(DatasetConfig config, lake::Catalog* catalog, std::stop_token stop = {});
 
   // Writes and commits `flush`. Retriable failures are retried with backoff up to the budget;
-  // an error return means the budget is spent or the failure is permanent. A fenced commit
-  // deletes its files and says so in the outcome.
+  // an error return means the budget is spent, a stop was requested, or the failure is
+  // permanent. A fenced commit deletes its files and says so in the outcome.
   Result<FlushOutcome> Write(const SealedFlush& flush);
+
+  // The table spec of the dataset (the format's CheckSpec judges it at startup).
+  static lake::TableSpec Spec(const DatasetConfig& config,
+                              std::vector<lake::NewColumn> columns = {});
 
   const DatasetConfig& config() const { return config_; }
 
@@ -75,21 +101,37 @@ class DatasetWriter {
   struct WrittenFiles {
     std::vector<lake::DataFile> data, rejects;
   };
-  // Opens (or creates) the tables and adds the columns the flush needs; leaves plan_ set for
+  // kReady, or the table changed under the writer and must be reloaded.
+  enum class Prepared { kReady, kTableChanged };
+  // What became of committing one set of written files.
+  enum class Landing { kLanded, kFenced, kRewrite };
+
+  // Opens (or creates) the tables and evolves the schema the flush needs; leaves plan_ set for
   // `batch`. A column the catalog refuses is left out and remembered in refused_.
-  Status EnsureTables(const arrow::RecordBatch& batch, bool need_rejects, FlushOutcome& outcome);
+  Result<Prepared> EnsureTables(const arrow::RecordBatch& batch, bool need_rejects,
+                                FlushOutcome& outcome);
   Status CreateTable(const ColumnPlan& plan);
-  Status AddColumns(const std::vector<ColumnPlan::NewColumn>& columns);
+  Result<Prepared> AddColumns(const std::vector<ColumnPlan::NewColumn>& columns);
+  // Widens live columns the batch's values need wider (int→bigint, float→double).
+  Result<Prepared> PromoteColumns(const arrow::RecordBatch& batch);
   Result<WrittenFiles> WriteFiles(const SealedFlush& flush, int64_t inserted_at_us,
                                   FlushOutcome& outcome);
+  // Commits `request` until it lands, is fenced, or must be written again; `maybe_landed` is
+  // true while an unknown outcome has not been resolved (the files must then be kept).
+  Result<Landing> CommitFiles(const lake::CommitRequest& request, Retrier& retrier,
+                              FlushOutcome& outcome, bool& maybe_landed);
   void DeleteFiles(const WrittenFiles& files);
+  void ReloadTables();
 
   DatasetConfig config_;
-  lake::ducklake::DuckLakeCatalog* catalog_;
+  lake::Catalog* catalog_;
+  std::stop_token stop_;
+  BackoffPolicy retrier_policy_;  // config_.backoff with commit_max_attempts
   std::unique_ptr<lake::Table> table_;
   std::unique_ptr<lake::Table> rejects_table_;
-  ColumnPlan plan_;                // of the flush being written, against table_'s columns
-  std::set<std::string> refused_;  // folded names the catalog refused to add
+  ColumnPlan plan_;                     // of the flush being written, against table_'s columns
+  std::set<std::string> refused_;       // folded names the catalog refused to add
+  std::set<std::string> unpromotable_;  // live columns the catalog refused to widen
   UuidV7Generator commit_ids_;
   std::string writer_prefix_;  // host/pid
 };

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "base/backoff.h"
 #include "base/clock.h"
+#include "base/retry.h"
 #include "observe/metric_names.h"
 
 namespace weir::ingest {
@@ -59,7 +59,7 @@ struct Pipeline::Dataset {
   m::Histogram* commit_seconds = nullptr;
 };
 
-Pipeline::Pipeline(PipelineOptions options, lake::ducklake::DuckLakeCatalog* catalog,
+Pipeline::Pipeline(PipelineOptions options, lake::Catalog* catalog,
                    observe::MetricsRegistry* metrics)
     : options_(std::move(options)),
       catalog_(catalog),
@@ -69,6 +69,7 @@ Pipeline::Pipeline(PipelineOptions options, lake::ducklake::DuckLakeCatalog* cat
 }
 
 Pipeline::~Pipeline() {
+  stopping_.request_stop();  // a flush thread still backing off gives up at once
   for (auto& dataset : datasets_) {
     {
       std::lock_guard lock(dataset->mutex);
@@ -79,28 +80,29 @@ Pipeline::~Pipeline() {
   }
 }
 
-Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options,
-                                                 lake::ducklake::DuckLakeCatalog* catalog,
+Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::Catalog* catalog,
                                                  observe::MetricsRegistry* metrics) {
   std::unique_ptr<Pipeline> pipeline(new Pipeline(std::move(options), catalog, metrics));
   auto& consumer = pipeline->options_.consumer;
   consumer.topics.clear();
   for (auto& options_of : pipeline->options_.datasets) {
+    const std::string setting = "datasets[" + options_of.config.name + "].partition_by";
     for (const auto& key : options_of.config.partitioning) {
-      if (key.column != kInsertedAt && key.transform != "identity") {
-        return Status::Invalid("dataset ", options_of.config.name, ": partitioning by ",
-                               lake::ToString(key),
+      if (key.column != kInsertedAt && key.transform.IsTime()) {
+        return Status::Invalid(setting, ": partitioning by ", lake::ToString(key),
                                ": year/month/day/hour need a timestamp "
                                "column, and JSON values are never timestamps; use a transform "
                                "of _inserted_at or identity(",
                                key.column, ")");
       }
     }
+    WEIR_RETURN_NOT_OK(catalog->CheckSpec(DatasetWriter::Spec(options_of.config), setting));
     auto dataset = std::make_unique<Dataset>();
     dataset->options = options_of;
     WEIR_ASSIGN_OR_RAISE(dataset->builder, decode::JsonBatchBuilder::Make(
                                                options_of.decode, arrow::default_memory_pool()));
-    dataset->writer = std::make_unique<DatasetWriter>(options_of.config, catalog);
+    dataset->writer = std::make_unique<DatasetWriter>(options_of.config, catalog,
+                                                      pipeline->stopping_.get_token());
     const m::Labels labels{{std::string(m::kLabelDataset), options_of.config.name}};
     dataset->consumed = &metrics->Counter(m::kRecordsConsumed, labels);
     dataset->written = &metrics->Counter(m::kRecordsWritten, labels);
@@ -156,14 +158,11 @@ Result<std::map<kafka::TopicPartition, int64_t>> Pipeline::OnAssigned(
     Dataset& d = *found->second;
     if (!ledgers.count(tp.topic)) {
       if (!d.ledger_table) {
-        auto opened = catalog_->OpenTable(d.options.config.schema, d.options.config.table, {},
-                                          d.options.config.partitioning);
-        if (opened.ok()) {
-          d.ledger_table = std::move(*opened);
-        } else if (GetErrorDetail(opened.status()) == nullptr ||
-                   GetErrorDetail(opened.status())->code() != "no_table") {
-          return WithContext(opened.status(), "reading the offset ledger");
-        }
+        auto opened =
+            catalog_->OpenTable(DatasetWriter::Spec(d.options.config), lake::OpenMode::kOpenOnly);
+        if (!opened.ok()) return WithContext(opened.status(), "reading the offset ledger");
+        // A missing table has no ledger yet: every partition starts afresh.
+        if (opened->status == lake::OpenStatus::kOpened) d.ledger_table = std::move(opened->table);
       }
       std::map<int32_t, int64_t> ledger;
       if (d.ledger_table) {
@@ -517,11 +516,13 @@ Status Pipeline::ConnectConsumer() {
   return Status::OK();
 }
 
-Status Pipeline::Run(const std::atomic<bool>& stop) {
+Status Pipeline::Run(std::stop_token stop) {
+  // The flush threads' waits end when `stop` is requested (from whichever thread requests it).
+  const std::stop_callback forward(stop, [this] { stopping_.request_stop(); });
   Backoff reconnect(BackoffPolicy{}, std::random_device{}());
   WEIR_RETURN_NOT_OK(ConnectConsumer());
   Status result;
-  while (!stop.load()) {
+  while (!stop.stop_requested()) {
     last_loop_.store(SteadyClock::now());
     if (Status failed = fatal(); !failed.ok()) {
       result = failed;
@@ -548,7 +549,7 @@ Status Pipeline::Run(const std::atomic<bool>& stop) {
       spdlog::warn("Kafka consumer failed ({}); reconnecting in {} ms", polled.status().message(),
                    delay->count());
       DropConsumer();
-      std::this_thread::sleep_for(*delay);
+      if (!WaitFor(*delay, stop)) break;  // stopping: nothing is buffered, nothing to drain
       WEIR_RETURN_NOT_OK(ConnectConsumer());
       continue;
     }

@@ -7,12 +7,14 @@
 //    commits Kafka offsets after lake commits. It never waits on storage or the catalog, except
 //    inside a rebalance (revoked partitions are flushed and committed before they are released).
 //  - one flush thread per dataset: writes files and commits them, in order.
-// Lifecycle: Make → Run (until the stop flag or a fatal error; drains before returning).
+// Lifecycle: Make → Run (until the stop token or a fatal error; drains before returning). The
+// stop token also ends every retry wait of the flush threads and the consumer's reconnects.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,7 @@
 #include "ingest/kafka_statistics.h"
 #include "kafka/consumer.h"
 #include "kafka/consumer_config.h"
-#include "lake/ducklake/ducklake_catalog.h"
+#include "lake/catalog.h"
 #include "observe/metrics_registry.h"
 
 namespace weir::ingest {
@@ -45,13 +47,15 @@ struct PipelineOptions {
 
 class Pipeline final : public kafka::AssignmentListener {
  public:
-  static Result<std::unique_ptr<Pipeline>> Make(PipelineOptions options,
-                                                lake::ducklake::DuckLakeCatalog* catalog,
+  // Refuses (naming the setting) a dataset whose table spec the catalog's format cannot hold.
+  static Result<std::unique_ptr<Pipeline>> Make(PipelineOptions options, lake::Catalog* catalog,
                                                 observe::MetricsRegistry* metrics);
   ~Pipeline() override;
 
-  // Consumes until `stop` is set (then flushes, commits and leaves the group) or a fatal error.
-  Status Run(const std::atomic<bool>& stop);
+  // Consumes until `stop` is requested (then flushes, commits and leaves the group) or a fatal
+  // error. A stop also cuts every retry wait short: a flush that is backing off gives up (its
+  // records are re-read from the ledger by the next start) instead of sleeping on.
+  Status Run(std::stop_token stop);
 
   // For /readyz: partitions assigned (or waiting for an assignment) and not draining.
   bool ready() const { return ready_.load(); }
@@ -65,8 +69,7 @@ class Pipeline final : public kafka::AssignmentListener {
 
  private:
   struct Dataset;
-  Pipeline(PipelineOptions options, lake::ducklake::DuckLakeCatalog* catalog,
-           observe::MetricsRegistry* metrics);
+  Pipeline(PipelineOptions options, lake::Catalog* catalog, observe::MetricsRegistry* metrics);
 
   void Accept(const kafka::Message& message);
   void Seal(Dataset& dataset);
@@ -94,7 +97,8 @@ class Pipeline final : public kafka::AssignmentListener {
   Status fatal() const;
 
   PipelineOptions options_;
-  lake::ducklake::DuckLakeCatalog* catalog_;
+  lake::Catalog* catalog_;
+  std::stop_source stopping_;  // requested when Run's token is: the flush threads' token
   observe::MetricsRegistry* metrics_;
   std::vector<std::unique_ptr<Dataset>> datasets_;
   std::map<std::string, Dataset*, std::less<>> by_topic_;

@@ -1,30 +1,23 @@
 #include "lake/table.h"
 
-#include <fmt/format.h>
-
 namespace weir::lake {
 
-std::string_view ToString(ColumnType type) {
-  switch (type) {
-    case ColumnType::kBoolean:
-      return "boolean";
-    case ColumnType::kBigint:
-      return "bigint";
-    case ColumnType::kDouble:
-      return "double";
-    case ColumnType::kVarchar:
-      return "varchar";
-    case ColumnType::kTimestampTz:
-      return "timestamptz";
-    case ColumnType::kOther:
-      return "other";
+std::string_view ToString(CommitStatus status) {
+  switch (status) {
+    case CommitStatus::kCommitted:
+      return "committed";
+    case CommitStatus::kAlreadyCommitted:
+      return "already committed";
+    case CommitStatus::kFenced:
+      return "fenced";
+    case CommitStatus::kConflict:
+      return "conflict";
+    case CommitStatus::kTableChanged:
+      return "table changed";
+    case CommitStatus::kOutcomeUnknown:
+      return "outcome unknown";
   }
   return "?";
-}
-
-std::string ToString(const PartitionKey& key) {
-  return key.transform == "identity" ? key.column
-                                     : fmt::format("{}({})", key.transform, key.column);
 }
 
 }  // namespace weir::lake

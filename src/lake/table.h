@@ -1,14 +1,19 @@
-// A lake table as the pipeline sees it: open or create, evolve, commit(files, ledger).
+// A lake table as the pipeline sees it: evolve its schema, partition rows, read the offset
+// ledger, commit(files, ledger ranges) → CommitResult.
 //
-// The pipeline never sees SQL, Avro or HTTP: a format (DuckLake today, Iceberg later)
-// implements Table. Commits are exactly-once through the offset ledger: each commit carries,
-// per Kafka partition, the offset range its files cover, and succeeds only if the ledger still
-// holds the range's start (see docs/ARCHITECTURE.md, "Offset ledger").
+// The pipeline never sees SQL, Avro or HTTP: a format (DuckLake, Iceberg) implements Table and
+// Catalog (lake/catalog.h). Commits are exactly-once through the offset ledger: each commit
+// carries, per Kafka partition, the offset range its files cover, and lands only if the ledger
+// still holds the range's start (docs/ARCHITECTURE.md, "The lake interface").
 //
-// Threading: a Table is used by one committer thread at a time.
+// Every result a caller must act on differently is a typed outcome (CommitStatus,
+// EvolveStatus), never an error code to match; an error Status means the operation failed and
+// is retriable or fatal by its ErrorClass.
+//
+// Threading: a Table is used by one thread at a time (a dataset's flush thread, or the poll
+// thread's own ledger handle); each has its own catalog connection.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -17,33 +22,13 @@
 #include <vector>
 
 #include <arrow/filesystem/filesystem.h>
+#include <arrow/record_batch.h>
 
 #include "base/status.h"
 #include "files/parquet_file_writer.h"
+#include "lake/table_spec.h"
 
 namespace weir::lake {
-
-// Column types weir writes (the JSON kinds plus the per-flush commit timestamp).
-// kOther is a live column of a type weir does not write (created by another writer): weir
-// leaves it null in its files.
-enum class ColumnType { kBoolean, kBigint, kDouble, kVarchar, kTimestampTz, kOther };
-
-std::string_view ToString(ColumnType type);
-
-struct Column {
-  int64_t id = 0;  // the table's column id, written as the Parquet field id
-  std::string name;
-  ColumnType type = ColumnType::kVarchar;
-};
-
-// One partition key: a transform ("identity", "year", "month", "day", "hour") of a column.
-struct PartitionKey {
-  std::string column;
-  std::string transform;
-  bool operator==(const PartitionKey&) const = default;
-};
-
-std::string ToString(const PartitionKey& key);
 
 // The half-open offset range [start, end) of one Kafka partition covered by a commit.
 // `start` is the ledger value the commit expects to find (the fence).
@@ -54,11 +39,21 @@ struct OffsetRange {
   int64_t end = 0;
 };
 
+// One partition value in the table's own text form (what Partition computes and NewFilePath
+// and DataFile take back); nullopt is a null value.
+using PartitionValue = std::optional<std::string>;
+
+// The rows of a batch that share one partition tuple.
+struct PartitionGroup {
+  std::vector<PartitionValue> values;  // one per partition key
+  std::vector<int64_t> rows;           // row indices into the batch, ascending
+};
+
 // A data file written under the table's location, with the partition values of its rows.
 struct DataFile {
-  std::string relative_path;  // under the table's data location
+  std::string relative_path;  // under the table's data directory (NewFilePath)
   files::FileInfo info;
-  std::vector<std::optional<std::string>> partition_values;  // one per partition key
+  std::vector<PartitionValue> partition_values;  // one per partition key
 };
 
 class Table;
@@ -66,8 +61,8 @@ class Table;
 struct CommitRequest {
   std::vector<DataFile> files;
   std::vector<OffsetRange> offsets;
-  // Who commits, unique per commit (host, pid, commit id): recorded with the ledger, so a
-  // retry after an unknown outcome recognises its own earlier success.
+  // Who commits, unique per commit (host, pid, commit id): recorded with the ledger (DuckLake)
+  // or the snapshot summary (Iceberg), so an unknown outcome is resolved by reading it back.
   std::string writer;
   // Extra text stored with the snapshot for audit.
   std::string message;
@@ -77,25 +72,65 @@ struct CommitRequest {
   std::vector<DataFile> companion_files;
 };
 
+// What became of one commit attempt.
+enum class CommitStatus {
+  kCommitted,         // landed now, in snapshot_id
+  kAlreadyCommitted,  // an earlier attempt with the same writer id had landed, in snapshot_id
+  kFenced,            // a range's ledger start did not match: nothing was written
+  kConflict,          // lost a race to a concurrent commit: nothing was written; retry at once
+                      // or after a short backoff (the table re-reads its head each attempt)
+  kTableChanged,      // the table changed under the caller (dropped, a column gone): nothing was
+                      // written; reload the table and write the files again
+  kOutcomeUnknown,    // the link failed at the commit point: it may have landed; resolve with
+                      // FindCommit before doing anything else with these files
+};
+
+std::string_view ToString(CommitStatus status);
+
 struct CommitResult {
-  int64_t snapshot_id = -1;  // -1 when fenced
-  bool fenced = false;
-  bool already_committed = false;          // an earlier attempt with the same writer id had landed
-  std::vector<OffsetRange> fenced_ranges;  // the ranges whose ledger did not match
-  int conflicts = 0;                       // concurrent commits retried past
+  CommitStatus status = CommitStatus::kCommitted;
+  int64_t snapshot_id = -1;                // kCommitted, kAlreadyCommitted
+  std::vector<OffsetRange> fenced_ranges;  // kFenced: the ranges whose ledger did not match
+  std::string reason;                      // kConflict, kTableChanged, kOutcomeUnknown: why
+};
+
+// What became of a schema change.
+enum class EvolveStatus {
+  kEvolved,       // the columns exist with the types asked for (already or now)
+  kRefused,       // the catalog refused the statement for what it says (a name or type that
+                  // comes from the data): nothing changed; bad data, not a catalog failure
+  kTableChanged,  // the table is gone: reload it
+};
+
+struct EvolveResult {
+  EvolveStatus status = EvolveStatus::kEvolved;
+  std::string reason;  // kRefused, kTableChanged
+};
+
+// One schema change: columns to add, live columns to widen (int→bigint, float→double).
+struct SchemaChange {
+  std::vector<NewColumn> add;
+  std::vector<NewColumn> promote;  // (live column name, wider type)
 };
 
 class Table {
  public:
   virtual ~Table() = default;
 
+  // "schema.table".
   virtual const std::string& name() const = 0;
-  // The live columns, in table order.
+  // The live columns, in table order (refreshed by every Evolve).
   virtual const std::vector<Column>& columns() const = 0;
   virtual const std::vector<PartitionKey>& partitioning() const = 0;
 
-  // Adds the columns the table lacks (one schema change), before data that uses them commits.
-  virtual Status AddColumns(const std::vector<std::pair<std::string, ColumnType>>& columns) = 0;
+  // Applies `change` in one schema change, before data that needs it commits. A promotion the
+  // format does not allow is refused (kRefused).
+  virtual Result<EvolveResult> Evolve(const SchemaChange& change) = 0;
+
+  // Splits `rows` (a batch with the table's column names, `_inserted_at` included) by the
+  // partition tuple of each row under the table's partitioning, with the format's transform
+  // semantics. One group holding every row when the table is unpartitioned.
+  virtual Result<std::vector<PartitionGroup>> Partition(const arrow::RecordBatch& rows) const = 0;
 
   // The next offset of every partition of `topic` in the ledger (absent: never committed).
   virtual Result<std::map<int32_t, int64_t>> ReadLedger(const std::string& topic) = 0;
@@ -104,12 +139,16 @@ class Table {
   virtual std::shared_ptr<arrow::fs::FileSystem> filesystem() const = 0;
   virtual std::string DataDirectory() const = 0;
   // The relative path of a new data file with the given partition values.
-  virtual std::string NewFilePath(
-      const std::vector<std::optional<std::string>>& partition_values) = 0;
+  virtual std::string NewFilePath(const std::vector<PartitionValue>& partition_values) = 0;
 
-  // Appends the files in one snapshot and advances the ledger, atomically. A range whose ledger
-  // start does not match fences the whole commit (nothing is written; the result says so).
+  // One attempt to append the files in one snapshot and advance the ledger, atomically. An
+  // error Status means nothing landed (retriable: the caller backs off and retries; fatal:
+  // stop); every other result is a CommitStatus. The table does not retry by itself.
   virtual Result<CommitResult> Commit(const CommitRequest& request) = 0;
+
+  // Reads back whether the commit of `request` (by its writer id, and its files) landed: the
+  // snapshot it landed in, or nullopt when it did not. Used after kOutcomeUnknown.
+  virtual Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) = 0;
 };
 
 }  // namespace weir::lake

@@ -159,7 +159,7 @@ TEST_P(FieldNamePropertyTest, NoKeyEverFailsAFlushAndEveryRecordIsARowOrAReject)
     DatasetConfig dataset;
     dataset.name = dataset.table = fmt::format("prop_{}", t);
     dataset.topic = "prop";
-    if (t % 3 == 2) dataset.partitioning = {{"_inserted_at", "day"}};
+    if (t % 3 == 2) dataset.partitioning = {{"_inserted_at", {lake::TransformKind::kDay}}};
     DatasetWriter writer(dataset, catalog.get());
     ASSERT_OK_AND_ASSIGN(auto builder,
                          decode::JsonBatchBuilder::Make({}, arrow::default_memory_pool()));

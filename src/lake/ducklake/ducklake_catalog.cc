@@ -3,13 +3,11 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <random>
-#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "base/backoff.h"
+#include "base/retry.h"
 #include "lake/ducklake/ducklake_table.h"
 
 namespace weir::lake::ducklake {
@@ -58,18 +56,10 @@ std::string LedgerDdl() {
       kLedgerTable);
 }
 
-// Retries `op` on retriable errors with the standard backoff, up to `max_attempts`.
-template <typename Op>
-Status WithRetries(int max_attempts, const char* what, Op&& op) {
-  Backoff backoff(BackoffPolicy{.max_attempts = max_attempts}, std::random_device{}());
-  while (true) {
-    Status status = op();
-    if (status.ok() || ClassOf(status) != ErrorClass::kRetriable) return status;
-    const auto delay = backoff.Next();
-    if (!delay) return WithContext(status, fmt::format("{} (retry budget spent)", what));
-    spdlog::warn("{}: {}; retrying in {} ms", what, status.message(), delay->count());
-    std::this_thread::sleep_for(*delay);
-  }
+// Catalog operations (connecting, DDL) back off as every weir retry does; SIGTERM cuts a wait
+// short (config.stop).
+BackoffPolicy CatalogPolicy(const CatalogConfig& config) {
+  return BackoffPolicy{.max_attempts = config.max_attempts};
 }
 
 }  // namespace
@@ -78,8 +68,12 @@ std::string_view DuckDbTypeName(ColumnType type) {
   switch (type) {
     case ColumnType::kBoolean:
       return "BOOLEAN";
+    case ColumnType::kInteger:
+      return "INTEGER";
     case ColumnType::kBigint:
       return "BIGINT";
+    case ColumnType::kFloat:
+      return "FLOAT";
     case ColumnType::kDouble:
       return "DOUBLE";
     case ColumnType::kTimestampTz:
@@ -91,7 +85,9 @@ std::string_view DuckDbTypeName(ColumnType type) {
 
 ColumnType FromDuckLakeType(std::string_view name) {
   if (name == "boolean") return ColumnType::kBoolean;
+  if (name == "int32") return ColumnType::kInteger;
   if (name == "int64") return ColumnType::kBigint;
+  if (name == "float32") return ColumnType::kFloat;
   if (name == "float64") return ColumnType::kDouble;
   if (name == "varchar") return ColumnType::kVarchar;
   if (name == "timestamptz") return ColumnType::kTimestampTz;
@@ -153,13 +149,9 @@ DuckLakeCatalog::DuckLakeCatalog(CatalogConfig config, files::ObjectStore store)
 DuckLakeCatalog::~DuckLakeCatalog() = default;
 
 Result<std::unique_ptr<DuckLakeCatalog>> DuckLakeCatalog::Open(const CatalogConfig& config) {
-  std::unique_ptr<CatalogDb> db;
-  WEIR_RETURN_NOT_OK(WithRetries(config.max_attempts, "connecting to the catalog", [&] {
-    auto connected = Connect(config);
-    if (!connected.ok()) return connected.status();
-    db = std::move(connected).ValueUnsafe();
-    return Status::OK();
-  }));
+  WEIR_ASSIGN_OR_RAISE(auto db,
+                       Retry(CatalogPolicy(config), config.stop, "connecting to the catalog",
+                             [&] { return Connect(config); }));
   WEIR_ASSIGN_OR_RAISE(const bool exists, HasCatalog(*db));
   std::string data_path = config.data_path;
   if (exists) {
@@ -178,24 +170,35 @@ Result<std::unique_ptr<DuckLakeCatalog>> DuckLakeCatalog::Open(const CatalogConf
     WEIR_ASSIGN_OR_RAISE(catalog->writer_lock_,
                          WriterLock::ForPath(SqliteWriterLockPath(config.sqlite_path)));
   }
-  // Creating the catalog and the ledger table are writes like any other.
-  WEIR_ASSIGN_OR_RAISE(const auto hold, catalog->LockForWrite());
   if (!exists) {
     // Several processes may start on an empty database at once: one creates the catalog, the
-    // others fail on its lock and find the catalog there when they look again.
-    std::lock_guard lock(catalog->ddl_mutex_);
-    std::mt19937_64 random(std::random_device{}());
-    for (int attempt = 1;; ++attempt) {
-      auto created = catalog->AttachEngine(/*create=*/true);
-      if (created.ok()) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200 + random() % 800));
-      WEIR_ASSIGN_OR_RAISE(const bool appeared, HasCatalog(*db));
-      if (appeared) break;
-      if (attempt >= config.max_attempts) return created;
-    }
+    // others fail on its lock and find the catalog there when they look again. Each attempt
+    // takes the locks and gives them back before the retry waits.
+    const BackoffPolicy contention{.initial = std::chrono::milliseconds(200),
+                                   .multiplier = 1.5,
+                                   .cap = std::chrono::milliseconds(2000),
+                                   .max_jitter = 1.0,
+                                   .max_attempts = config.max_attempts};
+    WEIR_RETURN_NOT_OK(Retry(contention, config.stop, "creating the DuckLake catalog",
+                             [&] { return catalog->CreateCatalog(*db); }));
   }
-  WEIR_RETURN_NOT_OK(db->Execute(LedgerDdl()));
+  {
+    // Creating the ledger table is a write like any other.
+    WEIR_ASSIGN_OR_RAISE(const auto hold, catalog->LockForWrite());
+    WEIR_RETURN_NOT_OK(db->Execute(LedgerDdl()));
+  }
   return catalog;
+}
+
+Status DuckLakeCatalog::CreateCatalog(CatalogDb& db) {
+  WEIR_ASSIGN_OR_RAISE(const auto hold, LockForWrite());
+  std::lock_guard lock(ddl_mutex_);
+  const Status created = AttachEngine(/*create=*/true);
+  if (created.ok()) return created;
+  WEIR_ASSIGN_OR_RAISE(const bool appeared, HasCatalog(db));
+  if (appeared) return Status::OK();
+  // Another process holding the database while it creates the catalog is contention.
+  return ClassifiedError(ErrorClass::kRetriable, "ducklake", "create_catalog", created.message());
 }
 
 Status DuckLakeCatalog::AttachEngine(bool create) {
@@ -237,49 +240,65 @@ Result<WriterLock::Hold> DuckLakeCatalog::LockForWrite() {
 }
 
 Status DuckLakeCatalog::RunDdl(const std::vector<std::string>& statements) {
-  std::lock_guard lock(ddl_mutex_);
-  return WithRetries(config_.max_attempts, "changing the DuckLake catalog", [&]() -> Status {
-    // Attaching may write too (DuckLake brings an older catalog's metadata up to date).
-    WEIR_ASSIGN_OR_RAISE(const auto hold, LockForWrite());
-    WEIR_RETURN_NOT_OK(AttachEngine(/*create=*/false));
-    WEIR_RETURN_NOT_OK(engine_->Run("BEGIN"));
-    for (const auto& sql : statements) {
-      auto ran = engine_->Run(sql);
-      if (!ran.ok()) {
-        (void)engine_->Run("ROLLBACK");
-        return ran;
-      }
-    }
-    auto committed = engine_->Run("COMMIT");
-    if (!committed.ok()) (void)engine_->Run("ROLLBACK");
-    return committed;
-  });
+  // The locks are taken per attempt, so none is held while the retry waits.
+  return Retry(CatalogPolicy(config_), config_.stop, "changing the DuckLake catalog",
+               [&]() -> Status {
+                 // Attaching may write too (DuckLake brings an older catalog's metadata up to
+                 // date).
+                 WEIR_ASSIGN_OR_RAISE(const auto hold, LockForWrite());
+                 std::lock_guard lock(ddl_mutex_);
+                 WEIR_RETURN_NOT_OK(AttachEngine(/*create=*/false));
+                 WEIR_RETURN_NOT_OK(engine_->Run("BEGIN"));
+                 for (const auto& sql : statements) {
+                   auto ran = engine_->Run(sql);
+                   if (!ran.ok()) {
+                     (void)engine_->Run("ROLLBACK");
+                     return ran;
+                   }
+                 }
+                 auto committed = engine_->Run("COMMIT");
+                 if (!committed.ok()) (void)engine_->Run("ROLLBACK");
+                 return committed;
+               });
 }
 
-Result<std::unique_ptr<Table>> DuckLakeCatalog::OpenTable(
-    const std::string& schema, const std::string& table,
-    const std::vector<std::pair<std::string, ColumnType>>& columns,
-    const std::vector<PartitionKey>& partitioning) {
+Status DuckLakeCatalog::CheckSpec(const TableSpec& spec, std::string_view setting) const {
+  for (const auto& key : spec.partitioning) {
+    const auto kind = key.transform.kind;
+    if (kind == TransformKind::kBucket || kind == TransformKind::kTruncate) {
+      return Status::Invalid(setting, ": DuckLake cannot partition by ", ToString(key),
+                             " (it has identity, year, month, day and hour; bucket[N] and "
+                             "truncate[W] are Iceberg's)");
+    }
+  }
+  if (!spec.sort_keys.empty()) {
+    return Status::Invalid(setting,
+                           ": DuckLake tables have no sort order; sort keys need an "
+                           "Iceberg destination");
+  }
+  return Status::OK();
+}
+
+Result<OpenResult> DuckLakeCatalog::OpenTable(const TableSpec& spec, OpenMode mode) {
+  const std::string& schema = spec.schema;
+  const std::string& table = spec.table;
   WEIR_ASSIGN_OR_RAISE(auto db, Connect(config_));
   WEIR_ASSIGN_OR_RAISE(auto opened, DuckLakeTable::Load(this, std::move(db), schema, table));
   if (!opened) {
-    if (columns.empty()) {
-      return ClassifiedError(ErrorClass::kFatal, "ducklake", "no_table",
-                             fmt::format("table {}.{} does not exist", schema, table));
+    if (mode == OpenMode::kOpenOnly || spec.columns.empty()) {
+      return OpenResult{OpenStatus::kMissing, nullptr, ""};
     }
     const std::string name = "weir_lake." + Quote(schema) + "." + Quote(table);
     std::string create = "CREATE TABLE " + name + " (";
-    for (size_t i = 0; i < columns.size(); ++i) {
-      create += fmt::format("{}{} {}", i ? ", " : "", Quote(columns[i].first),
-                            DuckDbTypeName(columns[i].second));
+    for (size_t i = 0; i < spec.columns.size(); ++i) {
+      create += fmt::format("{}{} {}", i ? ", " : "", Quote(spec.columns[i].first),
+                            DuckDbTypeName(spec.columns[i].second));
     }
     create += ")";
     std::vector<std::string> ddl = {"CREATE SCHEMA IF NOT EXISTS weir_lake." + Quote(schema),
                                     create};
-    if (!partitioning.empty()) {
-      std::string keys;
-      for (const auto& key : partitioning) keys += (keys.empty() ? "" : ", ") + ToString(key);
-      ddl.push_back("ALTER TABLE " + name + " SET PARTITIONED BY (" + keys + ")");
+    if (!spec.partitioning.empty()) {
+      ddl.push_back("ALTER TABLE " + name + " SET PARTITIONED BY " + ToString(spec.partitioning));
     }
     auto created = RunDdl(ddl);
     WEIR_ASSIGN_OR_RAISE(db, Connect(config_));
@@ -287,20 +306,20 @@ Result<std::unique_ptr<Table>> DuckLakeCatalog::OpenTable(
     if (!opened) {
       if (IsStatementRefusal(created)) {
         // Not the catalog failing: DuckDB refused the columns, whose names come from the data.
-        return ClassifiedError(ErrorClass::kBadData, "ducklake", "columns_refused",
-                               fmt::format("creating {}.{}: {}", schema, table, created.message()));
+        return OpenResult{OpenStatus::kColumnsRefused, nullptr,
+                          fmt::format("creating {}.{}: {}", schema, table, created.message())};
       }
       WEIR_RETURN_NOT_OK(WithContext(created, fmt::format("creating {}.{}", schema, table)));
       return Status::UnknownError("table ", schema, ".", table, " missing after creation");
     }
     if (created.ok()) {
-      spdlog::info("created table {}.{} with {} columns", schema, table, columns.size());
+      spdlog::info("created table {}.{} with {} columns", schema, table, spec.columns.size());
     } else {
       spdlog::info("{}.{} was created by another writer meanwhile", schema, table);
     }
   }
-  WEIR_RETURN_NOT_OK(opened->CheckPartitioning(partitioning));
-  return std::unique_ptr<Table>(std::move(opened));
+  WEIR_RETURN_NOT_OK(opened->CheckPartitioning(spec.partitioning));
+  return OpenResult{OpenStatus::kOpened, std::move(opened), ""};
 }
 
 }  // namespace weir::lake::ducklake

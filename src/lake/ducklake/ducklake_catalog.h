@@ -8,13 +8,15 @@
 // ledger and the fence, is weir's own SQL (ducklake_table.cc), because it must be one
 // transaction with the ledger update and DuckDB cannot run foreign SQL inside its commit.
 //
-// Threading: Open and OpenTable from one thread; each Table has its own catalog connection and
-// is then used by one committer thread. DDL is serialised by the catalog's mutex.
+// Threading: Open (the catalog's) from one thread; then OpenTable and RunDdl from any
+// thread. Each Table has its own catalog connection and is used by one thread at a time. DDL is
+// serialised by the catalog's mutex, which is never held while a retry waits.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +24,7 @@
 #include "base/status.h"
 #include "base/writer_lock.h"
 #include "files/object_store.h"
+#include "lake/catalog.h"
 #include "lake/duckdb_engine.h"
 #include "lake/ducklake/catalog_db.h"
 #include "lake/table.h"
@@ -36,24 +39,27 @@ struct CatalogConfig {
   files::S3Settings s3;
   std::string extension_directory;
   int max_attempts = 10;  // retry budget of catalog operations
+  // Ends every retry wait of the catalog and its tables at once (SIGTERM).
+  std::stop_token stop;
 };
 
 // The name of the offset ledger table in the catalog database.
 inline constexpr const char* kLedgerTable = "weir_offset_ledger";
 
-class DuckLakeCatalog {
+class DuckLakeCatalog final : public Catalog {
  public:
   // Connects, creating the catalog (and the ledger table) when the database has none yet.
   static Result<std::unique_ptr<DuckLakeCatalog>> Open(const CatalogConfig& config);
-  ~DuckLakeCatalog();
+  ~DuckLakeCatalog() override;
 
-  // Opens schema.table; when missing and `columns` is not empty, creates it with `columns` and
-  // `partitioning`. A live table partitioned differently from `partitioning` is a fatal error
-  // naming both layouts (an unpartitioned table without data is given the layout instead).
-  Result<std::unique_ptr<Table>> OpenTable(
-      const std::string& schema, const std::string& table,
-      const std::vector<std::pair<std::string, ColumnType>>& columns,
-      const std::vector<PartitionKey>& partitioning);
+  std::string_view format() const override { return "DuckLake"; }
+  // DuckLake 1.0 partitions by identity, year, month, day and hour, and has no sort order:
+  // bucket[N], truncate[W] and sort keys are refused.
+  Status CheckSpec(const TableSpec& spec, std::string_view setting) const override;
+  // Opens spec.schema.spec.table; with kOpenOrCreate creates it from spec.columns and
+  // spec.partitioning when missing (an unpartitioned live table without data is given the
+  // layout; another one partitioned differently is a fatal error naming both layouts).
+  Result<OpenResult> OpenTable(const TableSpec& spec, OpenMode mode) override;
 
   const files::ObjectStore& store() const { return store_; }
   const CatalogConfig& config() const { return config_; }
@@ -70,10 +76,13 @@ class DuckLakeCatalog {
  private:
   DuckLakeCatalog(CatalogConfig config, files::ObjectStore store);
   Status AttachEngine(bool create);
+  // One attempt at creating the catalog in `db`; OK when it exists afterwards (made here or by
+  // another process meanwhile), retriable when another process holds the database.
+  Status CreateCatalog(CatalogDb& db);
 
   CatalogConfig config_;
   files::ObjectStore store_;
-  std::mutex ddl_mutex_;
+  std::mutex ddl_mutex_;                     // guards engine_; never held while waiting
   std::shared_ptr<WriterLock> writer_lock_;  // SQLite catalogs only
   std::unique_ptr<DuckDbEngine> engine_;     // opened on first DDL
 };

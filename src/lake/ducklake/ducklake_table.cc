@@ -4,12 +4,10 @@
 #include <map>
 #include <random>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "base/backoff.h"
 #include "base/clock.h"
 #include "files/object_names.h"
 #include "lake/ducklake/ducklake_catalog.h"
@@ -18,16 +16,11 @@
 namespace weir::lake::ducklake {
 namespace {
 
-// Concurrent writers renumber and retry quickly; this budget is about contention, not outages
-// (an unreachable catalog fails the attempt with a retriable error handled by the caller).
-constexpr BackoffPolicy kConflictPolicy{.initial = std::chrono::milliseconds(20),
-                                        .multiplier = 1.5,
-                                        .cap = std::chrono::milliseconds(1000),
-                                        .max_jitter = 0.25,
-                                        .max_attempts = 200};
-
-Status TableChanged(const std::string& what) {
-  return ClassifiedError(ErrorClass::kRetriable, "ducklake", "table_changed", what);
+CommitResult Outcome(CommitStatus status, std::string reason) {
+  CommitResult out;
+  out.status = status;
+  out.reason = std::move(reason);
+  return out;
 }
 
 std::string JoinPath(std::string base, const std::string& rel, bool relative) {
@@ -118,7 +111,8 @@ Result<bool> DuckLakeTable::Reload() {
                                                {partition_id, table_id_}));
     for (const auto& row : keys) {
       WEIR_ASSIGN_OR_RAISE(auto column_id, ToInt(row[0], "partition column_id"));
-      partitioning_.push_back(PartitionKey{names[column_id], row[1].value_or("")});
+      WEIR_ASSIGN_OR_RAISE(auto transform, ParseTransform(row[1].value_or("")));
+      partitioning_.push_back(PartitionKey{names[column_id], transform});
     }
   }
   return true;
@@ -126,11 +120,7 @@ Result<bool> DuckLakeTable::Reload() {
 
 Status DuckLakeTable::CheckPartitioning(const std::vector<PartitionKey>& wanted) {
   if (partitioning_ == wanted) return Status::OK();
-  const auto layout = [](const std::vector<PartitionKey>& keys) {
-    std::string out;
-    for (const auto& key : keys) out += (out.empty() ? "" : ", ") + ToString(key);
-    return "(" + out + ")";
-  };
+  const auto layout = [](const std::vector<PartitionKey>& keys) { return ToString(keys); };
   if (partitioning_.empty()) {
     // Created by a run that stopped before declaring the layout: declare it now, but only
     // while no data was written under another layout.
@@ -153,23 +143,73 @@ Status DuckLakeTable::CheckPartitioning(const std::vector<PartitionKey>& wanted)
                   qualified_name_, layout(partitioning_), layout(wanted)));
 }
 
-Status DuckLakeTable::AddColumns(const std::vector<std::pair<std::string, ColumnType>>& columns) {
-  if (columns.empty()) return Status::OK();
+Result<EvolveResult> DuckLakeTable::Evolve(const SchemaChange& change) {
+  if (change.add.empty() && change.promote.empty()) return EvolveResult{};
   std::vector<std::string> ddl;
-  for (const auto& [name, type] : columns) {
-    ddl.push_back(fmt::format("ALTER TABLE weir_lake.{}.{} ADD COLUMN IF NOT EXISTS {} {}",
-                              Quote(schema_), Quote(table_), Quote(name), DuckDbTypeName(type)));
+  const std::string table = "weir_lake." + Quote(schema_) + "." + Quote(table_);
+  for (const auto& [name, type] : change.promote) {
+    const auto live = std::find_if(columns_.begin(), columns_.end(),
+                                   [&](const Column& c) { return c.name == name; });
+    if (live == columns_.end()) {
+      return EvolveResult{EvolveStatus::kTableChanged,
+                          "column \"" + name + "\" of " + qualified_name_ + " is gone"};
+    }
+    if (live->type == type) continue;
+    if (PromotionFor(live->type, type) != type) {
+      return EvolveResult{EvolveStatus::kRefused,
+                          fmt::format("DuckLake cannot promote {}.{} from {} to {}",
+                                      qualified_name_, name, ToString(live->type), ToString(type))};
+    }
+    ddl.push_back(fmt::format("ALTER TABLE {} ALTER COLUMN {} SET DATA TYPE {}", table, Quote(name),
+                              DuckDbTypeName(type)));
   }
-  const Status added = catalog_->RunDdl(ddl);
+  for (const auto& [name, type] : change.add) {
+    ddl.push_back(fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} {}", table, Quote(name),
+                              DuckDbTypeName(type)));
+  }
+  if (ddl.empty()) return EvolveResult{};
+  const Status applied = catalog_->RunDdl(ddl);
   WEIR_ASSIGN_OR_RAISE(auto exists, Reload());
-  if (!exists) return TableChanged("table " + qualified_name_ + " was dropped");
-  if (!added.ok() && IsStatementRefusal(added)) {
-    // The table is there: DuckDB refused the columns' names or types, which come from the data.
-    return ClassifiedError(
-        ErrorClass::kBadData, "ducklake", "columns_refused",
-        fmt::format("adding columns to {}: {}", qualified_name_, added.message()));
+  if (!exists) {
+    return EvolveResult{EvolveStatus::kTableChanged, "table " + qualified_name_ + " was dropped"};
   }
-  return added;
+  if (!applied.ok() && IsStatementRefusal(applied)) {
+    // The table is there: DuckDB refused the columns' names or types, which come from the data.
+    return EvolveResult{EvolveStatus::kRefused, fmt::format("changing the schema of {}: {}",
+                                                            qualified_name_, applied.message())};
+  }
+  WEIR_RETURN_NOT_OK(applied);
+  return EvolveResult{};
+}
+
+Result<std::vector<PartitionGroup>> DuckLakeTable::Partition(const arrow::RecordBatch& rows) const {
+  std::vector<std::shared_ptr<arrow::Array>> keys;
+  for (const auto& key : partitioning_) {
+    if (key.transform.kind == TransformKind::kBucket ||
+        key.transform.kind == TransformKind::kTruncate) {
+      return Status::NotImplemented("DuckLake has no ", ToString(key.transform), " transform");
+    }
+    // A column the flush has no value for is absent from the rows: null in every row.
+    keys.push_back(rows.GetColumnByName(key.column));
+  }
+  std::map<std::vector<PartitionValue>, std::vector<int64_t>> groups;
+  for (int64_t row = 0; row < rows.num_rows(); ++row) {
+    std::vector<PartitionValue> values;
+    values.reserve(keys.size());
+    for (size_t k = 0; k < keys.size(); ++k) {
+      if (!keys[k]) {
+        values.emplace_back();
+        continue;
+      }
+      WEIR_ASSIGN_OR_RAISE(auto value, PartitionValueText(*keys[k], row, partitioning_[k]));
+      values.push_back(std::move(value));
+    }
+    groups[std::move(values)].push_back(row);
+  }
+  std::vector<PartitionGroup> out;
+  out.reserve(groups.size());
+  for (auto& [values, indices] : groups) out.push_back({values, std::move(indices)});
+  return out;
 }
 
 Result<std::map<int32_t, int64_t>> DuckLakeTable::ReadLedger(const std::string& topic) {
@@ -190,8 +230,7 @@ std::shared_ptr<arrow::fs::FileSystem> DuckLakeTable::filesystem() const {
   return catalog_->store().filesystem();
 }
 
-std::string DuckLakeTable::NewFilePath(
-    const std::vector<std::optional<std::string>>& partition_values) {
+std::string DuckLakeTable::NewFilePath(const std::vector<PartitionValue>& partition_values) {
   std::string prefix;
   for (size_t i = 0; i < partitioning_.size() && i < partition_values.size(); ++i) {
     prefix +=
@@ -201,38 +240,55 @@ std::string DuckLakeTable::NewFilePath(
 }
 
 Result<CommitResult> DuckLakeTable::Commit(const CommitRequest& request) {
-  Backoff backoff(kConflictPolicy, std::random_device{}());
-  int conflicts = 0;
-  while (true) {
-    WEIR_ASSIGN_OR_RAISE(const auto hold, catalog_->LockForWrite());
-    WEIR_RETURN_NOT_OK(db_->Begin());
-    auto result = TryCommit(request);
-    if (result.ok() && !result->fenced) {
-      auto committed = db_->Commit();
-      if (committed.ok()) {
-        result->conflicts = conflicts;
-        return result;
-      }
-      result = committed;
-    }
+  WEIR_ASSIGN_OR_RAISE(const auto hold, catalog_->LockForWrite());
+  WEIR_RETURN_NOT_OK(db_->Begin());
+  auto result = TryCommit(request);
+  if (result.ok() && result->status == CommitStatus::kCommitted) {
+    const Status committed = db_->Commit();
+    if (committed.ok()) return result;
+    // The COMMIT itself failed: the link may have dropped after the database committed.
     db_->Rollback();
-    if (result.ok()) {  // fenced: nothing was written
-      result->conflicts = conflicts;
-      return result;
-    }
-    const ErrorDetail* detail = GetErrorDetail(result.status());
-    const bool moved = detail != nullptr && detail->code() == "ledger_moved";
-    if (!IsUniqueConflict(result.status()) && !moved) return result.status();
-    // Another writer took the snapshot id (or created the same ledger row) first: re-read
-    // the head and renumber.
-    ++conflicts;
-    const auto delay = backoff.Next();
-    if (!delay) {
-      return WithContext(result.status(), fmt::format("{} commit lost {} races in a row",
-                                                      qualified_name_, conflicts));
-    }
-    std::this_thread::sleep_for(*delay);
+    return Outcome(CommitStatus::kOutcomeUnknown, committed.message());
   }
+  // Fenced, already committed, table changed, or an error before COMMIT: nothing was written.
+  db_->Rollback();
+  if (result.ok()) return result;
+  const ErrorDetail* detail = GetErrorDetail(result.status());
+  if (IsUniqueConflict(result.status()) ||
+      (detail != nullptr && detail->code() == "ledger_moved")) {
+    // Another writer took the snapshot id (or created the same ledger row, or moved it) first;
+    // the next attempt re-reads the head and renumbers.
+    return Outcome(CommitStatus::kConflict, result.status().message());
+  }
+  return result.status();
+}
+
+Result<std::optional<int64_t>> DuckLakeTable::FindCommit(const CommitRequest& request) {
+  std::set<std::string> topics;
+  for (const auto& range : request.offsets) topics.insert(range.topic);
+  for (const auto& topic : topics) {
+    WEIR_ASSIGN_OR_RAISE(
+        auto rows, db_->Query(fmt::format("SELECT snapshot_id FROM {} WHERE table_uuid = $1 AND "
+                                          "topic = $2 AND writer = $3",
+                                          kLedgerTable),
+                              {table_uuid_, topic, request.writer}));
+    if (!rows.empty()) {
+      WEIR_ASSIGN_OR_RAISE(auto snapshot, ToInt(rows[0][0], "ledger snapshot_id"));
+      return std::optional<int64_t>(snapshot);
+    }
+  }
+  // The ledger may have moved on since (a later owner of the partitions): the files say it.
+  if (!request.files.empty()) {
+    WEIR_ASSIGN_OR_RAISE(auto rows,
+                         db_->Query("SELECT begin_snapshot FROM ducklake_data_file WHERE "
+                                    "table_id = $1 AND path = $2",
+                                    {table_id_, request.files.front().relative_path}));
+    if (!rows.empty()) {
+      WEIR_ASSIGN_OR_RAISE(auto snapshot, ToInt(rows[0][0], "begin_snapshot"));
+      return std::optional<int64_t>(snapshot);
+    }
+  }
+  return std::optional<int64_t>();
 }
 
 Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
@@ -271,11 +327,11 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
   }
   if (landed > 0 && landed == request.offsets.size()) {
     out.snapshot_id = landed_snapshot;
-    out.already_committed = true;
+    out.status = CommitStatus::kAlreadyCommitted;
     return out;
   }
   if (!out.fenced_ranges.empty()) {
-    out.fenced = true;
+    out.status = CommitStatus::kFenced;
     return out;
   }
 
@@ -285,7 +341,7 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
                                   "next_file_id FROM ducklake_snapshot WHERE snapshot_id = "
                                   "(SELECT max(snapshot_id) FROM ducklake_snapshot)",
                                   {}));
-  if (heads.empty()) return TableChanged("the catalog has no snapshot");
+  if (heads.empty()) return Outcome(CommitStatus::kTableChanged, "the catalog has no snapshot");
   WEIR_ASSIGN_OR_RAISE(const int64_t head, ToInt(heads[0][0], "snapshot_id"));
   WEIR_ASSIGN_OR_RAISE(const int64_t schema_version, ToInt(heads[0][1], "schema_version"));
   WEIR_ASSIGN_OR_RAISE(const int64_t next_catalog_id, ToInt(heads[0][2], "next_catalog_id"));
@@ -294,14 +350,20 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
                                               "table_id = $1 AND end_snapshot IS NULL",
                                               {table_id_}));
   WEIR_ASSIGN_OR_RAISE(auto alive_count, ToInt(alive[0][0], "table count"));
-  if (alive_count != 1) return TableChanged("table " + qualified_name_ + " was dropped");
-  WEIR_RETURN_NOT_OK(CheckFileColumns(request.files));
+  if (alive_count != 1) {
+    return Outcome(CommitStatus::kTableChanged, "table " + qualified_name_ + " was dropped");
+  }
+  if (auto missing = MissingFileColumn(request.files)) {
+    return Outcome(CommitStatus::kTableChanged, *missing);
+  }
   auto* companion = dynamic_cast<DuckLakeTable*>(request.companion);
   if (request.companion != nullptr && companion == nullptr) {
     return Status::Invalid("the companion of ", qualified_name_, " is not a DuckLake table");
   }
   if (companion != nullptr) {
-    WEIR_RETURN_NOT_OK(companion->CheckFileColumns(request.companion_files));
+    if (auto missing = companion->MissingFileColumn(request.companion_files)) {
+      return Outcome(CommitStatus::kTableChanged, *missing);
+    }
   }
 
   const int64_t snapshot_id = head + 1;
@@ -380,18 +442,19 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
   return out;
 }
 
-Status DuckLakeTable::CheckFileColumns(const std::vector<DataFile>& files) const {
+std::optional<std::string> DuckLakeTable::MissingFileColumn(
+    const std::vector<DataFile>& files) const {
   for (const auto& file : files) {
     for (const auto& stats : file.info.columns) {
       const bool known = std::any_of(columns_.begin(), columns_.end(),
                                      [&](const Column& c) { return c.id == stats.field_id; });
       if (!known) {
-        return TableChanged("a file of " + qualified_name_ + " refers to column id " +
-                            std::to_string(stats.field_id) + " the table lacks");
+        return "a file of " + qualified_name_ + " refers to column id " +
+               std::to_string(stats.field_id) + " the table lacks";
       }
     }
   }
-  return Status::OK();
+  return std::nullopt;
 }
 
 // Files, their column statistics and partition values; row ids continue the table's.
@@ -434,12 +497,13 @@ Status DuckLakeTable::InsertFiles(CatalogDb& db, const std::vector<DataFile>& fi
       const bool has_values = stats.value_count > stats.null_count;
       // A column with values but no min/max (statistics dropped for very long strings) is
       // recorded with unknown bounds, never with bounds that would prune wrongly.
-      WEIR_RETURN_NOT_OK(
-          column_stats.Add({file_id, table_id_, int64_t{stats.field_id}, stats.compressed_bytes,
-                            stats.value_count - stats.null_count, stats.null_count,
-                            has_values && stats.min ? SqlValue{*StatText(type, stats.min)} : null,
-                            has_values && stats.max ? SqlValue{*StatText(type, stats.max)} : null,
-                            type == ColumnType::kDouble ? SqlValue{false} : null, null}));
+      WEIR_RETURN_NOT_OK(column_stats.Add(
+          {file_id, table_id_, int64_t{stats.field_id}, stats.compressed_bytes,
+           stats.value_count - stats.null_count, stats.null_count,
+           has_values && stats.min ? SqlValue{*StatText(type, stats.min)} : null,
+           has_values && stats.max ? SqlValue{*StatText(type, stats.max)} : null,
+           type == ColumnType::kDouble || type == ColumnType::kFloat ? SqlValue{false} : null,
+           null}));
     }
     for (size_t k = 0; k < file.partition_values.size() && partition_id_; ++k) {
       const auto& value = file.partition_values[k];
@@ -451,111 +515,6 @@ Status DuckLakeTable::InsertFiles(CatalogDb& db, const std::vector<DataFile>& fi
   WEIR_RETURN_NOT_OK(column_stats.Finish());
   WEIR_RETURN_NOT_OK(partition_values.Finish());
   return UpdateTableStats(db, files);
-}
-
-Status DuckLakeTable::UpdateTableStats(CatalogDb& db, const std::vector<DataFile>& files) {
-  int64_t rows = 0, bytes = 0;
-  struct Merged {
-    bool contains_null = false;
-    std::optional<std::string> min, max;
-    bool has_values = false;
-    bool bounds_unknown = false;
-  };
-  std::map<int64_t, ColumnType> types;
-  for (const auto& c : columns_) types[c.id] = c.type;
-  std::map<int64_t, Merged> merged;
-  for (const auto& file : files) {
-    rows += file.info.rows;
-    bytes += file.info.size_bytes;
-    for (const auto& stats : file.info.columns) {
-      auto& m = merged[stats.field_id];
-      const ColumnType type = types[stats.field_id];
-      m.contains_null |= stats.null_count > 0;
-      if (stats.value_count <= stats.null_count) continue;
-      m.has_values = true;
-      const auto lo = StatText(type, stats.min), hi = StatText(type, stats.max);
-      if (!lo || !hi) {
-        m.bounds_unknown = true;
-        continue;
-      }
-      if (!m.min || CompareStat(type, *lo, *m.min) < 0) m.min = lo;
-      if (!m.max || CompareStat(type, *hi, *m.max) > 0) m.max = hi;
-    }
-  }
-  WEIR_ASSIGN_OR_RAISE(auto updated,
-                       db.Execute("UPDATE ducklake_table_stats SET record_count = record_count "
-                                  "+ $1, next_row_id = next_row_id + $1, file_size_bytes = "
-                                  "file_size_bytes + $2 WHERE table_id = $3",
-                                  {rows, bytes, table_id_}));
-  if (updated == 0) {
-    WEIR_RETURN_NOT_OK(
-        db.Execute("INSERT INTO ducklake_table_stats (table_id, record_count, "
-                   "next_row_id, file_size_bytes) VALUES ($1, $2, $2, $3)",
-                   {table_id_, rows, bytes}));
-  }
-  // The table's column statistics, read once; new columns are inserted together, changed
-  // ones updated.
-  WEIR_ASSIGN_OR_RAISE(auto rows_before,
-                       db.Query("SELECT column_id, contains_null, min_value, max_value FROM "
-                                "ducklake_table_column_stats WHERE table_id = $1",
-                                {table_id_}));
-  std::map<int64_t, const SqlRow*> existing;
-  for (const auto& row : rows_before) {
-    WEIR_ASSIGN_OR_RAISE(auto column_id, ToInt(row[0], "column_id"));
-    existing[column_id] = &row;
-  }
-  BatchInsert inserts(db,
-                      "ducklake_table_column_stats (table_id, column_id, contains_null, "
-                      "contains_nan, min_value, max_value, extra_stats)",
-                      7);
-  std::string updates;  // one UPDATE ... FROM (VALUES ...) for the changed columns
-  std::vector<SqlValue> update_params = {table_id_};
-  for (auto& [column_id, m] : merged) {
-    const ColumnType type = types[column_id];
-    if (m.bounds_unknown) m.min.reset(), m.max.reset();
-    const auto found = existing.find(column_id);
-    if (found == existing.end()) {
-      WEIR_RETURN_NOT_OK(inserts.Add({table_id_, column_id, m.contains_null,
-                                      type == ColumnType::kDouble ? SqlValue{false} : SqlValue{},
-                                      m.min ? SqlValue{*m.min} : SqlValue{},
-                                      m.max ? SqlValue{*m.max} : SqlValue{}, SqlValue{}}));
-      continue;
-    }
-    const SqlRow& row = *found->second;
-    const bool contains_null = m.contains_null || ToBool(row[1]);
-    std::optional<std::string> lo = row[2], hi = row[3];
-    if (m.has_values) {
-      // Unknown bounds on either side make the table's bounds unknown.
-      if (m.bounds_unknown) {
-        lo.reset(), hi.reset();
-      } else {
-        if (!lo || CompareStat(type, *m.min, *lo) < 0) lo = m.min;
-        if (!hi || CompareStat(type, *m.max, *hi) > 0) hi = m.max;
-      }
-    }
-    if (contains_null == ToBool(row[1]) && lo == row[2] && hi == row[3]) continue;
-    const size_t n = update_params.size();
-    updates += fmt::format(
-        "{}(CAST(${} AS BIGINT), CAST(${} AS BOOLEAN), CAST(${} AS VARCHAR), "
-        "CAST(${} AS VARCHAR))",
-        updates.empty() ? "" : ", ", n + 1, n + 2, n + 3, n + 4);
-    update_params.push_back(column_id);
-    update_params.push_back(contains_null);
-    update_params.push_back(lo ? SqlValue{*lo} : SqlValue{});
-    update_params.push_back(hi ? SqlValue{*hi} : SqlValue{});
-  }
-  if (!updates.empty()) {
-    WEIR_RETURN_NOT_OK(
-        db.Execute("UPDATE ducklake_table_column_stats SET contains_null = v.column2, min_value = "
-                   "v.column3, max_value = v.column4 FROM (VALUES " +
-                       updates +
-                       ") AS v WHERE ducklake_table_column_stats.table_id = $1 AND "
-                       "ducklake_table_column_stats.column_id = v.column1",
-                   update_params)
-            .status());
-  }
-  WEIR_RETURN_NOT_OK(inserts.Finish());
-  return Status::OK();
 }
 
 }  // namespace weir::lake::ducklake

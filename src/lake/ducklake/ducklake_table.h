@@ -1,7 +1,8 @@
 // One DuckLake table: its live columns and partitioning, the offset ledger, and the commit that
 // appends files in one snapshot with the ledger fence (DESIGN.md, "Offset ledger").
 //
-// Threading: one committer thread at a time; the table owns its catalog connection.
+// Threading: one thread at a time; the table owns its catalog connection. Commit makes one
+// attempt and never waits: conflicts are the caller's to retry (lake/table.h).
 #pragma once
 
 #include <memory>
@@ -28,12 +29,19 @@ class DuckLakeTable final : public Table {
   const std::string& name() const override { return qualified_name_; }
   const std::vector<Column>& columns() const override { return columns_; }
   const std::vector<PartitionKey>& partitioning() const override { return partitioning_; }
-  Status AddColumns(const std::vector<std::pair<std::string, ColumnType>>& columns) override;
+  // ADD COLUMN and ALTER COLUMN ... SET DATA TYPE through DuckDB's ducklake extension.
+  Result<EvolveResult> Evolve(const SchemaChange& change) override;
+  // DuckLake's semantics: year is the calendar year, month 1-12, day the day of the month,
+  // hour 0-23 (UTC); identity of a timestamp is its UTC text.
+  Result<std::vector<PartitionGroup>> Partition(const arrow::RecordBatch& rows) const override;
   Result<std::map<int32_t, int64_t>> ReadLedger(const std::string& topic) override;
   std::shared_ptr<arrow::fs::FileSystem> filesystem() const override;
   std::string DataDirectory() const override { return data_directory_; }
-  std::string NewFilePath(const std::vector<std::optional<std::string>>& partition_values) override;
+  std::string NewFilePath(const std::vector<PartitionValue>& partition_values) override;
   Result<CommitResult> Commit(const CommitRequest& request) override;
+  // The ledger rows of the request's ranges under its writer id, else its first file's row in
+  // ducklake_data_file (found even when the ledger has moved on since).
+  Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
 
   const std::string& table_uuid() const { return table_uuid_; }
   int64_t table_id() const { return table_id_; }
@@ -45,14 +53,15 @@ class DuckLakeTable final : public Table {
   DuckLakeTable(DuckLakeCatalog* catalog, std::unique_ptr<CatalogDb> db);
   // Reads the table's rows from the catalog; false when it does not exist.
   Result<bool> Reload();
-  // One commit attempt inside a transaction; a unique conflict makes the caller retry.
+  // The statements of one commit inside its transaction (not committed here).
   Result<CommitResult> TryCommit(const CommitRequest& request);
   // Inserts `files` of this table in snapshot `snapshot_id` through `db` (the committing
   // table's connection), numbering them from `next_file_id`, and updates the table statistics.
   Status InsertFiles(CatalogDb& db, const std::vector<DataFile>& files, int64_t snapshot_id,
                      int64_t& next_file_id);
   Status UpdateTableStats(CatalogDb& db, const std::vector<DataFile>& files);
-  Status CheckFileColumns(const std::vector<DataFile>& files) const;
+  // Why the files cannot be committed to the table as loaded (a column they name is gone).
+  std::optional<std::string> MissingFileColumn(const std::vector<DataFile>& files) const;
 
   DuckLakeCatalog* catalog_;
   std::unique_ptr<CatalogDb> db_;

@@ -4,7 +4,11 @@
 #include <chrono>
 #include <cstdlib>
 
+#include <arrow/array.h>
+#include <arrow/scalar.h>
 #include <fmt/format.h>
+
+#include "base/number_text.h"
 
 namespace weir::lake::ducklake {
 namespace {
@@ -51,13 +55,20 @@ std::string TimestampText(int64_t micros) {
   return text + "+00";
 }
 
-std::string TimestampPartitionValue(const std::string& transform, int64_t micros) {
+std::string TimestampPartitionValue(TransformKind transform, int64_t micros) {
   const CivilTime c = ToCivil(micros);
-  if (transform == "year") return std::to_string(c.year);
-  if (transform == "month") return std::to_string(c.month);
-  if (transform == "day") return std::to_string(c.day);
-  if (transform == "hour") return std::to_string(c.hour);
-  return TimestampText(micros);
+  switch (transform) {
+    case TransformKind::kYear:
+      return std::to_string(c.year);
+    case TransformKind::kMonth:
+      return std::to_string(c.month);
+    case TransformKind::kDay:
+      return std::to_string(c.day);
+    case TransformKind::kHour:
+      return std::to_string(c.hour);
+    default:
+      return TimestampText(micros);
+  }
 }
 
 std::optional<std::string> StatText(ColumnType type, const std::optional<std::string>& parquet) {
@@ -80,12 +91,14 @@ std::optional<std::string> StatText(ColumnType type, const std::optional<std::st
 int CompareStat(ColumnType type, const std::string& a, const std::string& b) {
   switch (type) {
     case ColumnType::kBigint:
+    case ColumnType::kInteger:
     case ColumnType::kBoolean: {
       const auto x = ParseInt(a), y = ParseInt(b);
       if (x && y) return *x < *y ? -1 : (*x > *y ? 1 : 0);
       break;
     }
-    case ColumnType::kDouble: {
+    case ColumnType::kDouble:
+    case ColumnType::kFloat: {
       const double x = std::strtod(a.c_str(), nullptr), y = std::strtod(b.c_str(), nullptr);
       return x < y ? -1 : (x > y ? 1 : 0);
     }
@@ -98,7 +111,8 @@ int CompareStat(ColumnType type, const std::string& a, const std::string& b) {
 }
 
 std::string PartitionDirectory(const PartitionKey& key, const std::optional<std::string>& value) {
-  const std::string name = key.transform == "identity" ? key.column : key.transform;
+  const std::string name =
+      key.transform.kind == TransformKind::kIdentity ? key.column : ToString(key.transform);
   if (!value) return name + "=__HIVE_DEFAULT_PARTITION__";
   std::string out = name + "=";
   for (unsigned char c : *value) {
@@ -111,6 +125,48 @@ std::string PartitionDirectory(const PartitionKey& key, const std::optional<std:
     }
   }
   return out;
+}
+
+Result<PartitionValue> PartitionValueText(const arrow::Array& array, int64_t i,
+                                          const PartitionKey& key) {
+  if (array.IsNull(i)) return PartitionValue();
+  if (array.type_id() == arrow::Type::TIMESTAMP) {
+    const auto& timestamps = static_cast<const arrow::TimestampArray&>(array);
+    int64_t micros = timestamps.Value(i);
+    switch (static_cast<const arrow::TimestampType&>(*array.type()).unit()) {
+      case arrow::TimeUnit::SECOND:
+        micros *= 1000000;
+        break;
+      case arrow::TimeUnit::MILLI:
+        micros *= 1000;
+        break;
+      case arrow::TimeUnit::NANO:
+        micros /= 1000;
+        break;
+      case arrow::TimeUnit::MICRO:
+        break;
+    }
+    return PartitionValue(TimestampPartitionValue(key.transform.kind, micros));
+  }
+  if (key.transform.kind != TransformKind::kIdentity) {
+    return Status::Invalid("partition key ", ToString(key), ": ", ToString(key.transform),
+                           " needs a timestamp column, not ", array.type()->ToString());
+  }
+  switch (array.type_id()) {
+    case arrow::Type::INT64:
+      return PartitionValue(std::to_string(static_cast<const arrow::Int64Array&>(array).Value(i)));
+    case arrow::Type::DOUBLE:
+      return PartitionValue(ShortestText(static_cast<const arrow::DoubleArray&>(array).Value(i)));
+    case arrow::Type::BOOL:
+      return PartitionValue(
+          std::string(static_cast<const arrow::BooleanArray&>(array).Value(i) ? "true" : "false"));
+    case arrow::Type::STRING:
+      return PartitionValue(std::string(static_cast<const arrow::StringArray&>(array).GetView(i)));
+    default: {
+      WEIR_ASSIGN_OR_RAISE(auto scalar, array.GetScalar(i));
+      return PartitionValue(scalar->ToString());
+    }
+  }
 }
 
 }  // namespace weir::lake::ducklake

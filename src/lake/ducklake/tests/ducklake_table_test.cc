@@ -5,6 +5,7 @@
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 
+#include "assert_status.h"
 #include "harness_env.h"
 #include "lake/duckdb_engine.h"
 #include "lake/ducklake/ducklake_catalog.h"
@@ -16,6 +17,18 @@ namespace weir::lake::ducklake {
 namespace {
 
 constexpr int64_t kInsertedAt = 1710000000123456;  // 2024-03-09 16:00:00.123456 UTC
+
+// One commit, retrying lost races the way DatasetWriter does (Commit itself never retries).
+Result<CommitResult> CommitRetryingConflicts(Table& table, const CommitRequest& request,
+                                             int* conflicts = nullptr) {
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    auto result = table.Commit(request);
+    if (!result.ok() || result->status != CommitStatus::kConflict) return result;
+    if (conflicts != nullptr) ++*conflicts;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return Status::IOError("500 conflicts in a row");
+}
 
 CommitRequest Request(std::vector<DataFile> files, std::vector<OffsetRange> offsets,
                       std::string writer) {
@@ -99,7 +112,7 @@ class DuckLakeTableTest : public ::testing::TestWithParam<SqlDialect> {
     auto schema = files::WithFieldIds(*arrow::schema(fields), ids).ValueOrDie();
     std::vector<std::optional<std::string>> values;
     for (const auto& key : table.partitioning()) {
-      values.push_back(TimestampPartitionValue(key.transform, kInsertedAt));
+      values.push_back(TimestampPartitionValue(key.transform.kind, kInsertedAt));
     }
     DataFile file;
     file.relative_path = table.NewFilePath(values);
@@ -114,15 +127,19 @@ class DuckLakeTableTest : public ::testing::TestWithParam<SqlDialect> {
 
   std::unique_ptr<Table> OpenEvents(DuckLakeCatalog& catalog,
                                     std::vector<PartitionKey> partitioning = {}) {
-    auto table = catalog.OpenTable("main", "events",
-                                   {{"id", ColumnType::kBigint},
-                                    {"half", ColumnType::kDouble},
-                                    {"text", ColumnType::kVarchar},
-                                    {"even", ColumnType::kBoolean},
-                                    {"_inserted_at", ColumnType::kTimestampTz}},
-                                   partitioning);
-    EXPECT_TRUE(table.ok()) << table.status().ToString();
-    return std::move(*table);
+    auto opened = catalog.OpenTable(TableSpec{"main",
+                                              "events",
+                                              {{"id", ColumnType::kBigint},
+                                               {"half", ColumnType::kDouble},
+                                               {"text", ColumnType::kVarchar},
+                                               {"even", ColumnType::kBoolean},
+                                               {"_inserted_at", ColumnType::kTimestampTz}},
+                                              partitioning,
+                                              {}},
+                                    OpenMode::kOpenOrCreate);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    EXPECT_EQ(opened->status, OpenStatus::kOpened);
+    return std::move(opened->table);
   }
 
   std::filesystem::path dir_;
@@ -131,7 +148,8 @@ class DuckLakeTableTest : public ::testing::TestWithParam<SqlDialect> {
 
 TEST_P(DuckLakeTableTest, CommitsAreReadByDuckDbWithExactValuesAndLedger) {
   auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
-  auto table = OpenEvents(*catalog, {{"_inserted_at", "year"}, {"_inserted_at", "month"}});
+  auto table = OpenEvents(*catalog, {{"_inserted_at", {TransformKind::kYear}},
+                                     {"_inserted_at", {TransformKind::kMonth}}});
   ASSERT_EQ(table->columns().size(), 5u);
   EXPECT_EQ(table->columns()[0].name, "id");
   EXPECT_EQ(table->partitioning().size(), 2u);
@@ -141,7 +159,7 @@ TEST_P(DuckLakeTableTest, CommitsAreReadByDuckDbWithExactValuesAndLedger) {
                                 {{"topic-a", 0, 0, 600}, {"topic-a", 1, 0, 400}}, "writer-1");
   auto r1 = table->Commit(first);
   ASSERT_TRUE(r1.ok()) << r1.status().ToString();
-  ASSERT_FALSE(r1->fenced);
+  ASSERT_EQ(r1->status, CommitStatus::kCommitted);
   CommitRequest second =
       Request({WriteFile(*table, 1000, 500)}, {{"topic-a", 0, 600, 1100}}, "writer-2");
   auto r2 = table->Commit(second);
@@ -191,13 +209,13 @@ TEST_P(DuckLakeTableTest, FencedCommitWritesNothing) {
   // A zombie that started from offset 0 again (its partition was reassigned) must be refused.
   auto zombie = table->Commit(Request({WriteFile(*table, 0, 10)}, {{"t", 3, 0, 10}}, "zombie"));
   ASSERT_TRUE(zombie.ok()) << zombie.status().ToString();
-  EXPECT_TRUE(zombie->fenced);
+  EXPECT_EQ(zombie->status, CommitStatus::kFenced);
   ASSERT_EQ(zombie->fenced_ranges.size(), 1u);
   EXPECT_EQ(zombie->fenced_ranges[0].partition, 3);
   // The owner continues from its end.
   auto next = table->Commit(Request({WriteFile(*table, 10, 5)}, {{"t", 3, 10, 15}}, "owner"));
   ASSERT_TRUE(next.ok()) << next.status().ToString();
-  EXPECT_FALSE(next->fenced);
+  EXPECT_EQ(next->status, CommitStatus::kCommitted);
   auto duck = Reader();
   EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events"), "15");
   EXPECT_EQ(Scalar(*duck, "SELECT count(DISTINCT id) FROM lake.events"), "15");
@@ -214,9 +232,11 @@ TEST_P(DuckLakeTableTest, RetryAfterUnknownOutcomeRecognisesItsOwnCommit) {
   // snapshot instead of committing twice or calling itself fenced.
   auto again = table->Commit(request);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_TRUE(again->already_committed);
-  EXPECT_FALSE(again->fenced);
+  EXPECT_EQ(again->status, CommitStatus::kAlreadyCommitted);
   EXPECT_EQ(again->snapshot_id, first->snapshot_id);
+  // Reading it back finds the same snapshot.
+  ASSERT_OK_AND_ASSIGN(const auto found, table->FindCommit(request));
+  EXPECT_EQ(found, std::optional<int64_t>(first->snapshot_id));
   auto duck = Reader();
   EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.events"), "10");
 }
@@ -224,8 +244,11 @@ TEST_P(DuckLakeTableTest, RetryAfterUnknownOutcomeRecognisesItsOwnCommit) {
 TEST_P(DuckLakeTableTest, CompanionTableCommitsInTheSameSnapshot) {
   auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
   auto table = OpenEvents(*catalog);
-  auto rejects = catalog->OpenTable("main", "events_rejects", {{"id", ColumnType::kBigint}}, {});
-  ASSERT_TRUE(rejects.ok()) << rejects.status().ToString();
+  auto opened =
+      catalog->OpenTable(TableSpec{"main", "events_rejects", {{"id", ColumnType::kBigint}}, {}, {}},
+                         OpenMode::kOpenOrCreate);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto* rejects = &opened->table;
   auto schema = files::WithFieldIds(*arrow::schema({arrow::field("id", arrow::int64())}),
                                     {static_cast<int>((*rejects)->columns()[0].id)})
                     .ValueOrDie();
@@ -257,7 +280,9 @@ TEST_P(DuckLakeTableTest, AddedColumnsAreNullInOlderFiles) {
   auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
   auto table = OpenEvents(*catalog);
   ASSERT_TRUE(table->Commit(Request({WriteFile(*table, 0, 10)}, {}, "w")).ok());
-  ASSERT_TRUE(table->AddColumns({{"extra", ColumnType::kVarchar}}).ok());
+  ASSERT_OK_AND_ASSIGN(const auto evolved,
+                       table->Evolve(SchemaChange{{{"extra", ColumnType::kVarchar}}, {}}));
+  ASSERT_EQ(evolved.status, EvolveStatus::kEvolved);
   ASSERT_EQ(table->columns().size(), 6u);
   EXPECT_EQ(table->columns()[5].name, "extra");
   // A reopened table sees the same columns (ids are stable).
@@ -279,9 +304,10 @@ TEST_P(DuckLakeTableTest, ConcurrentWritersAndDuckDbKeepDenseSnapshots) {
       auto table = OpenEvents(*own);
       for (int c = 0; c < kCommits; ++c) {
         const int64_t first = (w * kCommits + c) * 100;
-        auto result = table->Commit(
-            Request({WriteFile(*table, first, 100)}, {{"t", w, c * 100, (c + 1) * 100}}, "w"));
-        if (!result.ok() || result->fenced) ++failures;
+        auto result = CommitRetryingConflicts(
+            *table, Request({WriteFile(*table, first, 100)}, {{"t", w, c * 100, (c + 1) * 100}},
+                            "w" + std::to_string(w) + "-" + std::to_string(c)));
+        if (!result.ok() || result->status != CommitStatus::kCommitted) ++failures;
       }
     });
   }
@@ -319,6 +345,106 @@ TEST_P(DuckLakeTableTest, ConcurrentWritersAndDuckDbKeepDenseSnapshots) {
   EXPECT_EQ(Scalar(*duck, "SELECT count(DISTINCT id) FROM lake.events"),
             std::to_string(kWriters * kCommits * 100 + 50));
   EXPECT_EQ(Scalar(*duck, "SELECT count(*) = max(snapshot_id) + 1 FROM lake.snapshots()"), "true");
+}
+
+TEST_P(DuckLakeTableTest, FindCommitFindsALandedCommitEvenAfterTheLedgerMovedOn) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto table = OpenEvents(*catalog);
+  const auto mine = Request({WriteFile(*table, 0, 10)}, {{"t", 0, 0, 10}}, "host/1/mine");
+  ASSERT_OK_AND_ASSIGN(const auto landed, table->Commit(mine));
+  ASSERT_EQ(landed.status, CommitStatus::kCommitted);
+  // A later owner of the partition moves the ledger past this commit's range.
+  const auto later = Request({WriteFile(*table, 10, 5)}, {{"t", 0, 10, 15}}, "host/2/later");
+  ASSERT_OK_AND_ASSIGN(const auto moved, table->Commit(later));
+  ASSERT_EQ(moved.status, CommitStatus::kCommitted);
+  ASSERT_OK_AND_ASSIGN(const auto found, table->FindCommit(mine));
+  EXPECT_EQ(found, std::optional<int64_t>(landed.snapshot_id)) << "found by its file";
+  // A commit that never happened is not found.
+  const auto never = Request({WriteFile(*table, 20, 5)}, {{"t", 0, 15, 20}}, "host/3/never");
+  ASSERT_OK_AND_ASSIGN(const auto absent, table->FindCommit(never));
+  EXPECT_EQ(absent, std::nullopt);
+}
+
+TEST_P(DuckLakeTableTest, PartitionSplitsRowsWithDuckLakeTransformSemantics) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto table = OpenEvents(
+      *catalog, {{"even", {TransformKind::kIdentity}}, {"_inserted_at", {TransformKind::kMonth}}});
+  arrow::BooleanBuilder even;
+  arrow::TimestampBuilder at(arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"),
+                             arrow::default_memory_pool());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE((i == 4 ? even.AppendNull() : even.Append(i % 2 == 0)).ok());
+    ASSERT_TRUE(at.Append(kInsertedAt).ok());
+  }
+  auto rows = arrow::RecordBatch::Make(
+      arrow::schema(
+          {arrow::field("even", arrow::boolean()),
+           arrow::field("_inserted_at", arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"))}),
+      5, {even.Finish().ValueOrDie(), at.Finish().ValueOrDie()});
+  ASSERT_OK_AND_ASSIGN(const auto groups, table->Partition(*rows));
+  std::map<std::vector<PartitionValue>, std::vector<int64_t>> got;
+  for (const auto& group : groups) got[group.values] = group.rows;
+  EXPECT_EQ(got,
+            (std::map<std::vector<PartitionValue>, std::vector<int64_t>>{
+                {{std::nullopt, "3"}, {4}}, {{"false", "3"}, {1, 3}}, {{"true", "3"}, {0, 2}}}));
+}
+
+TEST_P(DuckLakeTableTest, EvolvePromotesIntegerToBigintAndRefusesWhatDuckLakeCannotWiden) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  auto opened = catalog->OpenTable(
+      TableSpec{
+          "main",
+          "narrow",
+          {{"n", ColumnType::kInteger}, {"f", ColumnType::kFloat}, {"s", ColumnType::kVarchar}},
+          {},
+          {}},
+      OpenMode::kOpenOrCreate);
+  ASSERT_OK(opened.status());
+  auto& table = *opened->table;
+  ASSERT_EQ(table.columns()[0].type, ColumnType::kInteger);
+  ASSERT_EQ(table.columns()[1].type, ColumnType::kFloat);
+  ASSERT_OK_AND_ASSIGN(
+      const auto widened,
+      table.Evolve(SchemaChange{{}, {{"n", ColumnType::kBigint}, {"f", ColumnType::kDouble}}}));
+  EXPECT_EQ(widened.status, EvolveStatus::kEvolved) << widened.reason;
+  EXPECT_EQ(table.columns()[0].type, ColumnType::kBigint);
+  EXPECT_EQ(table.columns()[1].type, ColumnType::kDouble);
+  ASSERT_OK_AND_ASSIGN(const auto refused,
+                       table.Evolve(SchemaChange{{}, {{"s", ColumnType::kBigint}}}));
+  EXPECT_EQ(refused.status, EvolveStatus::kRefused);
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck,
+                   "SELECT data_type FROM information_schema.columns WHERE table_catalog "
+                   "= 'lake' AND table_name = 'narrow' AND column_name = 'n'"),
+            "BIGINT");
+}
+
+TEST_P(DuckLakeTableTest, CheckSpecRefusesIcebergOnlyTransformsAndSortKeysNamingTheSetting) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  TableSpec spec{"main", "events", {}, {{"id", {TransformKind::kBucket, 16}}}, {}};
+  const Status bucket = catalog->CheckSpec(spec, "datasets[events].partition_by");
+  EXPECT_EQ(bucket.message(),
+            "datasets[events].partition_by: DuckLake cannot partition by bucket[16](id) (it has "
+            "identity, year, month, day and hour; bucket[N] and truncate[W] are Iceberg's)");
+  spec.partitioning = {{"_inserted_at", {TransformKind::kDay}}};
+  ASSERT_OK(catalog->CheckSpec(spec, "x"));
+  spec.sort_keys = {{"id"}};
+  EXPECT_FALSE(catalog->CheckSpec(spec, "x").ok());
+}
+
+TEST_P(DuckLakeTableTest, OpenOnlyReportsAMissingTableWithoutCreatingIt) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  ASSERT_OK_AND_ASSIGN(
+      auto opened,
+      catalog->OpenTable(TableSpec{"main", "absent", {{"a", ColumnType::kBigint}}, {}, {}},
+                         OpenMode::kOpenOnly));
+  EXPECT_EQ(opened.status, OpenStatus::kMissing);
+  EXPECT_EQ(opened.table, nullptr);
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck,
+                   "SELECT count(*) FROM information_schema.tables WHERE table_catalog = "
+                   "'lake' AND table_name = 'absent'"),
+            "0");
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalogs, DuckLakeTableTest,

@@ -14,11 +14,11 @@ TEST(StatsTextTest, TimestampsPrintAsDuckDbDoes) {
 
 TEST(StatsTextTest, PartitionValuesFollowDuckLakeTransforms) {
   const int64_t t = 1710000000123456;  // 2024-03-09 16:00:00.123456 UTC
-  EXPECT_EQ(TimestampPartitionValue("year", t), "2024");
-  EXPECT_EQ(TimestampPartitionValue("month", t), "3");
-  EXPECT_EQ(TimestampPartitionValue("day", t), "9");
-  EXPECT_EQ(TimestampPartitionValue("hour", t), "16");
-  EXPECT_EQ(TimestampPartitionValue("hour", -3600000000), "23");
+  EXPECT_EQ(TimestampPartitionValue(TransformKind::kYear, t), "2024");
+  EXPECT_EQ(TimestampPartitionValue(TransformKind::kMonth, t), "3");
+  EXPECT_EQ(TimestampPartitionValue(TransformKind::kDay, t), "9");
+  EXPECT_EQ(TimestampPartitionValue(TransformKind::kHour, t), "16");
+  EXPECT_EQ(TimestampPartitionValue(TransformKind::kHour, -3600000000), "23");
 }
 
 TEST(StatsTextTest, ParquetStatisticsBecomeCatalogText) {
@@ -37,9 +37,10 @@ TEST(StatsTextTest, ComparisonIsByTypeNotByText) {
 }
 
 TEST(StatsTextTest, PartitionDirectoriesEscapeLikeDuckDb) {
-  EXPECT_EQ(PartitionDirectory({"t", "year"}, "2024"), "year=2024");
-  EXPECT_EQ(PartitionDirectory({"s", "identity"}, "a b/c"), "s=a%20b%2Fc");
-  EXPECT_EQ(PartitionDirectory({"s", "identity"}, std::nullopt), "s=__HIVE_DEFAULT_PARTITION__");
+  EXPECT_EQ(PartitionDirectory({"t", {TransformKind::kYear}}, "2024"), "year=2024");
+  EXPECT_EQ(PartitionDirectory({"s", {TransformKind::kIdentity}}, "a b/c"), "s=a%20b%2Fc");
+  EXPECT_EQ(PartitionDirectory({"s", {TransformKind::kIdentity}}, std::nullopt),
+            "s=__HIVE_DEFAULT_PARTITION__");
 }
 
 }  // namespace

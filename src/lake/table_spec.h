@@ -1,0 +1,95 @@
+// What a lake table is made of, format-neutrally: column types, partition transforms, sort keys
+// and the spec a catalog opens or creates a table from. DuckLake and Iceberg map these onto
+// their own metadata; a format refuses (at startup, through Catalog::CheckSpec) what it cannot
+// represent.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace weir::lake {
+
+// Column types weir writes (the JSON kinds plus the per-flush commit timestamp), and the
+// narrower numeric types a table made by another writer may hold (kInteger: 32-bit,
+// kFloat: 32-bit), which weir promotes before writing wider values into them.
+// kOther is a live column of a type weir does not write: weir leaves it null in its files.
+enum class ColumnType {
+  kBoolean,
+  kInteger,
+  kBigint,
+  kFloat,
+  kDouble,
+  kVarchar,
+  kTimestampTz,
+  kOther
+};
+
+std::string_view ToString(ColumnType type);
+
+// The type `from` can be promoted to so that it holds values of `to` without loss (int→bigint,
+// float→double), or nullopt when no promotion is possible (or none is needed).
+std::optional<ColumnType> PromotionFor(ColumnType from, ColumnType to);
+
+struct Column {
+  int64_t id = 0;  // the table's column id (field id), written as the Parquet field id
+  std::string name;
+  ColumnType type = ColumnType::kVarchar;
+};
+
+// A column to add: its name and type (the table assigns the id).
+using NewColumn = std::pair<std::string, ColumnType>;
+
+// A partition transform. Identity, year, month, day and hour exist in every format; bucket[N]
+// and truncate[W] are Iceberg's (DuckLake refuses them at startup).
+enum class TransformKind { kIdentity, kYear, kMonth, kDay, kHour, kBucket, kTruncate };
+
+struct Transform {
+  TransformKind kind = TransformKind::kIdentity;
+  int32_t parameter = 0;  // N of bucket[N], W of truncate[W]; 0 otherwise
+  bool operator==(const Transform&) const = default;
+  bool IsTime() const;  // year, month, day or hour
+};
+
+// "identity", "year", "month", "day", "hour", "bucket[N]", "truncate[W]" (N, W ≥ 1).
+Result<Transform> ParseTransform(std::string_view text);
+std::string ToString(const Transform& transform);
+
+// One partition key: a transform of a column.
+struct PartitionKey {
+  std::string column;
+  Transform transform;
+  bool operator==(const PartitionKey&) const = default;
+};
+
+// "team_id" for identity, else "month(_inserted_at)", "bucket[16](user_id)".
+std::string ToString(const PartitionKey& key);
+// "(k1, k2)".
+std::string ToString(const std::vector<PartitionKey>& keys);
+
+// One sort key of the files' rows (Iceberg's sort order; DuckLake refuses them).
+struct SortKey {
+  std::string column;
+  bool descending = false;
+  bool nulls_first = true;
+  bool operator==(const SortKey&) const = default;
+};
+
+// What a catalog opens or creates a table from.
+struct TableSpec {
+  std::string schema;  // DuckLake schema, Iceberg namespace
+  std::string table;
+  // The columns a created table starts with (weir adds `_inserted_at`); ignored when the table
+  // exists.
+  std::vector<NewColumn> columns;
+  // The layout asked for; a live table laid out differently is refused (see Catalog::OpenTable).
+  std::vector<PartitionKey> partitioning;
+  std::vector<SortKey> sort_keys;
+};
+
+}  // namespace weir::lake
