@@ -148,9 +148,10 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
     table.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
-    if (config_.type == CatalogType::kSql) {
-      table.location = warehouse_ + "/" + spec.schema + "/" + spec.table;
-    }
+    // REST: the server chooses the location (its warehouse); the placeholder is not sent.
+    table.location = config_.type == CatalogType::kSql
+                         ? warehouse_ + "/" + spec.schema + "/" + spec.table
+                         : std::string(kServerAssignedLocation);
     auto metadata = TableMetadata::Create(table);
     if (!metadata.ok()) {
       return OpenResult{

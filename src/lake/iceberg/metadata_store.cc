@@ -88,7 +88,7 @@ class RestStore final : public MetadataStore {
     request.name = ident.name;
     request.schema_json = metadata.current_schema().ToJson().dump();
     request.partition_spec_json = metadata.default_spec().ToJson().dump();
-    request.location = metadata.location();
+    if (metadata.location() != kServerAssignedLocation) request.location = metadata.location();
     request.properties = metadata.properties();
     auto created = catalog_->CreateTable(ident.namespace_levels, request);
     if (created.ok()) return true;

@@ -38,6 +38,9 @@ struct MetadataChange {
   std::optional<int> schema_id;      // a schema of `next` made current
 };
 
+// The location of a table whose catalog chooses it (REST): Create does not send it.
+inline constexpr char kServerAssignedLocation[] = "weir:server-assigned";
+
 class MetadataStore {
  public:
   virtual ~MetadataStore() = default;
