@@ -2,6 +2,8 @@
 // partition spec), partition rows with Iceberg's transforms, commit with the ledger fence,
 // recognise an earlier landing, evolve the schema, and refuse a different layout.
 #include <filesystem>
+#include <functional>
+#include <utility>
 
 #include <arrow/builder.h>
 #include <arrow/compute/api.h>
@@ -11,6 +13,7 @@
 #include "files/parquet_file_writer.h"
 #include "lake/iceberg/iceberg_lake_catalog.h"
 #include "lake/iceberg/iceberg_table.h"
+#include "lake/iceberg/sql_catalog.h"
 
 namespace weir::lake {
 namespace {
@@ -185,6 +188,110 @@ TEST_F(IcebergTableTest, EvolvesAddingColumnsAndRefusesANarrowing) {
   EXPECT_EQ(table.columns().size(), 4u);
   ASSERT_OK_AND_ASSIGN(auto refused, table.Evolve({{}, {{"amount", ColumnType::kBigint}}}));
   EXPECT_EQ(refused.status, EvolveStatus::kRefused);
+}
+
+// A store that lets a racer commit first (once), or reports a landed commit as unknown (once).
+class ScriptedStore final : public iceberg::MetadataStore {
+ public:
+  ScriptedStore(std::unique_ptr<iceberg::MetadataStore> inner, std::function<void()> racer,
+                bool unknown)
+      : inner_(std::move(inner)), racer_(std::move(racer)), unknown_(unknown) {}
+  Status EnsureNamespace(const std::vector<std::string>& levels) override {
+    return inner_->EnsureNamespace(levels);
+  }
+  Result<std::optional<iceberg::CurrentMetadata>> Load(const iceberg::TableIdent& ident) override {
+    return inner_->Load(ident);
+  }
+  Result<bool> Create(const iceberg::TableIdent& ident,
+                      const iceberg::TableMetadata& metadata) override {
+    return inner_->Create(ident, metadata);
+  }
+  Result<iceberg::CommitResult> Commit(const iceberg::TableIdent& ident,
+                                       const iceberg::CurrentMetadata& base,
+                                       const iceberg::TableMetadata& next,
+                                       const iceberg::MetadataChange& change,
+                                       std::vector<std::string>& written) override {
+    if (racer_) std::exchange(racer_, nullptr)();
+    auto result = inner_->Commit(ident, base, next, change, written);
+    if (result.ok() && unknown_) {
+      unknown_ = false;
+      result->outcome = iceberg::CommitOutcome::kUnknown;
+    }
+    return result;
+  }
+
+ private:
+  std::unique_ptr<iceberg::MetadataStore> inner_;
+  std::function<void()> racer_;
+  bool unknown_;
+};
+
+size_t FilesIn(const std::filesystem::path& dir) {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    n += entry.is_regular_file() ? 1 : 0;
+  }
+  return n;
+}
+
+TEST_F(IcebergTableTest, ALostRaceIsAConflictThatLeavesNoFilesAndAnUnknownOutcomeIsFound) {
+  ASSERT_OK_AND_ASSIGN(auto opened, catalog_->OpenTable(Spec(), OpenMode::kOpenOrCreate));
+  Table& racer = *opened.table;
+  const iceberg::TableIdent ident{{"ns"}, "events"};
+  const auto open_scripted = [&](std::function<void()> race,
+                                 bool unknown) -> std::unique_ptr<iceberg::IcebergTable> {
+    auto sql = iceberg::SqlCatalog::OpenSqlite((dir_ / "catalog.db").string());
+    EXPECT_TRUE(sql.ok());
+    iceberg::TableIo io{racer.filesystem()};
+    auto inner = iceberg::MakeSqlMetadataStore(std::move(*sql), io);
+    auto current = inner->Load(ident);
+    EXPECT_TRUE(current.ok() && current->has_value());
+    auto store = std::make_unique<ScriptedStore>(std::move(inner), std::move(race), unknown);
+    return std::make_unique<iceberg::IcebergTable>(std::move(store), io, ident,
+                                                   std::move(**current));
+  };
+  // The racer commits between our reload and our swap.
+  CommitRequest theirs;
+  theirs.files = Write(racer, *Rows(racer, 0, 10));
+  theirs.offsets = {{"events", 1, 0, 10}};
+  theirs.writer = "racer/1";
+  auto table = open_scripted(
+      [&] {
+        auto landed = racer.Commit(theirs);
+        ASSERT_TRUE(landed.ok() && landed->status == CommitStatus::kCommitted);
+      },
+      false);
+  CommitRequest ours;
+  ours.files = Write(*table, *Rows(*table, 10, 20));
+  ours.offsets = {{"events", 0, 0, 10}};
+  ours.writer = "ours/1";
+  const auto metadata_dir = dir_ / "warehouse" / "ns" / "events" / "metadata";
+  const size_t before = FilesIn(metadata_dir);
+  ASSERT_OK_AND_ASSIGN(auto lost, table->Commit(ours));
+  EXPECT_EQ(lost.status, CommitStatus::kConflict);
+  // The racer's commit added a manifest, a list and a metadata file; ours left none behind.
+  EXPECT_EQ(FilesIn(metadata_dir), before + 3);
+  ASSERT_OK_AND_ASSIGN(auto retried, table->Commit(ours));
+  EXPECT_EQ(retried.status, CommitStatus::kCommitted);
+  ASSERT_OK_AND_ASSIGN(auto ledger, table->ReadLedger("events"));
+  EXPECT_EQ(ledger, (std::map<int32_t, int64_t>{{0, 10}, {1, 10}}));
+
+  // A commit that landed but reported no answer is found by its writer id, and its retry is
+  // recognised as already committed.
+  auto unsure = open_scripted(nullptr, true);
+  CommitRequest next;
+  next.files = Write(*unsure, *Rows(*unsure, 20, 30));
+  next.offsets = {{"events", 0, 10, 20}};
+  next.writer = "ours/2";
+  ASSERT_OK_AND_ASSIGN(auto unknown, unsure->Commit(next));
+  EXPECT_EQ(unknown.status, CommitStatus::kOutcomeUnknown);
+  ASSERT_OK_AND_ASSIGN(auto found, unsure->FindCommit(next));
+  ASSERT_TRUE(found.has_value());
+  ASSERT_OK_AND_ASSIGN(auto again, unsure->Commit(next));
+  EXPECT_EQ(again.status, CommitStatus::kAlreadyCommitted);
+  EXPECT_EQ(again.snapshot_id, *found);
+  const auto& metadata = unsure->metadata();
+  EXPECT_EQ(*metadata.RefSnapshot()->SummaryValue("total-records"), "30");
 }
 
 TEST_F(IcebergTableTest, CheckSpecNamesTheSetting) {
