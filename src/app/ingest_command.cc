@@ -19,6 +19,7 @@
 #include "kafka/admin.h"
 #include "lake/duckdb_engine.h"
 #include "lake/ducklake/ducklake_catalog.h"
+#include "lake/iceberg/iceberg_lake_catalog.h"
 #include "observe/http_server.h"
 
 namespace weir::app {
@@ -82,11 +83,49 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
   return options;
 }
 
+Status ProbeTopics(const config::IngestSettings& s) {
+  for (const auto& d : s.datasets) {
+    auto partitions = kafka::PartitionCount(s.kafka.bootstrap_servers, d.topic);
+    if (!partitions.ok()) {
+      return WithContext(partitions.status(),
+                         "dataset " + d.name + ", broker " + s.kafka.bootstrap_servers);
+    }
+    spdlog::info("topic ok: {} has {} partition(s) (dataset {} → {}.{})", d.topic, *partitions,
+                 d.name, d.schema, d.table);
+  }
+  return Status::OK();
+}
+
+// An Iceberg lake: its catalog reachable (and, for SQL, the warehouse directory made).
+Result<std::unique_ptr<lake::Catalog>> ProbeIceberg(const config::IngestSettings& s,
+                                                    std::stop_token stop) {
+  auto config = MakeIcebergConfig(s);
+  config.stop = std::move(stop);
+  auto catalog = lake::iceberg::IcebergLakeCatalog::Open(config);
+  if (!catalog.ok()) {
+    return WithContext(catalog.status(), s.iceberg.catalog == "rest"
+                                             ? "iceberg.uri " + s.iceberg.uri
+                                         : s.iceberg.postgres_dsn.empty()
+                                             ? "iceberg.sqlite_path " + s.iceberg.sqlite_path
+                                             : std::string("iceberg.postgres_dsn"));
+  }
+  if (s.iceberg.catalog == "rest") {
+    spdlog::info("Iceberg REST catalog ok: {}", s.iceberg.uri);
+  } else {
+    spdlog::info("Iceberg SQL catalog ok: {} (warehouse {})",
+                 s.iceberg.postgres_dsn.empty() ? s.iceberg.sqlite_path : "PostgreSQL",
+                 (*catalog)->warehouse());
+  }
+  WEIR_RETURN_NOT_OK(ProbeTopics(s));
+  return std::unique_ptr<lake::Catalog>(std::move(*catalog));
+}
+
 // The startup checks shared by ingest and check: catalog reachable, storage writable (a marker
 // object), every topic present. The lake format is chosen here, once, from the configuration:
 // the pipeline sees only lake::Catalog.
-Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::IngestSettings& s,
-                                                               std::stop_token stop) {
+Result<std::unique_ptr<lake::Catalog>> Probe(const config::IngestSettings& s,
+                                             std::stop_token stop) {
+  if (s.lake_format == "iceberg") return ProbeIceberg(s, std::move(stop));
   auto config = MakeCatalogConfig(s);
   config.stop = std::move(stop);
   auto catalog = lake::ducklake::DuckLakeCatalog::Open(config);
@@ -108,19 +147,28 @@ Result<std::unique_ptr<lake::ducklake::DuckLakeCatalog>> Probe(const config::Ing
         probed, "storage.data_path " + (*catalog)->store().uri() + " (writing a marker object)");
   }
   spdlog::info("storage ok: wrote, read and deleted {}{}", (*catalog)->store().uri(), marker);
-  for (const auto& d : s.datasets) {
-    auto partitions = kafka::PartitionCount(s.kafka.bootstrap_servers, d.topic);
-    if (!partitions.ok()) {
-      return WithContext(partitions.status(),
-                         "dataset " + d.name + ", broker " + s.kafka.bootstrap_servers);
-    }
-    spdlog::info("topic ok: {} has {} partition(s) (dataset {} → {}.{})", d.topic, *partitions,
-                 d.name, d.schema, d.table);
-  }
-  return catalog;
+  WEIR_RETURN_NOT_OK(ProbeTopics(s));
+  return std::unique_ptr<lake::Catalog>(std::move(*catalog));
 }
 
 }  // namespace
+
+lake::iceberg::IcebergLakeConfig MakeIcebergConfig(const config::IngestSettings& s) {
+  lake::iceberg::IcebergLakeConfig c;
+  const auto& i = s.iceberg;
+  c.type =
+      i.catalog == "rest" ? lake::iceberg::CatalogType::kRest : lake::iceberg::CatalogType::kSql;
+  c.sqlite_path = i.sqlite_path;
+  c.postgres_conninfo = i.postgres_dsn;
+  c.catalog_name = i.catalog_name;
+  c.warehouse = i.warehouse.empty() ? "weir-lake/warehouse" : i.warehouse;
+  c.rest.uri = i.uri;
+  c.rest.warehouse = i.warehouse;
+  c.rest.token = i.token;
+  c.rest.credential = i.credential;
+  c.max_attempts = s.commit_max_attempts;
+  return c;
+}
 
 lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s) {
   lake::ducklake::CatalogConfig c;

@@ -8,6 +8,7 @@
 
 #include "config/settings.h"
 #include "lake/ducklake/ducklake_catalog.h"
+#include "lake/iceberg/iceberg_lake_catalog.h"
 
 namespace weir::app {
 
@@ -18,6 +19,8 @@ struct IngestArgs {
 
 // The catalog writer's configuration from the settings (shared with `weir check`).
 lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s);
+// The Iceberg lake of lake.format iceberg (the embedded SQLite catalog by default).
+lake::iceberg::IcebergLakeConfig MakeIcebergConfig(const config::IngestSettings& s);
 
 // Runs the pipeline until SIGTERM/SIGINT (then drains); returns the process exit code.
 int RunIngest(const IngestArgs& args, std::ostream& out, std::ostream& err);

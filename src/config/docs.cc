@@ -115,7 +115,12 @@ constexpr std::string_view kRules = R"(
 - Dataset names, topics and schema-qualified tables are unique; names, schemas and tables are
   identifiers (`[A-Za-z_][A-Za-z0-9_]*`).
 - A partition key is a column name (identity) or `year|month|day|hour(<column>)`, the column an
-  identifier such as `_inserted_at`.
+  identifier such as `_inserted_at`; an Iceberg lake also takes `bucket[N](<column>)` and
+  `truncate[W](<column>)` with N, W ≥ 1 (DuckLake refuses them at startup).
+- `lake.format: iceberg` with nothing else set writes the embedded Iceberg lake: the SQL catalog
+  `weir-lake/catalog.db` (SQLite) and tables under `weir-lake/warehouse/<schema>/<table>`.
+  `iceberg.catalog: rest` needs `iceberg.uri`, and at most one of `iceberg.token` /
+  `iceberg.credential`.
 - `group.id` and `auto.offset.reset` are not accepted in `kafka.properties` (use their settings).
 
 Secrets (`catalog.postgres_password`, `storage.s3_secret_access_key`, the password in

@@ -136,6 +136,56 @@ std::vector<Setting> BuildTable() {
        .description = "librdkafka properties passed through (`security.protocol: SASL_SSL`). "
                       "Values of password, secret and JAAS properties are masked in logs.",
        WEIR_PROCESS_FIELD(kafka.properties)},
+      // The lake format.
+      {.name = "lake.format",
+       .type = S::kEnum,
+       .allowed = {"ducklake", "iceberg"},
+       .description = "The table format `weir ingest` writes: DuckLake (the `catalog.*` and "
+                      "`storage.*` settings) or Iceberg (the `iceberg.*` settings).",
+       WEIR_PROCESS_FIELD(lake_format)},
+      {.name = "iceberg.catalog",
+       .type = S::kEnum,
+       .allowed = {"sql", "rest"},
+       .description = "The Iceberg catalog (lake.format iceberg): `sql` (the iceberg_tables of "
+                      "a SQLite file or PostgreSQL database, as pyiceberg's SqlCatalog and "
+                      "Iceberg's JdbcCatalog share it) or `rest` (a REST catalog at iceberg.uri).",
+       WEIR_PROCESS_FIELD(iceberg.catalog)},
+      {.name = "iceberg.sqlite_path",
+       .type = S::kString,
+       .description = "The SQL catalog's SQLite file (iceberg.catalog sql, when "
+                      "iceberg.postgres_dsn is not set).",
+       WEIR_PROCESS_FIELD(iceberg.sqlite_path)},
+      {.name = "iceberg.postgres_dsn",
+       .type = S::kString,
+       .secrecy = Secrecy::kConninfo,
+       .description = "libpq connection string of a PostgreSQL SQL catalog (iceberg.catalog sql).",
+       WEIR_PROCESS_FIELD(iceberg.postgres_dsn)},
+      {.name = "iceberg.catalog_name",
+       .type = S::kString,
+       .description = "The SQL catalog's catalog name (the `catalog_name` column).",
+       WEIR_PROCESS_FIELD(iceberg.catalog_name)},
+      {.name = "iceberg.warehouse",
+       .type = S::kString,
+       .default_note = "sql: `weir-lake/warehouse`; rest: none",
+       .description = "sql: the local directory tables are created under "
+                      "(`<warehouse>/<schema>/<table>`); rest: the warehouse sent to the server.",
+       WEIR_PROCESS_FIELD(iceberg.warehouse)},
+      {.name = "iceberg.uri",
+       .type = S::kString,
+       .description = "The REST catalog's base URI, e.g. `http://host:8181` (iceberg.catalog "
+                      "rest: required).",
+       WEIR_PROCESS_FIELD(iceberg.uri)},
+      {.name = "iceberg.token",
+       .type = S::kString,
+       .secrecy = Secrecy::kSecret,
+       .description = "A bearer token for the REST catalog. Never printed.",
+       WEIR_PROCESS_FIELD(iceberg.token)},
+      {.name = "iceberg.credential",
+       .type = S::kString,
+       .secrecy = Secrecy::kSecret,
+       .description = "OAuth2 client credentials `client_id:client_secret` for the REST "
+                      "catalog (instead of iceberg.token). Never printed.",
+       WEIR_PROCESS_FIELD(iceberg.credential)},
       // Catalog.
       {.name = "catalog.kind",
        .type = S::kEnum,
@@ -423,7 +473,8 @@ std::vector<Setting> BuildTable() {
        .millpond_env = "DUCKLAKE_PARTITION_BY",
        .description = "Partition keys declared at table creation: a column name (identity) or "
                       "`year|month|day|hour(<column>)`, e.g. `year(_inserted_at),month("
-                      "_inserted_at)`.",
+                      "_inserted_at)`; Iceberg also takes `bucket[N](<column>)` and "
+                      "`truncate[W](<column>)` (N, W ≥ 1).",
        WEIR_DATASET_FIELD(partition_by)},
       {.name = "flush.max_bytes",
        .scope = kD,

@@ -78,8 +78,23 @@ struct DatasetSettings {
   int64_t row_group_rows = 122880;
 };
 
+// The Iceberg lake (lake.format iceberg): its catalog and warehouse.
+struct IcebergSettings {
+  std::string catalog = "sql";                       // sql | rest
+  std::string sqlite_path = "weir-lake/catalog.db";  // sql on SQLite
+  std::string postgres_dsn;                          // sql on PostgreSQL when set
+  std::string catalog_name = "weir";                 // the SQL catalog's catalog_name column
+  std::string warehouse;   // sql: the tables' root directory ("" = weir-lake/warehouse);
+                           // rest: the warehouse sent to the server ("" = none)
+  std::string uri;         // rest: required
+  std::string token;       // rest: a bearer token; or
+  std::string credential;  // rest: OAuth2 client credentials "id:secret"
+};
+
 struct IngestSettings {
   KafkaSettings kafka;
+  std::string lake_format = "ducklake";  // ducklake | iceberg
+  IcebergSettings iceberg;
   CatalogSettings catalog;
   StorageSettings storage;
   std::vector<DatasetSettings> datasets;  // at least one; names, topics and tables unique

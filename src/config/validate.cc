@@ -72,8 +72,9 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
   for (const std::string& key : dataset.partition_by) {
     if (!ParsePartitionKey(key)) {
       errors.Dataset(index, dataset, "partition_by",
-                     fmt::format("value \"{}\" is not a partition key (a column name, or "
-                                 "year|month|day|hour(<column>))",
+                     fmt::format("value \"{}\" is not a partition key (a column name, "
+                                 "year|month|day|hour(<column>), or bucket[N](<column>) / "
+                                 "truncate[W](<column>) with N, W >= 1)",
                                  key));
     }
   }
@@ -147,6 +148,23 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
                    "kafka.auto_offset_reset, not as properties");
   }
   CheckCatalog(settings.catalog, errors);
+  if (settings.lake_format == "iceberg") {
+    const IcebergSettings& iceberg = settings.iceberg;
+    if (iceberg.catalog == "rest" && iceberg.uri.empty()) {
+      errors.Process("iceberg.uri", "required when iceberg.catalog is rest");
+    }
+    if (iceberg.catalog == "rest" && iceberg.uri.find("://") == std::string::npos &&
+        !iceberg.uri.empty()) {
+      errors.Process("iceberg.uri",
+                     fmt::format("value \"{}\" is not an http(s):// URI", iceberg.uri));
+    }
+    if (!iceberg.token.empty() && !iceberg.credential.empty()) {
+      errors.Process("iceberg.credential", "set either iceberg.token or iceberg.credential");
+    }
+    if (iceberg.catalog == "sql" && iceberg.postgres_dsn.empty() && iceberg.sqlite_path.empty()) {
+      errors.Process("iceberg.sqlite_path", "required when iceberg.catalog is sql");
+    }
+  }
   const StorageSettings& storage = settings.storage;
   if (storage.data_path.empty()) {
     errors.Process("storage.data_path", "required, not set");
@@ -208,7 +226,23 @@ std::optional<PartitionKey> ParsePartitionKey(std::string_view text) {
   if (open == std::string_view::npos || text.back() != ')') return std::nullopt;
   const std::string_view transform = text.substr(0, open);
   const std::string_view column = text.substr(open + 1, text.size() - open - 2);
-  if (transform != "year" && transform != "month" && transform != "day" && transform != "hour") {
+  const auto parameterized = [&](std::string_view name) {
+    if (!transform.starts_with(name) || transform.size() <= name.size() + 1 ||
+        transform.back() != ']') {
+      return false;
+    }
+    const std::string_view digits =
+        transform.substr(name.size(), transform.size() - name.size() - 1);
+    if (digits.size() > 9) return false;
+    int64_t n = 0;
+    for (const char c : digits) {
+      if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+      n = n * 10 + (c - '0');
+    }
+    return n >= 1;
+  };
+  if (transform != "year" && transform != "month" && transform != "day" && transform != "hour" &&
+      !parameterized("bucket[") && !parameterized("truncate[")) {
     return std::nullopt;
   }
   if (!IsIdentifier(column)) return std::nullopt;

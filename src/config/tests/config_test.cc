@@ -516,7 +516,37 @@ TEST(ValidateTest, PartitionKeys) {
   EXPECT_FALSE(ParsePartitionKey("day(1ts)"));
   EXPECT_FALSE(ParsePartitionKey("bucket(ts)"));
   EXPECT_FALSE(ParsePartitionKey(""));
+  EXPECT_EQ(ParsePartitionKey("bucket[16](user_id)")->transform, "bucket[16]");
+  EXPECT_EQ(ParsePartitionKey("truncate[4](name)")->column, "name");
+  EXPECT_FALSE(ParsePartitionKey("bucket[0](id)"));
+  EXPECT_FALSE(ParsePartitionKey("truncate[](id)"));
+  EXPECT_FALSE(ParsePartitionKey("bucket[-2](id)"));
   EXPECT_TRUE(ValidateIngestSettings(LoadOk("", Minimal())).ok());
+}
+
+TEST(ValidateTest, IcebergSettings) {
+  Env env = Minimal();
+  env["WEIR_LAKE_FORMAT"] = "iceberg";
+  const IngestSettings defaults = LoadOk("", env);
+  EXPECT_EQ(defaults.lake_format, "iceberg");
+  EXPECT_EQ(defaults.iceberg.catalog, "sql");
+  EXPECT_EQ(defaults.iceberg.sqlite_path, "weir-lake/catalog.db");
+  env["WEIR_ICEBERG_CATALOG"] = "rest";
+  EXPECT_NE(ErrorOf("", env).find("iceberg.uri: required when iceberg.catalog is rest"),
+            std::string::npos);
+  env["WEIR_ICEBERG_URI"] = "http://localhost:8181";
+  env["WEIR_ICEBERG_TOKEN"] = "t";
+  env["WEIR_ICEBERG_CREDENTIAL"] = "a:b";
+  EXPECT_NE(ErrorOf("", env).find("iceberg.credential: set either"), std::string::npos);
+  env.erase("WEIR_ICEBERG_CREDENTIAL");
+  EXPECT_TRUE(ValidateIngestSettings(LoadOk("", env)).ok());
+  env["WEIR_ICEBERG_CATALOG"] = "glue";
+  EXPECT_NE(ErrorOf("", env).find("iceberg.catalog: value \"glue\" is not one of sql, rest"),
+            std::string::npos);
+  env = Minimal();
+  env["WEIR_PARTITION_BY"] = "bucket[0](id)";
+  EXPECT_NE(ErrorOf("", env).find("partition_by: value \"bucket[0](id)\" is not a partition key"),
+            std::string::npos);
 }
 
 }  // namespace

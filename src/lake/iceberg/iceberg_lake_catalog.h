@@ -1,0 +1,61 @@
+// weir's Iceberg lake (lake::Catalog): tables in an Iceberg SQL catalog (SQLite — the embedded
+// default `weir-lake/catalog.db` next to `weir-lake/warehouse/` — or PostgreSQL) or a REST
+// catalog, data on the local file system.
+//
+// Creating a table: the spec's columns (with `_inserted_at` as timestamptz) get field ids
+// 1..n in order (lake::Column::id = Iceberg field id = Parquet field id), the partition spec
+// comes from the dataset's partitioning (identity, year, month, day, hour, bucket[N],
+// truncate[W]), location `<warehouse>/<namespace>/<table>` (SQL) or the server's (REST).
+//
+// Threading: thread-safe; every OpenTable makes the table its own catalog connection.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+
+#include "lake/catalog.h"
+#include "lake/iceberg/manifest.h"
+#include "lake/iceberg/metadata_store.h"
+#include "lake/iceberg/rest_catalog.h"
+
+namespace weir::lake::iceberg {
+
+enum class CatalogType { kSql, kRest };
+
+struct IcebergLakeConfig {
+  CatalogType type = CatalogType::kSql;
+  std::string sqlite_path = "weir-lake/catalog.db";  // SQL on SQLite
+  std::string postgres_conninfo;                     // SQL on PostgreSQL when set
+  std::string catalog_name = "weir";                 // the SQL catalog's catalog_name
+  std::string warehouse = "weir-lake/warehouse";     // SQL: tables' root directory
+  RestCatalogOptions rest;                           // REST (rest.warehouse: sent to the server)
+  std::stop_token stop;
+  int max_attempts = 10;
+};
+
+class IcebergLakeCatalog final : public lake::Catalog {
+ public:
+  // Connects (creating the SQLite file, the catalog tables and the warehouse directory).
+  static Result<std::unique_ptr<IcebergLakeCatalog>> Open(const IcebergLakeConfig& config);
+
+  std::string_view format() const override { return "Iceberg"; }
+  // Iceberg's transforms; truncate of `_inserted_at` (a timestamp) is refused, and so are
+  // sort keys (not written yet).
+  Status CheckSpec(const TableSpec& spec, std::string_view setting) const override;
+  Result<OpenResult> OpenTable(const TableSpec& spec, OpenMode mode) override;
+
+  // Where tables are created (SQL), as an absolute path.
+  const std::string& warehouse() const { return warehouse_; }
+
+ private:
+  explicit IcebergLakeCatalog(IcebergLakeConfig config);
+  Result<std::unique_ptr<MetadataStore>> Connect();
+
+  IcebergLakeConfig config_;
+  std::string warehouse_;
+  TableIo io_;
+};
+
+}  // namespace weir::lake::iceberg

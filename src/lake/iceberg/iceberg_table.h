@@ -1,0 +1,83 @@
+// One Iceberg table as the pipeline sees it (lake::Table): columns with Iceberg field ids,
+// Iceberg's transforms, the offset ledger in snapshot summaries, and a commit that is one
+// compare-and-swap attempt through the catalog (lake/iceberg/metadata_store.h).
+//
+// Partition values travel as text of the transform's result value (ints as decimal, strings
+// verbatim, booleans true/false, floats in shortest round-trip form); NewFilePath and Commit
+// turn them back into the manifest's partition tuple.
+//
+// Threading: one thread at a time; the table owns its catalog connection. Commit makes one
+// attempt and never waits: conflicts are the caller's to retry (lake/table.h).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/uuid.h"
+#include "lake/iceberg/catalog.h"
+#include "lake/iceberg/metadata_store.h"
+#include "lake/table.h"
+
+namespace weir::lake::iceberg {
+
+class IcebergTable final : public lake::Table {
+ public:
+  IcebergTable(std::unique_ptr<MetadataStore> store, TableIo io, TableIdent ident,
+               CurrentMetadata current);
+
+  const std::string& name() const override { return name_; }
+  const std::vector<Column>& columns() const override { return columns_; }
+  const std::vector<PartitionKey>& partitioning() const override { return partitioning_; }
+  // Adds columns and promotes int→long, float→double in one new schema (other promotions are
+  // kRefused); a lost race re-reads the table and tries again.
+  Result<EvolveResult> Evolve(const SchemaChange& change) override;
+  // Iceberg's transforms of the rows' source values (year/month/day/hour since 1970, Murmur3
+  // buckets, truncation).
+  Result<std::vector<PartitionGroup>> Partition(const arrow::RecordBatch& rows) const override;
+  // The ledger of the newest weir snapshot in main's ancestry.
+  Result<std::map<int32_t, int64_t>> ReadLedger(const std::string& topic) override;
+  std::shared_ptr<arrow::fs::FileSystem> filesystem() const override { return io_.fs; }
+  std::string DataDirectory() const override { return data_directory_; }
+  // "<partition path>/<uuidv7>.parquet" under the table's data/ directory.
+  std::string NewFilePath(const std::vector<PartitionValue>& partition_values) override;
+  // Reloads the table, checks the fence against its ledger, builds the snapshot (manifest,
+  // list, summary with the new ledger and the writer id) and commits it with one CAS.
+  // A companion (rejects) table is committed next, in its own snapshot (see README.md).
+  Result<lake::CommitResult> Commit(const CommitRequest& request) override;
+  // The snapshot of main's ancestry whose summary carries the request's writer id.
+  Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
+
+  const TableMetadata& metadata() const { return current_.metadata; }
+  // Compares the live default spec with `wanted` (a fatal error naming both layouts).
+  Status CheckPartitioning(const std::vector<PartitionKey>& wanted) const;
+
+ private:
+  // Reads the table's current metadata; false when it is gone.
+  Result<bool> Reload();
+  void Adopt(CurrentMetadata current);
+  Result<std::vector<Value>> PartitionTupleOf(const std::vector<PartitionValue>& values) const;
+  Result<iceberg::DataFile> ManifestFileOf(const lake::DataFile& file) const;
+
+  std::unique_ptr<MetadataStore> store_;
+  TableIo io_;
+  TableIdent ident_;
+  std::string name_;
+  CurrentMetadata current_;
+  std::vector<Column> columns_;
+  std::vector<PartitionKey> partitioning_;
+  std::string data_uri_;        // <location>/data/
+  std::string data_directory_;  // the same as a file-system path
+  std::mt19937_64 random_;
+  UuidV7Generator uuids_;
+};
+
+// Iceberg's type of a weir column type, and back (kOther for types weir does not write).
+Type IcebergTypeOf(ColumnType type);
+ColumnType ColumnTypeOf(const Type& type);
+// The lake transform of an Iceberg one (nullopt: void or unknown).
+std::optional<lake::Transform> LakeTransformOf(const Transform& transform);
+
+}  // namespace weir::lake::iceberg

@@ -1,0 +1,145 @@
+#include "lake/iceberg/metadata_store.h"
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "lake/iceberg/rest_catalog.h"
+#include "lake/iceberg/snapshot_builder.h"
+#include "lake/iceberg/sql_catalog.h"
+
+namespace weir::lake::iceberg {
+namespace {
+
+Result<std::optional<CurrentMetadata>> Parsed(Result<LoadedTable> loaded) {
+  if (!loaded.ok()) {
+    if (CatalogErrorKindOf(loaded.status()) == CatalogErrorKind::kNotFound) {
+      return std::optional<CurrentMetadata>();
+    }
+    return loaded.status();
+  }
+  WEIR_ASSIGN_OR_RAISE(TableMetadata metadata, TableMetadata::Parse(loaded->metadata_json));
+  return std::optional<CurrentMetadata>(
+      CurrentMetadata{loaded->metadata_location, std::move(metadata)});
+}
+
+class SqlStore final : public MetadataStore {
+ public:
+  SqlStore(std::unique_ptr<SqlCatalog> catalog, TableIo io)
+      : catalog_(std::move(catalog)), io_(std::move(io)), random_(std::random_device{}()) {}
+
+  Status EnsureNamespace(const std::vector<std::string>& levels) override {
+    return catalog_->EnsureNamespace(levels);
+  }
+
+  Result<std::optional<CurrentMetadata>> Load(const TableIdent& ident) override {
+    return Parsed(catalog_->LoadTable(ident));
+  }
+
+  Result<bool> Create(const TableIdent& ident, const TableMetadata& metadata) override {
+    const std::string uri = CatalogMetadataUri(metadata, 0, random_);
+    WEIR_RETURN_NOT_OK(WriteMetadataFile(io_, uri, metadata));
+    const Status created = catalog_->CreateTable(ident, uri);
+    if (created.ok()) return true;
+    DeleteQuietly(uri);
+    if (CatalogErrorKindOf(created) == CatalogErrorKind::kAlreadyExists) return false;
+    return created;
+  }
+
+  Result<CommitResult> Commit(const TableIdent& ident, const CurrentMetadata& base,
+                              const TableMetadata& next, const MetadataChange& /*change*/,
+                              std::vector<std::string>& written) override {
+    TableMetadata versioned = next;
+    WEIR_RETURN_NOT_OK(
+        versioned.RecordPreviousMetadata(base.location, base.metadata.last_updated_ms()));
+    int version = MetadataVersionOf(base.location);
+    if (version < 0) version = static_cast<int>(base.metadata.metadata_log().size());
+    const std::string uri = CatalogMetadataUri(versioned, version + 1, random_);
+    WEIR_RETURN_NOT_OK(WriteMetadataFile(io_, uri, versioned));
+    written.push_back(uri);
+    return catalog_->SwapMetadataLocation(ident, base.location, uri);
+  }
+
+ private:
+  void DeleteQuietly(const std::string& uri) {
+    auto path = io_.PathOf(uri);
+    if (path.ok()) (void)io_.fs->DeleteFile(*path);
+  }
+
+  std::unique_ptr<SqlCatalog> catalog_;
+  TableIo io_;
+  std::mt19937_64 random_;
+};
+
+class RestStore final : public MetadataStore {
+ public:
+  explicit RestStore(std::unique_ptr<RestCatalog> catalog) : catalog_(std::move(catalog)) {}
+
+  Status EnsureNamespace(const std::vector<std::string>& levels) override {
+    return catalog_->EnsureNamespace(levels);
+  }
+
+  Result<std::optional<CurrentMetadata>> Load(const TableIdent& ident) override {
+    return Parsed(catalog_->LoadTable(ident));
+  }
+
+  Result<bool> Create(const TableIdent& ident, const TableMetadata& metadata) override {
+    CreateTableRequest request;
+    request.name = ident.name;
+    request.schema_json = metadata.current_schema().ToJson().dump();
+    request.partition_spec_json = metadata.default_spec().ToJson().dump();
+    if (metadata.location() != kServerAssignedLocation) request.location = metadata.location();
+    request.properties = metadata.properties();
+    auto created = catalog_->CreateTable(ident.namespace_levels, request);
+    if (created.ok()) return true;
+    if (CatalogErrorKindOf(created.status()) == CatalogErrorKind::kAlreadyExists) return false;
+    return created.status();
+  }
+
+  Result<CommitResult> Commit(const TableIdent& ident, const CurrentMetadata& base,
+                              const TableMetadata& next, const MetadataChange& change,
+                              std::vector<std::string>& /*written*/) override {
+    nlohmann::json requirements = nlohmann::json::array();
+    nlohmann::json updates = nlohmann::json::array();
+    requirements.push_back({{"type", "assert-table-uuid"}, {"uuid", base.metadata.table_uuid()}});
+    if (change.schema_id) {
+      requirements.push_back({{"type", "assert-current-schema-id"},
+                              {"current-schema-id", base.metadata.current_schema_id()}});
+      const Schema* schema = next.SchemaById(*change.schema_id);
+      if (schema == nullptr) return Status::Invalid("schema ", *change.schema_id, " is missing");
+      updates.push_back({{"action", "add-schema"},
+                         {"schema", schema->ToJson()},
+                         {"last-column-id", next.last_column_id()}});
+      updates.push_back({{"action", "set-current-schema"}, {"schema-id", -1}});
+    }
+    if (change.snapshot) {
+      const auto head = base.metadata.current_snapshot_id();
+      requirements.push_back({{"type", "assert-ref-snapshot-id"},
+                              {"ref", kMainBranch},
+                              {"snapshot-id", head ? nlohmann::json(*head) : nlohmann::json()}});
+      updates.push_back(
+          {{"action", "add-snapshot"}, {"snapshot", SnapshotToJson(*change.snapshot)}});
+      updates.push_back({{"action", "set-snapshot-ref"},
+                         {"ref-name", kMainBranch},
+                         {"type", "branch"},
+                         {"snapshot-id", change.snapshot->snapshot_id}});
+    }
+    return catalog_->CommitTable(ident, requirements.dump(), updates.dump());
+  }
+
+ private:
+  std::unique_ptr<RestCatalog> catalog_;
+};
+
+}  // namespace
+
+std::unique_ptr<MetadataStore> MakeSqlMetadataStore(std::unique_ptr<SqlCatalog> catalog,
+                                                    TableIo io) {
+  return std::make_unique<SqlStore>(std::move(catalog), std::move(io));
+}
+
+std::unique_ptr<MetadataStore> MakeRestMetadataStore(std::unique_ptr<RestCatalog> catalog) {
+  return std::make_unique<RestStore>(std::move(catalog));
+}
+
+}  // namespace weir::lake::iceberg

@@ -1,0 +1,69 @@
+// Where an Iceberg table layer reads and commits table metadata: one connection to a catalog
+// (the SQL catalog on SQLite or PostgreSQL, or a REST catalog), behind one small interface so
+// IcebergTable is written once.
+//
+//   Load    the current metadata location and the parsed metadata (nullopt: no such table)
+//   Create  registers a new table whose metadata the caller built (false: it existed already)
+//   Commit  one attempt to move the table from `base` to `next`: kCommitted, kConflict (the
+//           table moved: reload), kUnknown (sent, no answer: read it back before any retry)
+//
+// SQL: the layer writes the next metadata file itself and swaps the pointer (CAS). REST: the
+// server applies `change` (add-snapshot + set-snapshot-ref, add-schema + set-current-schema)
+// under `assert-table-uuid` and `assert-ref-snapshot-id` / `assert-current-schema-id`.
+//
+// Threading: one thread at a time (one catalog connection).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "lake/iceberg/catalog.h"
+#include "lake/iceberg/manifest.h"
+#include "lake/iceberg/metadata.h"
+
+namespace weir::lake::iceberg {
+
+struct CurrentMetadata {
+  std::string location;
+  TableMetadata metadata;
+};
+
+// What a commit adds on top of its base (REST sends these as updates).
+struct MetadataChange {
+  std::optional<Snapshot> snapshot;  // added as main's new head
+  std::optional<int> schema_id;      // a schema of `next` made current
+};
+
+// The location of a table whose catalog chooses it (REST): Create does not send it.
+inline constexpr char kServerAssignedLocation[] = "weir:server-assigned";
+
+class MetadataStore {
+ public:
+  virtual ~MetadataStore() = default;
+
+  virtual Status EnsureNamespace(const std::vector<std::string>& levels) = 0;
+  virtual Result<std::optional<CurrentMetadata>> Load(const TableIdent& ident) = 0;
+  // Registers `metadata` as a new table; false when another writer created it first.
+  virtual Result<bool> Create(const TableIdent& ident, const TableMetadata& metadata) = 0;
+  // One attempt. Files written by the attempt (a metadata file) are appended to `written`
+  // so a caller whose commit certainly failed can delete them.
+  virtual Result<CommitResult> Commit(const TableIdent& ident, const CurrentMetadata& base,
+                                      const TableMetadata& next, const MetadataChange& change,
+                                      std::vector<std::string>& written) = 0;
+};
+
+class SqlCatalog;
+class RestCatalog;
+
+// The SQL catalog's store: writes `<location>/metadata/<NNNNN>-<uuid>.metadata.json` and
+// swaps the catalog's pointer to it.
+std::unique_ptr<MetadataStore> MakeSqlMetadataStore(std::unique_ptr<SqlCatalog> catalog,
+                                                    TableIo io);
+// The REST catalog's store: the server writes the metadata.
+std::unique_ptr<MetadataStore> MakeRestMetadataStore(std::unique_ptr<RestCatalog> catalog);
+
+}  // namespace weir::lake::iceberg

@@ -1,0 +1,307 @@
+// The Iceberg table layer on a temporary SQLite catalog: create from a spec (field ids, the
+// partition spec), partition rows with Iceberg's transforms, commit with the ledger fence,
+// recognise an earlier landing, evolve the schema, and refuse a different layout.
+#include <filesystem>
+#include <functional>
+#include <utility>
+
+#include <arrow/builder.h>
+#include <arrow/compute/api.h>
+#include <gtest/gtest.h>
+
+#include "assert_status.h"
+#include "files/parquet_file_writer.h"
+#include "lake/iceberg/iceberg_lake_catalog.h"
+#include "lake/iceberg/iceberg_table.h"
+#include "lake/iceberg/sql_catalog.h"
+
+namespace weir::lake {
+namespace {
+
+class IcebergTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("weir-iceberg-table-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    iceberg::IcebergLakeConfig config;
+    config.sqlite_path = (dir_ / "catalog.db").string();
+    config.warehouse = (dir_ / "warehouse").string();
+    auto opened = iceberg::IcebergLakeCatalog::Open(config);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    catalog_ = std::move(*opened);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  TableSpec Spec() const {
+    TableSpec spec;
+    spec.schema = "ns";
+    spec.table = "events";
+    spec.columns = {{"id", ColumnType::kBigint},
+                    {"name", ColumnType::kVarchar},
+                    {"_inserted_at", ColumnType::kTimestampTz}};
+    spec.partitioning = {{"id", {TransformKind::kBucket, 4}},
+                         {"_inserted_at", {TransformKind::kDay, 0}}};
+    return spec;
+  }
+
+  // A batch of ids [from, to) with the table's field ids.
+  std::shared_ptr<arrow::RecordBatch> Rows(const Table& table, int64_t from, int64_t to) {
+    arrow::Int64Builder ids;
+    arrow::StringBuilder names;
+    arrow::TimestampBuilder ts(arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"),
+                               arrow::default_memory_pool());
+    for (int64_t i = from; i < to; ++i) {
+      EXPECT_TRUE(ids.Append(i).ok());
+      EXPECT_TRUE(names.Append("n" + std::to_string(i)).ok());
+      EXPECT_TRUE(ts.Append(1'764'547'200'000'000 + i).ok());  // 2025-12-01
+    }
+    std::vector<std::shared_ptr<arrow::Array>> arrays(3);
+    EXPECT_TRUE(ids.Finish(&arrays[0]).ok());
+    EXPECT_TRUE(names.Finish(&arrays[1]).ok());
+    EXPECT_TRUE(ts.Finish(&arrays[2]).ok());
+    std::vector<std::shared_ptr<arrow::Field>> fields;
+    std::vector<int> field_ids;
+    for (size_t c = 0; c < 3; ++c) {
+      fields.push_back(arrow::field(table.columns()[c].name, arrays[c]->type()));
+      field_ids.push_back(static_cast<int>(table.columns()[c].id));
+    }
+    auto schema = files::WithFieldIds(*arrow::schema(fields), field_ids);
+    EXPECT_TRUE(schema.ok());
+    return arrow::RecordBatch::Make(*schema, to - from, arrays);
+  }
+
+  // Writes one file per partition group of the rows.
+  std::vector<DataFile> Write(Table& table, const arrow::RecordBatch& rows) {
+    auto groups = table.Partition(rows);
+    EXPECT_TRUE(groups.ok()) << groups.status().ToString();
+    std::vector<DataFile> out;
+    for (const auto& group : *groups) {
+      arrow::Int64Builder indices;
+      EXPECT_TRUE(indices.AppendValues(group.rows).ok());
+      std::shared_ptr<arrow::Array> index;
+      EXPECT_TRUE(indices.Finish(&index).ok());
+      std::vector<std::shared_ptr<arrow::Array>> columns;
+      for (int c = 0; c < rows.num_columns(); ++c) {
+        auto taken = arrow::compute::Take(*rows.column(c), *index);
+        columns.push_back(*taken);
+      }
+      auto part = arrow::RecordBatch::Make(rows.schema(), group.rows.size(), columns);
+      DataFile file;
+      file.relative_path = table.NewFilePath(group.values);
+      file.partition_values = group.values;
+      auto writer = files::ParquetFileWriter::Create(
+          table.filesystem(), table.DataDirectory() + file.relative_path, rows.schema(), {});
+      EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+      EXPECT_TRUE((*writer)->Append(*part).ok());
+      auto info = (*writer)->Finish();
+      EXPECT_TRUE(info.ok());
+      file.info = *info;
+      out.push_back(std::move(file));
+    }
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<iceberg::IcebergLakeCatalog> catalog_;
+};
+
+TEST_F(IcebergTableTest, CreatesTheTableWithFieldIdsAndThePartitionSpec) {
+  ASSERT_OK_AND_ASSIGN(auto missing, catalog_->OpenTable(Spec(), OpenMode::kOpenOnly));
+  EXPECT_EQ(missing.status, OpenStatus::kMissing);
+  ASSERT_OK_AND_ASSIGN(auto opened, catalog_->OpenTable(Spec(), OpenMode::kOpenOrCreate));
+  ASSERT_EQ(opened.status, OpenStatus::kOpened);
+  const auto& columns = opened.table->columns();
+  ASSERT_EQ(columns.size(), 3u);
+  EXPECT_EQ(columns[0].id, 1);
+  EXPECT_EQ(columns[2].name, "_inserted_at");
+  EXPECT_EQ(columns[2].type, ColumnType::kTimestampTz);
+  EXPECT_EQ(opened.table->partitioning(), Spec().partitioning);
+  const auto& metadata = static_cast<iceberg::IcebergTable&>(*opened.table).metadata();
+  ASSERT_EQ(metadata.default_spec().fields.size(), 2u);
+  EXPECT_EQ(metadata.default_spec().fields[0].name, "id_bucket");
+  EXPECT_EQ(metadata.default_spec().fields[1].name, "_inserted_at_day");
+  EXPECT_TRUE(metadata.location().starts_with((dir_ / "warehouse" / "ns" / "events").string()));
+
+  TableSpec other = Spec();
+  other.partitioning = {{"id", {TransformKind::kBucket, 8}}};
+  auto refused = catalog_->OpenTable(other, OpenMode::kOpenOrCreate);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("bucket[4](id)"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("bucket[8](id)"), std::string::npos);
+}
+
+TEST_F(IcebergTableTest, CommitsWithTheFenceAndRecognisesItsOwnLanding) {
+  ASSERT_OK_AND_ASSIGN(auto opened, catalog_->OpenTable(Spec(), OpenMode::kOpenOrCreate));
+  Table& table = *opened.table;
+  auto files = Write(table, *Rows(table, 0, 100));
+  EXPECT_EQ(files.size(), 4u);  // four buckets, one day
+  CommitRequest request;
+  request.files = files;
+  request.offsets = {{"events", 0, 0, 100}, {"events", 3, 10, 20}};
+  request.writer = "test/1";
+  ASSERT_OK_AND_ASSIGN(auto committed, table.Commit(request));
+  EXPECT_EQ(committed.status, CommitStatus::kCommitted);
+  ASSERT_OK_AND_ASSIGN(auto ledger, table.ReadLedger("events"));
+  EXPECT_EQ(ledger, (std::map<int32_t, int64_t>{{0, 100}, {3, 20}}));
+
+  ASSERT_OK_AND_ASSIGN(auto again, table.Commit(request));
+  EXPECT_EQ(again.status, CommitStatus::kAlreadyCommitted);
+  EXPECT_EQ(again.snapshot_id, committed.snapshot_id);
+  ASSERT_OK_AND_ASSIGN(auto found, table.FindCommit(request));
+  EXPECT_EQ(found, std::optional<int64_t>(committed.snapshot_id));
+
+  CommitRequest stale = request;
+  stale.writer = "test/2";
+  stale.files = Write(table, *Rows(table, 50, 60));
+  stale.offsets = {{"events", 0, 50, 60}};
+  ASSERT_OK_AND_ASSIGN(auto fenced, table.Commit(stale));
+  EXPECT_EQ(fenced.status, CommitStatus::kFenced);
+  ASSERT_EQ(fenced.fenced_ranges.size(), 1u);
+
+  // A second handle of the same table continues where the first stopped.
+  ASSERT_OK_AND_ASSIGN(auto second, catalog_->OpenTable(Spec(), OpenMode::kOpenOnly));
+  CommitRequest next;
+  next.files = Write(*second.table, *Rows(*second.table, 100, 150));
+  next.offsets = {{"events", 0, 100, 150}};
+  next.writer = "test/3";
+  ASSERT_OK_AND_ASSIGN(auto landed, second.table->Commit(next));
+  EXPECT_EQ(landed.status, CommitStatus::kCommitted);
+  ASSERT_OK_AND_ASSIGN(ledger, table.ReadLedger("events"));
+  EXPECT_EQ(ledger.at(0), 150);
+  const auto& metadata = static_cast<iceberg::IcebergTable&>(table).metadata();
+  ASSERT_NE(metadata.RefSnapshot(), nullptr);
+  EXPECT_EQ(*metadata.RefSnapshot()->SummaryValue("total-records"), "150");
+}
+
+TEST_F(IcebergTableTest, EvolvesAddingColumnsAndRefusesANarrowing) {
+  ASSERT_OK_AND_ASSIGN(auto opened, catalog_->OpenTable(Spec(), OpenMode::kOpenOrCreate));
+  Table& table = *opened.table;
+  ASSERT_OK_AND_ASSIGN(auto evolved, table.Evolve({{{"amount", ColumnType::kDouble}}, {}}));
+  EXPECT_EQ(evolved.status, EvolveStatus::kEvolved);
+  ASSERT_EQ(table.columns().size(), 4u);
+  EXPECT_EQ(table.columns()[3].name, "amount");
+  EXPECT_EQ(table.columns()[3].id, 4);
+  ASSERT_OK_AND_ASSIGN(auto same, table.Evolve({{{"amount", ColumnType::kDouble}}, {}}));
+  EXPECT_EQ(same.status, EvolveStatus::kEvolved);
+  EXPECT_EQ(table.columns().size(), 4u);
+  ASSERT_OK_AND_ASSIGN(auto refused, table.Evolve({{}, {{"amount", ColumnType::kBigint}}}));
+  EXPECT_EQ(refused.status, EvolveStatus::kRefused);
+}
+
+// A store that lets a racer commit first (once), or reports a landed commit as unknown (once).
+class ScriptedStore final : public iceberg::MetadataStore {
+ public:
+  ScriptedStore(std::unique_ptr<iceberg::MetadataStore> inner, std::function<void()> racer,
+                bool unknown)
+      : inner_(std::move(inner)), racer_(std::move(racer)), unknown_(unknown) {}
+  Status EnsureNamespace(const std::vector<std::string>& levels) override {
+    return inner_->EnsureNamespace(levels);
+  }
+  Result<std::optional<iceberg::CurrentMetadata>> Load(const iceberg::TableIdent& ident) override {
+    return inner_->Load(ident);
+  }
+  Result<bool> Create(const iceberg::TableIdent& ident,
+                      const iceberg::TableMetadata& metadata) override {
+    return inner_->Create(ident, metadata);
+  }
+  Result<iceberg::CommitResult> Commit(const iceberg::TableIdent& ident,
+                                       const iceberg::CurrentMetadata& base,
+                                       const iceberg::TableMetadata& next,
+                                       const iceberg::MetadataChange& change,
+                                       std::vector<std::string>& written) override {
+    if (racer_) std::exchange(racer_, nullptr)();
+    auto result = inner_->Commit(ident, base, next, change, written);
+    if (result.ok() && unknown_) {
+      unknown_ = false;
+      result->outcome = iceberg::CommitOutcome::kUnknown;
+    }
+    return result;
+  }
+
+ private:
+  std::unique_ptr<iceberg::MetadataStore> inner_;
+  std::function<void()> racer_;
+  bool unknown_;
+};
+
+size_t FilesIn(const std::filesystem::path& dir) {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    n += entry.is_regular_file() ? 1 : 0;
+  }
+  return n;
+}
+
+TEST_F(IcebergTableTest, ALostRaceIsAConflictThatLeavesNoFilesAndAnUnknownOutcomeIsFound) {
+  ASSERT_OK_AND_ASSIGN(auto opened, catalog_->OpenTable(Spec(), OpenMode::kOpenOrCreate));
+  Table& racer = *opened.table;
+  const iceberg::TableIdent ident{{"ns"}, "events"};
+  const auto open_scripted = [&](std::function<void()> race,
+                                 bool unknown) -> std::unique_ptr<iceberg::IcebergTable> {
+    auto sql = iceberg::SqlCatalog::OpenSqlite((dir_ / "catalog.db").string());
+    EXPECT_TRUE(sql.ok());
+    iceberg::TableIo io{racer.filesystem()};
+    auto inner = iceberg::MakeSqlMetadataStore(std::move(*sql), io);
+    auto current = inner->Load(ident);
+    EXPECT_TRUE(current.ok() && current->has_value());
+    auto store = std::make_unique<ScriptedStore>(std::move(inner), std::move(race), unknown);
+    return std::make_unique<iceberg::IcebergTable>(std::move(store), io, ident,
+                                                   std::move(**current));
+  };
+  // The racer commits between our reload and our swap.
+  CommitRequest theirs;
+  theirs.files = Write(racer, *Rows(racer, 0, 10));
+  theirs.offsets = {{"events", 1, 0, 10}};
+  theirs.writer = "racer/1";
+  auto table = open_scripted(
+      [&] {
+        auto landed = racer.Commit(theirs);
+        ASSERT_TRUE(landed.ok() && landed->status == CommitStatus::kCommitted);
+      },
+      false);
+  CommitRequest ours;
+  ours.files = Write(*table, *Rows(*table, 10, 20));
+  ours.offsets = {{"events", 0, 0, 10}};
+  ours.writer = "ours/1";
+  const auto metadata_dir = dir_ / "warehouse" / "ns" / "events" / "metadata";
+  const size_t before = FilesIn(metadata_dir);
+  ASSERT_OK_AND_ASSIGN(auto lost, table->Commit(ours));
+  EXPECT_EQ(lost.status, CommitStatus::kConflict);
+  // The racer's commit added a manifest, a list and a metadata file; ours left none behind.
+  EXPECT_EQ(FilesIn(metadata_dir), before + 3);
+  ASSERT_OK_AND_ASSIGN(auto retried, table->Commit(ours));
+  EXPECT_EQ(retried.status, CommitStatus::kCommitted);
+  ASSERT_OK_AND_ASSIGN(auto ledger, table->ReadLedger("events"));
+  EXPECT_EQ(ledger, (std::map<int32_t, int64_t>{{0, 10}, {1, 10}}));
+
+  // A commit that landed but reported no answer is found by its writer id, and its retry is
+  // recognised as already committed.
+  auto unsure = open_scripted(nullptr, true);
+  CommitRequest next;
+  next.files = Write(*unsure, *Rows(*unsure, 20, 30));
+  next.offsets = {{"events", 0, 10, 20}};
+  next.writer = "ours/2";
+  ASSERT_OK_AND_ASSIGN(auto unknown, unsure->Commit(next));
+  EXPECT_EQ(unknown.status, CommitStatus::kOutcomeUnknown);
+  ASSERT_OK_AND_ASSIGN(auto found, unsure->FindCommit(next));
+  ASSERT_TRUE(found.has_value());
+  ASSERT_OK_AND_ASSIGN(auto again, unsure->Commit(next));
+  EXPECT_EQ(again.status, CommitStatus::kAlreadyCommitted);
+  EXPECT_EQ(again.snapshot_id, *found);
+  const auto& metadata = unsure->metadata();
+  EXPECT_EQ(*metadata.RefSnapshot()->SummaryValue("total-records"), "30");
+}
+
+TEST_F(IcebergTableTest, CheckSpecNamesTheSetting) {
+  TableSpec spec = Spec();
+  spec.partitioning = {{"_inserted_at", {TransformKind::kTruncate, 4}}};
+  const Status refused = catalog_->CheckSpec(spec, "datasets[events].partition_by");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("datasets[events].partition_by"), std::string::npos);
+  EXPECT_TRUE(catalog_->CheckSpec(Spec(), "datasets[events].partition_by").ok());
+}
+
+}  // namespace
+}  // namespace weir::lake
