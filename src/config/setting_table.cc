@@ -268,7 +268,8 @@ std::vector<Setting> BuildTable() {
        .type = S::kEnum,
        .allowed = {"vhost", "path"},
        .millpond_env = "DUCKDB_S3_URL_STYLE",
-       .description = "Bucket in the host name (vhost) or in the path (path, for MinIO).",
+       .description = "Bucket in the host name (vhost) or in the path (path, for MinIO); with an "
+                      "explicit storage.s3_endpoint the bucket is always in the path.",
        WEIR_SHARED_FIELD(storage.s3_url_style)},
       // Process.
       {.name = "memory_budget",
