@@ -123,8 +123,10 @@ struct SummaryBuilder {
   }
 };
 
-Result<std::map<int, int64_t>> DecodeIntLongMap(avro_value_t& record, const char* name) {
-  std::map<int, int64_t> out;
+// An Iceberg int-keyed map (an Avro array of key/value records), each value read by `read`.
+template <typename V, typename Read>
+Result<std::map<int, V>> DecodeIntMap(avro_value_t& record, const char* name, Read read) {
+  std::map<int, V> out;
   avro_value_t array;
   WEIR_ASSIGN_OR_RAISE(const bool present, OptionalField(record, name, array));
   if (!present) return out;
@@ -136,27 +138,17 @@ Result<std::map<int, int64_t>> DecodeIntLongMap(avro_value_t& record, const char
     WEIR_ASSIGN_OR_RAISE(avro_value_t key, Field(kv, "key"));
     WEIR_ASSIGN_OR_RAISE(avro_value_t value, Field(kv, "value"));
     WEIR_ASSIGN_OR_RAISE(const int32_t k, ReadInt(key));
-    WEIR_ASSIGN_OR_RAISE(out[k], ReadLong(value));
+    WEIR_ASSIGN_OR_RAISE(out[k], read(value));
   }
   return out;
 }
 
+Result<std::map<int, int64_t>> DecodeIntLongMap(avro_value_t& record, const char* name) {
+  return DecodeIntMap<int64_t>(record, name, [](avro_value_t& v) { return ReadLong(v); });
+}
+
 Result<std::map<int, std::string>> DecodeIntBytesMap(avro_value_t& record, const char* name) {
-  std::map<int, std::string> out;
-  avro_value_t array;
-  WEIR_ASSIGN_OR_RAISE(const bool present, OptionalField(record, name, array));
-  if (!present) return out;
-  size_t n = 0;
-  avro_value_get_size(&array, &n);
-  for (size_t i = 0; i < n; ++i) {
-    avro_value_t kv;
-    avro_value_get_by_index(&array, i, &kv, nullptr);
-    WEIR_ASSIGN_OR_RAISE(avro_value_t key, Field(kv, "key"));
-    WEIR_ASSIGN_OR_RAISE(avro_value_t value, Field(kv, "value"));
-    WEIR_ASSIGN_OR_RAISE(const int32_t k, ReadInt(key));
-    WEIR_ASSIGN_OR_RAISE(out[k], ReadBytes(value));
-  }
-  return out;
+  return DecodeIntMap<std::string>(record, name, [](avro_value_t& v) { return ReadBytes(v); });
 }
 
 template <typename T>
