@@ -59,8 +59,11 @@ Status Exec(duckdb_connection conn, const std::string& sql);
 std::string PreparedColumnName(duckdb_prepared_statement statement, idx_t column);
 // The protocol counts parameters (Bind, ParameterDescription) and result columns
 // (RowDescription, DataRow, COPY's responses) in 16 bits: a statement beyond either is 54023
-// or 54011, refused before it runs.
-inline constexpr idx_t kMaxProtocolCount = 32767;
+// or 54011, refused before it runs. Parameters go to 65,535 as in PostgreSQL (libpq and pgjdbc
+// read the count unsigned); columns stop at 32,767, since PostgreSQL never sends more than
+// 1,664 and some drivers (node-postgres) read that count signed.
+inline constexpr idx_t kMaxProtocolParameters = 65535;
+inline constexpr idx_t kMaxProtocolColumns = 32767;
 Status WithinProtocolCounts(duckdb_prepared_statement statement);
 
 // weir_stat_activity(), pg_cancel_backend(), pg_terminate_backend() over `registry`, in the

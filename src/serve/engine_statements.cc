@@ -27,17 +27,17 @@ std::string PreparedColumnName(duckdb_prepared_statement statement, idx_t column
 // tests/fuzz/fuzz_session). PostgreSQL's own limits are lower (1664 columns).
 Status WithinProtocolCounts(duckdb_prepared_statement statement) {
   const idx_t parameters = duckdb_nparams(statement);
-  if (parameters > kMaxProtocolCount) {
+  if (parameters > kMaxProtocolParameters) {
     return ClassifiedError(
         ErrorClass::kBadData, "sqlstate", "54023",
         fmt::format("a statement can have at most {} parameters; this one has {}",
-                    kMaxProtocolCount, parameters));
+                    kMaxProtocolParameters, parameters));
   }
   const idx_t columns = duckdb_prepared_statement_column_count(statement);
-  if (columns > kMaxProtocolCount) {
+  if (columns > kMaxProtocolColumns) {
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", "54011",
                            fmt::format("a result can have at most {} columns; this one has {}",
-                                       kMaxProtocolCount, columns));
+                                       kMaxProtocolColumns, columns));
   }
   return Status::OK();
 }

@@ -145,6 +145,12 @@ def test_psycopg_parameterized_queries_text_and_binary(served_lake):
             got = conn.execute("SELECT count(*) FROM events WHERE id < %s", [i * 10],
                                prepare=True).fetchone()
             assert got == (i * 10,)
+        # More than 32,767 parameters: the wire's counts are unsigned 16-bit.
+        ids = list(range(40000))
+        placeholders = ", ".join(["%s"] * len(ids))
+        got = conn.execute(f"SELECT count(*), sum(id) FROM events WHERE id IN ({placeholders})",
+                           ids).fetchone()
+        assert got == (1000, sum(range(1000)))
 
 
 def tls_socket(port: int):

@@ -56,17 +56,17 @@ def test_an_unknown_message_type_gets_a_well_formed_error_and_the_session_goes_o
     sock.close()
 
 
-def test_a_statement_over_32767_parameters_is_refused_before_its_description(served):  # noqa: F811
+def test_a_statement_over_65535_parameters_is_refused_before_its_description(served):  # noqa: F811
     port, _, _, _ = served
     sock, reader = logged_in(port)
-    sql = "SELECT " + ", ".join(f"${i}" for i in range(1, 33001))
+    sql = "SELECT " + ", ".join(f"${i}" for i in range(1, 66001))
     sock.sendall(frame(b"P", b"\0" + sql.encode() + b"\0\0\0") + frame(b"D", b"S\0") +
                  frame(b"S", b""))
     (kind, body), ready = answer(reader)
     assert kind == b"E" and ready == (b"Z", b"I")
     assert error_fields(body)["C"] == "54023"
-    assert error_fields(body)["M"] == ("a statement can have at most 32767 parameters; this one "
-                                       "has 33000")
+    assert error_fields(body)["M"] == ("a statement can have at most 65535 parameters; this one "
+                                       "has 66000")
     sock.close()
 
 

@@ -13,10 +13,16 @@ class BodyReader {
   BodyReader(std::string_view body, const char* message) : body_(body), message_(message) {}
 
   Result<int16_t> Int16(const char* field) {
+    WEIR_ASSIGN_OR_RAISE(const uint16_t u, UInt16(field));
+    return static_cast<int16_t>(u);
+  }
+  // Counts (parameters, formats) are unsigned 16-bit on the wire, as PostgreSQL reads them
+  // (pq_getmsgint): a statement may carry up to 65,535 parameters, and drivers send that many.
+  Result<uint16_t> UInt16(const char* field) {
     WEIR_RETURN_NOT_OK(Need(2, field));
     const auto* p = reinterpret_cast<const unsigned char*>(body_.data() + at_);
     at_ += 2;
-    return static_cast<int16_t>((p[0] << 8) | p[1]);
+    return static_cast<uint16_t>((p[0] << 8) | p[1]);
   }
   Result<int32_t> Int32(const char* field) {
     WEIR_RETURN_NOT_OK(Need(4, field));
@@ -166,9 +172,8 @@ Result<Parse> ParseParse(std::string_view body) {
   Parse p;
   WEIR_ASSIGN_OR_RAISE(p.statement, r.CString("statement name"));
   WEIR_ASSIGN_OR_RAISE(p.query, r.CString("query string"));
-  WEIR_ASSIGN_OR_RAISE(const int16_t n, r.Int16("parameter type count"));
-  if (n < 0) return ProtocolViolation("Parse: negative parameter type count");
-  for (int16_t i = 0; i < n; ++i) {
+  WEIR_ASSIGN_OR_RAISE(const uint16_t n, r.UInt16("parameter type count"));
+  for (uint16_t i = 0; i < n; ++i) {
     WEIR_ASSIGN_OR_RAISE(const int32_t oid, r.Int32("parameter type"));
     p.parameter_types.push_back(static_cast<uint32_t>(oid));
   }
@@ -181,20 +186,18 @@ Result<Bind> ParseBind(std::string_view body) {
   Bind b;
   WEIR_ASSIGN_OR_RAISE(b.portal, r.CString("portal name"));
   WEIR_ASSIGN_OR_RAISE(b.statement, r.CString("statement name"));
-  WEIR_ASSIGN_OR_RAISE(const int16_t formats, r.Int16("parameter format count"));
-  if (formats < 0) return ProtocolViolation("Bind: negative parameter format count");
-  for (int16_t i = 0; i < formats; ++i) {
+  WEIR_ASSIGN_OR_RAISE(const uint16_t formats, r.UInt16("parameter format count"));
+  for (uint16_t i = 0; i < formats; ++i) {
     WEIR_ASSIGN_OR_RAISE(const int16_t f, r.Int16("parameter format"));
     if (f != 0 && f != 1) return ProtocolViolation(fmt::format("Bind: format code {}", f));
     b.parameter_formats.push_back(f);
   }
-  WEIR_ASSIGN_OR_RAISE(const int16_t params, r.Int16("parameter count"));
-  if (params < 0) return ProtocolViolation("Bind: negative parameter count");
+  WEIR_ASSIGN_OR_RAISE(const uint16_t params, r.UInt16("parameter count"));
   if (formats > 1 && formats != params) {
     return ProtocolViolation(
         fmt::format("Bind: {} parameter formats for {} parameters", formats, params));
   }
-  for (int16_t i = 0; i < params; ++i) {
+  for (uint16_t i = 0; i < params; ++i) {
     WEIR_ASSIGN_OR_RAISE(const int32_t length, r.Int32("parameter length"));
     if (length == -1) {
       b.parameters.emplace_back(std::nullopt);
@@ -203,9 +206,8 @@ Result<Bind> ParseBind(std::string_view body) {
     WEIR_ASSIGN_OR_RAISE(std::string value, r.Bytes(length, "parameter value"));
     b.parameters.emplace_back(std::move(value));
   }
-  WEIR_ASSIGN_OR_RAISE(const int16_t results, r.Int16("result format count"));
-  if (results < 0) return ProtocolViolation("Bind: negative result format count");
-  for (int16_t i = 0; i < results; ++i) {
+  WEIR_ASSIGN_OR_RAISE(const uint16_t results, r.UInt16("result format count"));
+  for (uint16_t i = 0; i < results; ++i) {
     WEIR_ASSIGN_OR_RAISE(const int16_t f, r.Int16("result format"));
     if (f != 0 && f != 1) return ProtocolViolation(fmt::format("Bind: format code {}", f));
     b.result_formats.push_back(f);

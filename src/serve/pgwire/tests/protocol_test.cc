@@ -175,6 +175,25 @@ TEST(FrontendTest, ParseAndBindCarryTheirFields) {
   EXPECT_EQ(FormatAt({}, 0), 0);
 }
 
+// Counts are unsigned on the wire (PostgreSQL and pgjdbc allow 65,535 parameters); reading them
+// as signed refused every statement with more than 32,767.
+TEST(FrontendTest, ParameterCountsAboveInt16MaxAreRead) {
+  constexpr int kParams = 40000;
+  Bytes parse = Bytes().Str("").Str("SELECT 1").I16(static_cast<int16_t>(kParams));
+  for (int i = 0; i < kParams; ++i) parse.I32(23);
+  auto parsed = ParseParse(parse.str());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->parameter_types.size(), static_cast<size_t>(kParams));
+
+  Bytes bind = Bytes().Str("").Str("").I16(0).I16(static_cast<int16_t>(kParams));
+  for (int i = 0; i < kParams; ++i) bind.I32(1).Raw(i == kParams - 1 ? "z" : "a");
+  bind.I16(0);
+  auto bound = ParseBind(bind.str());
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  ASSERT_EQ(bound->parameters.size(), static_cast<size_t>(kParams));
+  EXPECT_EQ(*bound->parameters.back(), "z");
+}
+
 TEST(FrontendTest, BindWhoseParameterRunsPastTheMessageIsAProtocolViolation) {
   // One parameter declared 1000 bytes long in a message holding 3.
   auto bind = ParseBind(Bytes().Str("").Str("").I16(0).I16(1).I32(1000).Raw("abc").str());
