@@ -1,13 +1,22 @@
 # Every third-party dependency, found once here and exposed as an imported target.
-# Debian packages first; Arrow/Parquet, DuckDB and simdjson come from scripts/setup's .deps.
+# Debian packages first; Arrow/Parquet, DuckDB, librdkafka and simdjson come from scripts/setup's
+# .deps.
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 
 find_package(PyArrowCpp REQUIRED)
 find_package(DuckDB REQUIRED)
 
-pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET GLOBAL rdkafka)
-add_library(weir::rdkafka ALIAS PkgConfig::RDKAFKA)
+# librdkafka as scripts/setup builds it from source (LIBRDKAFKA_VERSION), never the system's.
+# Its package config finds its dependencies with the FindLZ4.cmake it installs beside itself.
+list(APPEND CMAKE_MODULE_PATH "${WEIR_DEPS_DIR}/librdkafka/lib/cmake/RdKafka")
+find_package(RdKafka CONFIG REQUIRED PATHS "${WEIR_DEPS_DIR}/librdkafka" NO_DEFAULT_PATH)
+if(NOT RdKafka_VERSION VERSION_EQUAL WEIR_PIN_LIBRDKAFKA_VERSION)
+  message(FATAL_ERROR "librdkafka ${RdKafka_VERSION} in ${WEIR_DEPS_DIR}/librdkafka, "
+                      "versions.env pins ${WEIR_PIN_LIBRDKAFKA_VERSION}: run scripts/setup")
+endif()
+set_target_properties(RdKafka::rdkafka PROPERTIES IMPORTED_GLOBAL TRUE)
+add_library(weir::rdkafka ALIAS RdKafka::rdkafka)
 
 # simdjson, compiled from the amalgamation scripts/setup unpacks, under the namespace
 # weir_simdjson: pyarrow's libparquet exports a simdjson of its own, and two builds under one

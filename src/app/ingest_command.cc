@@ -45,6 +45,9 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
   k.ordinal = s.kafka.ordinal;
   k.auto_offset_reset = s.kafka.auto_offset_reset;
   k.isolation_level = s.kafka.isolation_level;
+  k.group_protocol = s.kafka.group_protocol == "consumer"
+                         ? kafka::ConsumerConfig::GroupProtocol::kConsumer
+                         : kafka::ConsumerConfig::GroupProtocol::kClassic;
   k.fetch_min_bytes = s.kafka.fetch_min_bytes;
   k.fetch_max_wait_ms = s.kafka.fetch_max_wait_ms;
   k.properties = s.kafka.properties;

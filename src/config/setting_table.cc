@@ -84,6 +84,15 @@ std::vector<Setting> BuildTable() {
        .description = "`group`: a consumer group with cooperative rebalancing. `static`: "
                       "partition p belongs to the replica whose ordinal is p % replica_count.",
        WEIR_PROCESS_FIELD(kafka.assignment)},
+      {.name = "kafka.group_protocol",
+       .type = S::kEnum,
+       .allowed = {"classic", "consumer"},
+       .description = "Group mode's rebalance protocol. `classic`: the group coordinator "
+                      "protocol with cooperative-sticky assignment in the client. `consumer`: "
+                      "KIP-848, the broker assigns partitions and rebalances incrementally "
+                      "(Kafka 4.0 and later; session.timeout.ms and heartbeat.interval.ms are "
+                      "then broker settings).",
+       WEIR_PROCESS_FIELD(kafka.group_protocol)},
       {.name = "kafka.replica_count",
        .type = S::kInt,
        .min = 1,

@@ -26,6 +26,7 @@ struct KafkaSettings {
   std::string group_id;                            // default "weir-<topic>-<table>" of the first
                                                    // dataset ("millpond-..." under millpond env)
   Assignment assignment = Assignment::kGroup;      // "group" | "static"
+  std::string group_protocol = "classic";          // classic | consumer (KIP-848); group only
   int replica_count = 1;                           // static only, >= 1
   int ordinal = 0;                                 // static: from POD_NAME / HOSTNAME "-<n>"
   std::string auto_offset_reset = "earliest";      // earliest | latest

@@ -142,6 +142,14 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
                                "assignment)",
                                kafka.ordinal, kafka.replica_count));
   }
+  if (kafka.group_protocol == "consumer" && kafka.assignment == Assignment::kStatic) {
+    errors.Process("kafka.group_protocol",
+                   "value \"consumer\" needs kafka.assignment group (static assignment joins "
+                   "no group)");
+  }
+  if (kafka.properties.count("group.protocol") != 0) {
+    errors.Process("kafka.properties", "group.protocol is set by kafka.group_protocol");
+  }
   if (kafka.properties.count("group.id") != 0 || kafka.properties.count("auto.offset.reset")) {
     errors.Process("kafka.properties",
                    "group.id and auto.offset.reset are set by kafka.group_id and "

@@ -38,7 +38,12 @@ constexpr Forbidden kForbidden[] = {
      false},
     {"partition.assignment.strategy", "cooperative-sticky",
      "group mode needs cooperative rebalancing to flush revoked partitions", true},
+    {"group.protocol", "", "use the group_protocol setting", false},
 };
+
+// What KIP-848 moves to the broker: librdkafka refuses these under group.protocol=consumer.
+constexpr std::string_view kBrokerSideUnderConsumerProtocol[] = {
+    "partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms"};
 
 }  // namespace
 
@@ -63,8 +68,22 @@ Result<RdKafkaConfPtr> MakeConsumerConf(const ConsumerConfig& config) {
                        std::to_string(config.replica_count));
   }
   WEIR_RETURN_NOT_OK(ResetsToEarliest(config.auto_offset_reset).status());
+  const bool consumer_protocol =
+      group && config.group_protocol == ConsumerConfig::GroupProtocol::kConsumer;
+  if (!group && config.group_protocol == ConsumerConfig::GroupProtocol::kConsumer) {
+    return ConfigError("group_protocol consumer needs group assignment (static joins no group)");
+  }
   for (const auto& [name, value] : config.properties) {
+    if (consumer_protocol) {
+      for (std::string_view broker_side : kBrokerSideUnderConsumerProtocol) {
+        if (name != broker_side) continue;
+        return ConfigError("kafka property " + name + "=" + value +
+                           " is not allowed with group_protocol consumer: the broker's group "
+                           "configuration decides it (KIP-848)");
+      }
+    }
     for (const Forbidden& forbidden : kForbidden) {
+      if (consumer_protocol && name == "partition.assignment.strategy") continue;
       if (name != forbidden.name || (forbidden.group_only && !group)) continue;
       if (!forbidden.required.empty() && value == forbidden.required) continue;
       return ConfigError("kafka property " + name + "=" + value +
@@ -88,7 +107,9 @@ Result<RdKafkaConfPtr> MakeConsumerConf(const ConsumerConfig& config) {
   for (const auto& [name, value] : settings) {
     WEIR_RETURN_NOT_OK(Set(conf.get(), name, value));
   }
-  if (group) {
+  if (consumer_protocol) {
+    WEIR_RETURN_NOT_OK(Set(conf.get(), "group.protocol", "consumer"));
+  } else if (group) {
     WEIR_RETURN_NOT_OK(Set(conf.get(), "partition.assignment.strategy", "cooperative-sticky"));
   }
   for (const auto& [name, value] : config.properties) {

@@ -19,6 +19,9 @@ struct ConsumerConfig {
   // kGroup: a consumer group with cooperative-sticky rebalancing. kStatic: this replica owns
   // partition p of every topic when p % replica_count == ordinal.
   enum class Assignment { kGroup, kStatic } assignment = Assignment::kGroup;
+  // Group mode only. kClassic: the classic protocol with cooperative-sticky assignment.
+  // kConsumer: KIP-848 (group.protocol=consumer); the broker assigns, incrementally.
+  enum class GroupProtocol { kClassic, kConsumer } group_protocol = GroupProtocol::kClassic;
   int replica_count = 1;
   int ordinal = 0;
   // Where a partition starts when the ledger has no offset for it, and where it resumes when
@@ -28,8 +31,10 @@ struct ConsumerConfig {
   int fetch_min_bytes = 1048576;
   int fetch_max_wait_ms = 500;
   // librdkafka properties, applied last. Refused: enable.auto.commit and
-  // enable.auto.offset.store other than "false", auto.offset.reset (use auto_offset_reset), and
-  // in group mode partition.assignment.strategy other than "cooperative-sticky".
+  // enable.auto.offset.store other than "false", auto.offset.reset (use auto_offset_reset),
+  // group.protocol (use group_protocol), in classic group mode partition.assignment.strategy
+  // other than "cooperative-sticky", and under the consumer protocol the properties it moves
+  // to the broker (partition.assignment.strategy, session.timeout.ms, heartbeat.interval.ms).
   std::map<std::string, std::string> properties;
   std::vector<std::string> topics;
   // Bounded prefetch (librdkafka counts the whole consumer queue). librdkafka 2.0 stops

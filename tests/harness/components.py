@@ -197,6 +197,13 @@ class Kafka(Component):
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
+            # KIP-848 groups (group.protocol=consumer) take their session timeout and heartbeat
+            # from the broker (defaults 45 s and 5 s): short, so that a killed member's
+            # partitions move within seconds, as the classic tests set on the client.
+            "group.consumer.min.session.timeout.ms": "6000",
+            "group.consumer.session.timeout.ms": "6000",
+            "group.consumer.min.heartbeat.interval.ms": "1000",
+            "group.consumer.heartbeat.interval.ms": "1000",
             "log.retention.check.interval.ms": "10000",
         }
         (self.workdir / "server.properties").write_text(

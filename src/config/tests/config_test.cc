@@ -407,6 +407,26 @@ TEST(ValidateTest, RequiredAndCrossFieldRules) {
     EXPECT_NE(error.find(expected), std::string::npos) << expected << "\nin:\n" << error;
   }
   env = Minimal();
+  env["WEIR_KAFKA_ASSIGNMENT"] = "static";
+  env["WEIR_KAFKA_REPLICA_COUNT"] = "2";
+  env["WEIR_KAFKA_ORDINAL"] = "1";
+  env["WEIR_KAFKA_GROUP_PROTOCOL"] = "consumer";
+  env["WEIR_KAFKA_PROPERTIES_GROUP_PROTOCOL"] = "classic";
+  error = ErrorOf("", env);
+  for (const char* expected : {
+           "kafka.group_protocol: value \"consumer\" needs kafka.assignment group (static "
+           "assignment joins no group)",
+           "kafka.properties: group.protocol is set by kafka.group_protocol",
+       }) {
+    EXPECT_NE(error.find(expected), std::string::npos) << expected << "\nin:\n" << error;
+  }
+  env = Minimal();
+  env["WEIR_KAFKA_GROUP_PROTOCOL"] = "consumer";
+  EXPECT_EQ(LoadOk("", env).kafka.group_protocol, "consumer");
+  EXPECT_EQ(LoadOk("", Minimal()).kafka.group_protocol, "classic");
+  env["WEIR_KAFKA_GROUP_PROTOCOL"] = "eager";
+  EXPECT_NE(ErrorOf("", env).find("kafka.group_protocol"), std::string::npos);
+  env = Minimal();
   env["WEIR_CATALOG_KIND"] = "postgres";
   env["WEIR_CATALOG_POSTGRES_DSN"] = "host=a";
   env["WEIR_CATALOG_POSTGRES_HOST"] = "b";

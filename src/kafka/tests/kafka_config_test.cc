@@ -23,6 +23,13 @@ std::string Get(rd_kafka_conf_t* conf, const std::string& name) {
   return value;
 }
 
+void ExpectFatalMentioning(const ConsumerConfig& config, const std::string& text) {
+  auto conf = MakeConsumerConf(config);
+  ASSERT_FALSE(conf.ok());
+  EXPECT_EQ(ClassOf(conf.status()), ErrorClass::kFatal);
+  EXPECT_NE(conf.status().message().find(text), std::string::npos) << conf.status().ToString();
+}
+
 TEST(MakeConsumerConfTest, SetsEveryValueInGroupMode) {
   ConsumerConfig config = BaseConfig();
   config.isolation_level = "read_uncommitted";
@@ -68,6 +75,33 @@ TEST(MakeConsumerConfTest, StaticModeLeavesTheAssignmentStrategyAlone) {
   EXPECT_EQ(Get(conf->get(), "partition.assignment.strategy"), "range");
 }
 
+TEST(MakeConsumerConfTest, TheConsumerProtocolLeavesAssignmentToTheBroker) {
+  ConsumerConfig config = BaseConfig();
+  config.group_protocol = ConsumerConfig::GroupProtocol::kConsumer;
+  auto conf = MakeConsumerConf(config);
+  ASSERT_TRUE(conf.ok()) << conf.status().ToString();
+  EXPECT_EQ(Get(conf->get(), "group.protocol"), "consumer");
+  // Not cooperative-sticky: librdkafka refuses a client-side assignor under KIP-848.
+  EXPECT_EQ(Get(conf->get(), "partition.assignment.strategy"), "range,roundrobin");
+  auto classic = MakeConsumerConf(BaseConfig());
+  ASSERT_TRUE(classic.ok());
+  EXPECT_EQ(Get(classic->get(), "group.protocol"), "classic");
+
+  // What KIP-848 moves to the broker is refused with the reason, not at librdkafka's start.
+  for (const char* property :
+       {"session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"}) {
+    config.properties = {{property, "6000"}};
+    ExpectFatalMentioning(config, std::string(property) +
+                                      "=6000 is not allowed with "
+                                      "group_protocol consumer");
+  }
+  config.properties = {{"group.protocol", "classic"}};
+  ExpectFatalMentioning(config, "group.protocol=classic is not allowed");
+  config.properties.clear();
+  config.assignment = ConsumerConfig::Assignment::kStatic;
+  ExpectFatalMentioning(config, "group_protocol consumer needs group assignment");
+}
+
 TEST(MakeConsumerConfTest, PassesPropertiesThroughLast) {
   ConsumerConfig config = BaseConfig();
   config.properties = {{"client.id", "weir-test"},
@@ -80,13 +114,6 @@ TEST(MakeConsumerConfTest, PassesPropertiesThroughLast) {
   EXPECT_EQ(Get(conf->get(), "client.id"), "weir-test");
   EXPECT_EQ(Get(conf->get(), "fetch.min.bytes"), "1");
   EXPECT_EQ(Get(conf->get(), "session.timeout.ms"), "12345");
-}
-
-void ExpectFatalMentioning(const ConsumerConfig& config, const std::string& text) {
-  auto conf = MakeConsumerConf(config);
-  ASSERT_FALSE(conf.ok());
-  EXPECT_EQ(ClassOf(conf.status()), ErrorClass::kFatal);
-  EXPECT_NE(conf.status().message().find(text), std::string::npos) << conf.status().ToString();
 }
 
 TEST(MakeConsumerConfTest, NamesThePropertyAndValueLibrdkafkaRefused) {

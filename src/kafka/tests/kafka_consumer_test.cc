@@ -202,7 +202,11 @@ TEST(KafkaConsumerTest, StaticModeOwnsItsModuloPartitionsFromTheLedgerOffsets) {
   EXPECT_TRUE((*consumer)->Close().ok()) << "idempotent";
 }
 
-TEST(KafkaConsumerTest, GroupModeHandsPartitionsOverAtTheLedgerOffsetWithoutDuplicates) {
+// Both group protocols: classic (cooperative-sticky in the client) and KIP-848 (the broker
+// assigns; its session timeout comes from the harness broker's group.consumer.* settings).
+class GroupHandOverTest : public ::testing::TestWithParam<ConsumerConfig::GroupProtocol> {};
+
+TEST_P(GroupHandOverTest, GroupModeHandsPartitionsOverAtTheLedgerOffsetWithoutDuplicates) {
   WEIR_HARNESS_SETTING(bootstrap, "WEIR_TEST_KAFKA_BOOTSTRAP");
   const std::string topic = testing::UniqueName("it-kafka-group");
   ASSERT_TRUE(CreateTopic(bootstrap, topic, 4).ok()) << CreateTopic(bootstrap, topic, 4).ToString();
@@ -214,7 +218,10 @@ TEST(KafkaConsumerTest, GroupModeHandsPartitionsOverAtTheLedgerOffsetWithoutDupl
   config.topics = {topic};
   config.fetch_min_bytes = 1;
   config.fetch_max_wait_ms = 100;
-  config.properties = {{"session.timeout.ms", "10000"}, {"heartbeat.interval.ms", "500"}};
+  config.group_protocol = GetParam();
+  if (GetParam() == ConsumerConfig::GroupProtocol::kClassic) {
+    config.properties = {{"session.timeout.ms", "10000"}, {"heartbeat.interval.ms", "500"}};
+  }
 
   std::map<TopicPartition, int64_t> ledger;
   LedgerListener first_listener(&ledger);
@@ -271,6 +278,15 @@ TEST(KafkaConsumerTest, GroupModeHandsPartitionsOverAtTheLedgerOffsetWithoutDupl
   ASSERT_TRUE((*second)->Close().ok());
   ASSERT_TRUE((*first)->Close().ok());
 }
+
+INSTANTIATE_TEST_SUITE_P(Protocols, GroupHandOverTest,
+                         ::testing::Values(ConsumerConfig::GroupProtocol::kClassic,
+                                           ConsumerConfig::GroupProtocol::kConsumer),
+                         [](const auto& protocol) {
+                           return protocol.param == ConsumerConfig::GroupProtocol::kClassic
+                                      ? "Classic"
+                                      : "Consumer";
+                         });
 
 TEST(KafkaConsumerTest, PauseStopsOnePartitionAndResumeRestoresIt) {
   WEIR_HARNESS_SETTING(bootstrap, "WEIR_TEST_KAFKA_BOOTSTRAP");
