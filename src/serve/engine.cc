@@ -303,9 +303,10 @@ Status Session::RefuseLakeFileWork(const std::string& sql) {
   }
   return ClassifiedError(
       ErrorClass::kBadData, "sqlstate", "42501",
-      fmt::format("permission denied: read-only users cannot run {} (it works on the lake's "
-                  "files before its catalog write could be refused)",
-                  call));
+      fmt::format("permission denied: read-only users cannot run {} ({})", call,
+                  call == "iceberg_load_table_response"
+                      ? "its answer carries the catalog's storage credentials"
+                      : "it works on the lake's files before its catalog write could be refused"));
 }
 
 Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statement) {

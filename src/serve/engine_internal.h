@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/sql_quote.h"
 #include "base/status.h"
@@ -66,6 +67,12 @@ Status WithinProtocolCounts(duckdb_prepared_statement statement);
 // weir_stat_activity(), pg_cancel_backend(), pg_terminate_backend() over `registry`, in the
 // database of `conn` (engine_activity.cc).
 Status RegisterActivityFunctions(duckdb_connection conn, ActivityRegistry* registry);
+
+// An Iceberg REST catalog attached as `lake` (READ_ONLY for the readers' database), and the
+// table locations the sandbox lets sessions read (engine_iceberg.cc).
+Status AttachIceberg(duckdb_connection conn, const LakeAttachment& lake, bool read_only);
+Result<std::vector<std::string>> IcebergAllowedPaths(duckdb_connection conn,
+                                                     const LakeAttachment& lake);
 
 // The statements a read-only session is refused by their DuckDB type alone.
 bool WritesByItsType(duckdb_statement_type type);
