@@ -149,6 +149,7 @@ class Engine {
   std::unique_ptr<ActivityRegistry> activity_ = std::make_unique<ActivityRegistry>();
   std::unique_ptr<Handles> handles_;
   std::shared_ptr<WriterLock> writer_lock_;  // serialises this server's writers
+  bool iceberg_ = false;                     // the lake is an Iceberg REST catalog
 };
 
 class Session {
@@ -223,6 +224,7 @@ class Session {
   size_t memory_limit_;
   bool read_only_ = false;
   duckdb_database reader_ = nullptr;  // the engine's readers' database (for SetReadOnly)
+  bool iceberg_ = false;              // the lake is an Iceberg REST catalog (see Engine::Connect)
   bool implicit_transaction_ = false;
   ResultStream* streaming_ = nullptr;        // the one result streaming from DuckDB
   std::vector<ResultStream*> open_streams_;  // every live stream (for the memory limit)

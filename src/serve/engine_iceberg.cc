@@ -151,4 +151,24 @@ Result<std::vector<std::string>> IcebergAllowedPaths(duckdb_connection conn,
   return std::vector<std::string>(allowed.begin(), allowed.end());
 }
 
+void ResolveIcebergTables(duckdb_connection conn) {
+  auto pending = Rows(conn,
+                      "SELECT DISTINCT schema_name, table_name FROM duckdb_columns() "
+                      "WHERE database_name = 'lake' AND column_name = '__' "
+                      "AND data_type = 'UNKNOWN' ORDER BY ALL",
+                      2);
+  if (!pending.ok()) {
+    spdlog::debug("serve: listing the Iceberg tables: {}", pending.status().message());
+    return;
+  }
+  for (const auto& table : *pending) {
+    const Status described =
+        Exec(conn, "DESCRIBE lake." + QuoteIdentifier(table[0]) + "." + QuoteIdentifier(table[1]));
+    if (!described.ok()) {
+      spdlog::debug("serve: loading Iceberg table {}.{}: {}", table[0], table[1],
+                    described.message());
+    }
+  }
+}
+
 }  // namespace weir::serve

@@ -73,6 +73,11 @@ Status RegisterActivityFunctions(duckdb_connection conn, ActivityRegistry* regis
 Status AttachIceberg(duckdb_connection conn, const LakeAttachment& lake, bool read_only);
 Result<std::vector<std::string>> IcebergAllowedPaths(duckdb_connection conn,
                                                      const LakeAttachment& lake);
+// DuckDB's iceberg catalog lists a table it has not loaded yet with a placeholder column
+// (`__`, UNKNOWN), and every connection of the database sees a table's columns once one has
+// loaded it: loads (DESCRIBE) every table still listed so, for the compatibility catalog's
+// pg_attribute and information_schema.columns. Best effort: a failure is logged.
+void ResolveIcebergTables(duckdb_connection conn);
 
 // The statements a read-only session is refused by their DuckDB type alone.
 bool WritesByItsType(duckdb_statement_type type);

@@ -132,6 +132,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   auto handles = std::make_unique<Handles>();
   WEIR_RETURN_NOT_OK(OpenDatabase(lake, "", "", handles->writer));
   std::unique_ptr<Engine> engine(new Engine(std::move(handles)));
+  engine->iceberg_ = lake.is_iceberg();
   if (lake.is_iceberg()) {
     // Every commit of DuckDB's iceberg extension asserts the table's current snapshot: sessions
     // of this server take turns instead of failing each other's commits; ingest and other
@@ -201,6 +202,8 @@ Result<std::unique_ptr<Session>> Engine::Connect(size_t memory_limit, bool read_
   std::unique_ptr<Session> session(new Session(std::move(handles), memory_limit));
   session->read_only_ = read_only;
   session->reader_ = handles_->reader.get();
+  session->iceberg_ = iceberg_;
+  if (iceberg_) ResolveIcebergTables(session->handles_->conn.get());
   if (!read_only) session->writer_lock_ = writer_lock_;
   return session;
 }
