@@ -84,10 +84,11 @@ Result<std::vector<std::vector<std::string>>> Rows(duckdb_connection conn, const
 Status AttachIceberg(duckdb_connection conn, const LakeAttachment& lake, bool read_only) {
   const IcebergRestAttachment& iceberg = lake.iceberg;
   // DuckDB's HTTP deadline (whole seconds) and its retries bound every request the extension
-  // makes: ATTACH's GET /v1/config, each table's load, each data file's read.
+  // makes: ATTACH's GET /v1/config, each table's load, each data file's read. GLOBAL: a plain
+  // SET would hold for this connection only, not for the sessions' connections.
   std::string setup =
       "SET TimeZone = 'UTC'; LOAD avro; LOAD httpfs; LOAD iceberg; "
-      "SET http_timeout = " +
+      "SET GLOBAL http_timeout = " +
       std::to_string(iceberg.timeout_seconds) + "; ";
   const bool secret = !iceberg.token.empty() || !iceberg.credential.empty();
   if (secret) setup += CreateSecretSql(iceberg) + "; ";

@@ -257,6 +257,15 @@ def test_the_read_user_cannot_write_the_iceberg_lake(lake):
                 assert "read-only" in str(refused.value), (statement, refused.value)
             # The session goes on.
             assert conn.execute(f"SELECT count(*) FROM {t}").fetchone() == (EVENTS,)
+        # The sandbox: the table's own files are readable, the server's other files are not.
+        data = conn.execute(f"SELECT count(*) FROM iceberg_metadata('lake.{ns}.events')"
+                            ).fetchone()[0]
+        assert data >= 1
+        for outside in ("SELECT * FROM read_text('/etc/passwd')",
+                        "SELECT * FROM read_csv('/etc/hostname')"):
+            with pytest.raises(psycopg.Error) as refused:
+                conn.execute(outside)
+            assert refused.value.sqlstate == "42501", (outside, refused.value)
         # Inside a transaction block too.
         conn.execute("BEGIN")
         with pytest.raises(psycopg.Error) as refused:
@@ -367,5 +376,64 @@ def test_a_catalog_failing_once_serve_is_up_fails_queries_not_the_server(
                 assert serve.process.poll() is None
                 rule.times = 0
                 assert conn.execute(f"SELECT count(*) FROM {ns}.events").fetchone() == (count,)
+                # The catalog stalls (accepts, reads the request, never answers): the query
+                # fails once DuckDB's deadline and retries run out, not never.
+                stall = proxy.add(Rule("GET", "/tables/events", "stall", times=1_000_000))
+                started = time.monotonic()
+                with pytest.raises(psycopg.Error) as failed:
+                    conn.execute(f"SELECT count(*) FROM {ns}.events")
+                assert time.monotonic() - started < 90
+                assert failed.value.sqlstate in {"58030", "XX000"}, failed.value
+                assert "imeout" in str(failed.value), failed.value
+                assert stall.hits and serve.process.poll() is None
+                # Another session meanwhile: logs in, runs what needs no catalog.
+                with psycopg.connect(dsn(serve.port, READER, READER_PASSWORD),
+                                     autocommit=True) as other:
+                    assert other.execute("SELECT 41 + 1").fetchone() == (42,)
+                stall.times = 0
+                assert conn.execute(f"SELECT count(*) FROM {ns}.events").fetchone() == (count,)
         finally:
             serve.stop()
+
+
+def test_the_catalog_token_and_oauth2_credentials_reach_the_catalog_and_no_session(
+    lake, build_dir, tmp_path
+):
+    import psycopg
+
+    ns = lake["ns"].namespace
+    with FaultProxy(lake["uri"]) as proxy:
+        proxy.token_lifetime_s = 3600
+        for settings, bearer in (({"WEIR_ICEBERG_TOKEN": "fixed-token-1"}, "fixed-token-1"),
+                                 ({"WEIR_ICEBERG_CREDENTIAL": "serve-client:s3cret"}, None)):
+            proxy.forwarded.clear()
+            serve = IcebergServe(build_dir, tmp_path / unique("auth"), proxy.uri,
+                                 **settings).start()
+            try:
+                for user, password in ((READER, READER_PASSWORD), (WRITER, WRITER_PASSWORD)):
+                    with psycopg.connect(dsn(serve.port, user, password),
+                                         autocommit=True) as conn:
+                        count = conn.execute(f"SELECT count(*) FROM {ns}.events").fetchone()
+                        assert count[0] >= EVENTS
+                        secrets = conn.execute(
+                            "SELECT string_agg(secret_string, ' ') FROM duckdb_secrets()"
+                        ).fetchone()[0] or ""
+                        options = conn.execute(
+                            "SELECT string_agg(options::VARCHAR, ' ') FROM duckdb_databases()"
+                        ).fetchone()[0] or ""
+                        for secret in ("fixed-token-1", "s3cret", "token-0"):
+                            assert secret not in secrets + options, (secret, secrets, options)
+                assert "fixed-token-1" not in serve.log() and "s3cret" not in serve.log()
+            finally:
+                serve.stop()
+            sent = {headers.get("Authorization") for _, _, headers in proxy.forwarded}
+            if bearer:
+                assert sent == {f"Bearer {bearer}"}, sent
+            else:
+                # One OAuth2 exchange per DuckDB database (the writers' and the readers').
+                assert len(proxy.tokens_issued) == 2, proxy.tokens_issued
+                assert all(t.endswith("-serve-client") for t in proxy.tokens_issued)
+                for request in proxy.token_requests:  # client credentials, scope catalog
+                    assert request["form"]["grant_type"] == ["client_credentials"], request
+                    assert request["form"].get("scope") == ["catalog"], request
+                assert sent == {f"Bearer {t}" for t in proxy.tokens_issued}, sent
