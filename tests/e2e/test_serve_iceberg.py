@@ -17,6 +17,7 @@ lake.format / iceberg.* settings, attaches that catalog through DuckDB's iceberg
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -211,8 +212,6 @@ def test_psycopg_reads_the_iceberg_table_in_text_and_binary(lake):
                 cur.execute(f"SELECT id, name, score, ok, props, maybe FROM {ns}.events "
                             "WHERE id IN (%s, %s, %s, %s) ORDER BY id", [0, 7, 4242, EVENTS - 1])
                 rows = cur.fetchall()
-        import json
-
         assert rows == [(e["id"], e["name"], e["score"], e["ok"], json.dumps(e["props"]),
                          e["maybe"]) for e in map(event, [0, 7, 4242, EVENTS - 1])]
 
@@ -283,7 +282,9 @@ def test_the_read_user_cannot_write_the_iceberg_lake(lake):
         t[-1] for t in RestCatalog("rest", uri=lake["uri"]).list_tables(ns)]
 
 
-def test_a_write_users_insert_and_ingests_next_commits_are_visible_without_a_restart(lake, build_dir):
+def test_a_write_users_insert_and_ingests_next_commits_are_visible_without_a_restart(
+    lake, build_dir
+):
     import psycopg
 
     port, ns, t = lake["port"], lake["ns"].namespace, f"{lake['ns'].namespace}.events"
@@ -310,8 +311,6 @@ def test_a_write_users_insert_and_ingests_next_commits_are_visible_without_a_res
         assert row[3] == pytest.approx(want[3])
         assert reader.execute(f"SELECT count(*) FROM {t} WHERE id < 0").fetchone() == (2,)
     summary = lake["ns"].table("events").current_snapshot().summary.additional_properties
-    import json
-
     ledger = json.loads(summary[f"weir.offsets.{topic}"])
     assert sum(ledger.values()) == EVENTS + LATER
     # And psql, in a new session.
