@@ -130,6 +130,15 @@ serve::LakeAttachment MakeLakeAttachment(const config::ServeSettings& s) {
   lake.catalog = s.catalog.kind == config::CatalogKind::kPostgres
                      ? "postgres:" + s.catalog.postgres_dsn
                      : "sqlite:" + s.catalog.sqlite_path;
+  if (s.lake_format == "iceberg") {  // the REST catalog (config validation refuses sql)
+    lake.iceberg.uri = s.iceberg.uri;
+    lake.iceberg.warehouse = s.iceberg.warehouse;
+    lake.iceberg.token = s.iceberg.token;
+    lake.iceberg.credential = s.iceberg.credential;
+    lake.iceberg.timeout_seconds =
+        static_cast<int>(std::chrono::ceil<std::chrono::seconds>(s.iceberg_timeout).count());
+    lake.iceberg.locations = s.iceberg_locations;
+  }
   lake.extension_directory = lake::ExtensionDirectory(s.duckdb_extension_dir);
   lake.memory_limit = s.memory_limit;
   lake.threads = s.threads;

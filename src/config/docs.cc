@@ -24,8 +24,8 @@ given in the environment, and the environment contract of millpond is accepted a
 millpond DuckLake deployment can switch binaries without changing its manifests.
 
 `weir serve` reads the same sources (`weir serve --config weir.yaml`): the `serve.*` settings,
-and the catalog, S3 credential and log settings it shares with ingest (marked *Ingest and
-serve* below). Each command leaves the other's settings alone, so one file and one environment
+and the lake format, catalog (DuckLake's or Iceberg's), S3 credential and log settings it
+shares with ingest (marked *Ingest and serve* below). Each command leaves the other's settings alone, so one file and one environment
 can configure both.
 
 ## Precedence
@@ -120,7 +120,10 @@ constexpr std::string_view kRules = R"(
 - `lake.format: iceberg` with nothing else set writes the embedded Iceberg lake: the SQL catalog
   `weir-lake/catalog.db` (SQLite) and tables under `weir-lake/warehouse/<schema>/<table>`.
   `iceberg.catalog: rest` needs `iceberg.uri`, and at most one of `iceberg.token` /
-  `iceberg.credential`.
+  `iceberg.credential` (`client_id:client_secret`).
+- `weir serve` with `lake.format: iceberg` reads the lake through a REST catalog only
+  (`iceberg.catalog: rest`; DuckDB's iceberg extension has no SQL catalog): `sql` stops its
+  startup naming `iceberg.catalog`.
 - `group.id` and `auto.offset.reset` are not accepted in `kafka.properties` (use their settings).
 
 Secrets (`catalog.postgres_password`, `storage.s3_secret_access_key`, the password in
@@ -129,8 +132,8 @@ token) are printed as `****` in the startup log and by `weir check`.
 )";
 
 constexpr std::string_view kServeIntro =
-    R"(`weir serve`'s own settings; it also reads the catalog, S3 credential and log settings
-marked *Ingest and serve*. Two secrets are read only from the environment, never from a file
+    R"(`weir serve`'s own settings; it also reads the lake format, catalog, S3 credential and log
+settings marked *Ingest and serve*. Two secrets are read only from the environment, never from a file
 or the command line, and stored only as SCRAM verifiers in `<serve.tls_dir>/users`:
 `WEIR_SERVE_PASSWORD`, the password of user `weir` when the users file is first created, and
 `WEIR_SERVE_NEW_PASSWORD`, that of `weir serve --add-user NAME --role read|write`. Without

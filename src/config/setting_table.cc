@@ -149,52 +149,54 @@ std::vector<Setting> BuildTable() {
       {.name = "lake.format",
        .type = S::kEnum,
        .allowed = {"ducklake", "iceberg"},
-       .description = "The table format `weir ingest` writes: DuckLake (the `catalog.*` and "
-                      "`storage.*` settings) or Iceberg (the `iceberg.*` settings).",
-       WEIR_PROCESS_FIELD(lake_format)},
+       .description =
+           "The table format `weir ingest` writes and `weir serve` serves: DuckLake (the "
+           "`catalog.*` and `storage.*` settings) or Iceberg (the `iceberg.*` "
+           "settings; weir serve reads Iceberg through a REST catalog only).",
+       WEIR_SHARED_FIELD(lake_format)},
       {.name = "iceberg.catalog",
        .type = S::kEnum,
        .allowed = {"sql", "rest"},
        .description = "The Iceberg catalog (lake.format iceberg): `sql` (the iceberg_tables of "
                       "a SQLite file or PostgreSQL database, as pyiceberg's SqlCatalog and "
                       "Iceberg's JdbcCatalog share it) or `rest` (a REST catalog at iceberg.uri).",
-       WEIR_PROCESS_FIELD(iceberg.catalog)},
+       WEIR_SHARED_FIELD(iceberg.catalog)},
       {.name = "iceberg.sqlite_path",
        .type = S::kString,
        .description = "The SQL catalog's SQLite file (iceberg.catalog sql, when "
                       "iceberg.postgres_dsn is not set).",
-       WEIR_PROCESS_FIELD(iceberg.sqlite_path)},
+       WEIR_SHARED_FIELD(iceberg.sqlite_path)},
       {.name = "iceberg.postgres_dsn",
        .type = S::kString,
        .secrecy = Secrecy::kConninfo,
        .description = "libpq connection string of a PostgreSQL SQL catalog (iceberg.catalog sql).",
-       WEIR_PROCESS_FIELD(iceberg.postgres_dsn)},
+       WEIR_SHARED_FIELD(iceberg.postgres_dsn)},
       {.name = "iceberg.catalog_name",
        .type = S::kString,
        .description = "The SQL catalog's catalog name (the `catalog_name` column).",
-       WEIR_PROCESS_FIELD(iceberg.catalog_name)},
+       WEIR_SHARED_FIELD(iceberg.catalog_name)},
       {.name = "iceberg.warehouse",
        .type = S::kString,
        .default_note = "sql: `weir-lake/warehouse`; rest: none",
        .description = "sql: the local directory tables are created under "
                       "(`<warehouse>/<schema>/<table>`); rest: the warehouse sent to the server.",
-       WEIR_PROCESS_FIELD(iceberg.warehouse)},
+       WEIR_SHARED_FIELD(iceberg.warehouse)},
       {.name = "iceberg.uri",
        .type = S::kString,
        .description = "The REST catalog's base URI, e.g. `http://host:8181` (iceberg.catalog "
                       "rest: required).",
-       WEIR_PROCESS_FIELD(iceberg.uri)},
+       WEIR_SHARED_FIELD(iceberg.uri)},
       {.name = "iceberg.token",
        .type = S::kString,
        .secrecy = Secrecy::kSecret,
        .description = "A bearer token for the REST catalog. Never printed.",
-       WEIR_PROCESS_FIELD(iceberg.token)},
+       WEIR_SHARED_FIELD(iceberg.token)},
       {.name = "iceberg.credential",
        .type = S::kString,
        .secrecy = Secrecy::kSecret,
        .description = "OAuth2 client credentials `client_id:client_secret` for the REST "
                       "catalog (instead of iceberg.token). Never printed.",
-       WEIR_PROCESS_FIELD(iceberg.credential)},
+       WEIR_SHARED_FIELD(iceberg.credential)},
       // Catalog.
       {.name = "catalog.kind",
        .type = S::kEnum,
@@ -448,6 +450,25 @@ std::vector<Setting> BuildTable() {
        .description = "One log line per statement (user, application, statement, rows, "
                       "SQLSTATE).",
        WEIR_SERVE_FIELD(query_log)},
+      {.name = "serve.iceberg_timeout",
+       .type = S::kDuration,
+       .min = 1000,
+       .max = 3600000,
+       .description = "Iceberg (lake.format iceberg): the deadline of each HTTP request DuckDB's "
+                      "iceberg extension makes (the REST catalog, object storage), in whole "
+                      "seconds; DuckDB retries a failed request 3 times, so a dead or stalling "
+                      "catalog stops startup, or fails a query, after about 4 times this.",
+       WEIR_SERVE_FIELD(iceberg_timeout)},
+      {.name = "serve.iceberg_locations",
+       .type = S::kStringList,
+       .default_note = "the warehouse roots of the tables found at startup",
+       .description = "Iceberg (lake.format iceberg): the directories or object-store prefixes "
+                      "(`s3://bucket/warehouse/`) under which sessions may read the tables' "
+                      "files (serve's sandbox). Unset: for each table found at startup, the "
+                      "`<root>` of a location `<root>/<namespace>/<table>` (or "
+                      "`<root>/<namespace>.db/<table>`), else the table's location itself; a "
+                      "table made later elsewhere is readable after a restart.",
+       WEIR_SERVE_FIELD(iceberg_locations)},
       // Datasets.
       {.name = "name",
        .scope = kD,

@@ -110,7 +110,9 @@ struct IngestSettings {
 };
 
 struct ServeSettings {
-  CatalogSettings catalog;  // the same catalog.* settings as weir ingest
+  std::string lake_format = "ducklake";  // the same lake.format and iceberg.* as weir ingest
+  IcebergSettings iceberg;               // (weir serve: the REST catalog only)
+  CatalogSettings catalog;               // the same catalog.* settings as weir ingest
   StorageSettings storage;  // its s3_* credentials; data_path is ingest's (the catalog has it)
   std::string host = "127.0.0.1";
   int port = 5432;                              // 0 = any free port
@@ -131,7 +133,9 @@ struct ServeSettings {
   bool query_log = true;                          // one log line per statement
   std::string log_level = "info";                 // the same log.* settings as weir ingest
   std::string log_format = "text";
-  std::string duckdb_extension_dir;  // "" = the build's (as weir ingest)
+  std::string duckdb_extension_dir;                  // "" = the build's (as weir ingest)
+  std::chrono::milliseconds iceberg_timeout{30000};  // each HTTP request of the iceberg extension
+  std::vector<std::string> iceberg_locations;        // the sandbox's; empty = derived at startup
 };
 
 }  // namespace weir::config

@@ -127,6 +127,26 @@ void CheckS3Keys(const StorageSettings& storage, ErrorList& errors) {
   }
 }
 
+// The iceberg.* settings (lake.format iceberg), the same for weir ingest and weir serve.
+void CheckIceberg(const IcebergSettings& iceberg, ErrorList& errors) {
+  if (iceberg.catalog == "rest" && iceberg.uri.empty()) {
+    errors.Process("iceberg.uri", "required when iceberg.catalog is rest");
+  }
+  if (iceberg.catalog == "rest" && iceberg.uri.find("://") == std::string::npos &&
+      !iceberg.uri.empty()) {
+    errors.Process("iceberg.uri",
+                   fmt::format("value \"{}\" is not an http(s):// URI", iceberg.uri));
+  }
+  if (!iceberg.token.empty() && !iceberg.credential.empty()) {
+    errors.Process("iceberg.credential", "set either iceberg.token or iceberg.credential");
+  } else if (!iceberg.credential.empty() && iceberg.credential.find(':') == std::string::npos) {
+    errors.Process("iceberg.credential", "is not client_id:client_secret");
+  }
+  if (iceberg.catalog == "sql" && iceberg.postgres_dsn.empty() && iceberg.sqlite_path.empty()) {
+    errors.Process("iceberg.sqlite_path", "required when iceberg.catalog is sql");
+  }
+}
+
 void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
   for (const Setting& setting : SettingTable()) {
     if (setting.scope != Scope::kProcess || !setting.required) continue;
@@ -156,23 +176,7 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
                    "kafka.auto_offset_reset, not as properties");
   }
   CheckCatalog(settings.catalog, errors);
-  if (settings.lake_format == "iceberg") {
-    const IcebergSettings& iceberg = settings.iceberg;
-    if (iceberg.catalog == "rest" && iceberg.uri.empty()) {
-      errors.Process("iceberg.uri", "required when iceberg.catalog is rest");
-    }
-    if (iceberg.catalog == "rest" && iceberg.uri.find("://") == std::string::npos &&
-        !iceberg.uri.empty()) {
-      errors.Process("iceberg.uri",
-                     fmt::format("value \"{}\" is not an http(s):// URI", iceberg.uri));
-    }
-    if (!iceberg.token.empty() && !iceberg.credential.empty()) {
-      errors.Process("iceberg.credential", "set either iceberg.token or iceberg.credential");
-    }
-    if (iceberg.catalog == "sql" && iceberg.postgres_dsn.empty() && iceberg.sqlite_path.empty()) {
-      errors.Process("iceberg.sqlite_path", "required when iceberg.catalog is sql");
-    }
-  }
+  if (settings.lake_format == "iceberg") CheckIceberg(settings.iceberg, errors);
   const StorageSettings& storage = settings.storage;
   if (storage.data_path.empty()) {
     errors.Process("storage.data_path", "required, not set");
@@ -196,7 +200,17 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
 }
 
 void CheckServe(const ServeSettings& settings, ErrorList& errors) {
-  CheckCatalog(settings.catalog, errors);
+  if (settings.lake_format == "iceberg") {
+    CheckIceberg(settings.iceberg, errors);
+    if (settings.iceberg.catalog == "sql") {
+      errors.Process("iceberg.catalog",
+                     "weir serve reads Iceberg through a REST catalog only (DuckDB's iceberg "
+                     "extension has no SQL catalog): set iceberg.catalog to rest and iceberg.uri "
+                     "to a REST catalog over the same tables");
+    }
+  } else {
+    CheckCatalog(settings.catalog, errors);
+  }
   CheckS3Keys(settings.storage, errors);
   if (settings.host.empty()) errors.Process("serve.host", "required, not set");
   if (settings.tls_dir.empty()) errors.Process("serve.tls_dir", "required, not set");

@@ -11,6 +11,7 @@
 
 #include "base/sql_quote.h"
 #include "serve/compat/compat.h"
+#include "serve/compat/names.h"
 #include "serve/compat/statement_kind.h"
 #include "serve/engine_internal.h"
 
@@ -216,7 +217,10 @@ void Session::SetReadOnly(bool read_only) {
   duckdb_connection conn = nullptr;
   if (duckdb_connect(reader_, &conn) != DuckDBSuccess) return;  // every statement: 53300
   handles_->conn.reset(conn);
-  (void)Exec(handles_->conn.get(), "USE lake");
+  if (!Exec(handles_->conn.get(), "USE lake").ok()) {
+    (void)Exec(handles_->conn.get(), "USE " + std::string(compat::kCatalogDatabase));
+  }
+  if (iceberg_) ResolveIcebergTables(handles_->conn.get());
 }
 
 Status Session::InReadOnlyTerms(Status status) const {
@@ -303,9 +307,10 @@ Status Session::RefuseLakeFileWork(const std::string& sql) {
   }
   return ClassifiedError(
       ErrorClass::kBadData, "sqlstate", "42501",
-      fmt::format("permission denied: read-only users cannot run {} (it works on the lake's "
-                  "files before its catalog write could be refused)",
-                  call));
+      fmt::format("permission denied: read-only users cannot run {} ({})", call,
+                  call == "iceberg_load_table_response"
+                      ? "its answer carries the catalog's storage credentials"
+                      : "it works on the lake's files before its catalog write could be refused"));
 }
 
 Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statement) {

@@ -28,8 +28,22 @@
 
 namespace weir::serve {
 
+// An Iceberg lake behind a REST catalog (lake.format iceberg), attached through DuckDB's
+// iceberg extension: the iceberg.* settings weir ingest uses, and serve's own.
+struct IcebergRestAttachment {
+  std::string uri;           // the catalog's base URI; "" = the lake is DuckLake
+  std::string warehouse;     // sent to the server ("" = none)
+  std::string token;         // a bearer token; or
+  std::string credential;    // OAuth2 client credentials "client_id:client_secret"
+  int timeout_seconds = 30;  // each HTTP request (DuckDB's http_timeout)
+  // Where sessions may read the tables' files; empty: derived from the tables at startup.
+  std::vector<std::string> locations;
+};
+
 struct LakeAttachment {
-  std::string catalog;  // "sqlite:<path>" or "postgres:<libpq conninfo>"
+  std::string catalog;            // DuckLake: "sqlite:<path>" or "postgres:<libpq conninfo>"
+  IcebergRestAttachment iceberg;  // Iceberg when its uri is set (then `catalog` is unused)
+  bool is_iceberg() const { return !iceberg.uri.empty(); }
   std::string extension_directory;
   // DuckDB's memory_limit and worker threads ("" / 0 = DuckDB's own), for each of the two
   // databases (the writers' and the readers'; an idle one holds little memory, and no thread
@@ -134,7 +148,8 @@ class Engine {
   // Declared first: DuckDB's functions point at it until both databases are closed.
   std::unique_ptr<ActivityRegistry> activity_ = std::make_unique<ActivityRegistry>();
   std::unique_ptr<Handles> handles_;
-  std::shared_ptr<WriterLock> writer_lock_;  // SQLite catalogs only
+  std::shared_ptr<WriterLock> writer_lock_;  // serialises this server's writers
+  bool iceberg_ = false;                     // the lake is an Iceberg REST catalog
 };
 
 class Session {
@@ -209,6 +224,7 @@ class Session {
   size_t memory_limit_;
   bool read_only_ = false;
   duckdb_database reader_ = nullptr;  // the engine's readers' database (for SetReadOnly)
+  bool iceberg_ = false;              // the lake is an Iceberg REST catalog (see Engine::Connect)
   bool implicit_transaction_ = false;
   ResultStream* streaming_ = nullptr;        // the one result streaming from DuckDB
   std::vector<ResultStream*> open_streams_;  // every live stream (for the memory limit)

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/sql_quote.h"
 #include "base/status.h"
@@ -69,6 +70,17 @@ Status WithinProtocolCounts(duckdb_prepared_statement statement);
 // weir_stat_activity(), pg_cancel_backend(), pg_terminate_backend() over `registry`, in the
 // database of `conn` (engine_activity.cc).
 Status RegisterActivityFunctions(duckdb_connection conn, ActivityRegistry* registry);
+
+// An Iceberg REST catalog attached as `lake` (READ_ONLY for the readers' database), and the
+// table locations the sandbox lets sessions read (engine_iceberg.cc).
+Status AttachIceberg(duckdb_connection conn, const LakeAttachment& lake, bool read_only);
+Result<std::vector<std::string>> IcebergAllowedPaths(duckdb_connection conn,
+                                                     const LakeAttachment& lake);
+// DuckDB's iceberg catalog lists a table it has not loaded yet with a placeholder column
+// (`__`, UNKNOWN), and every connection of the database sees a table's columns once one has
+// loaded it: loads (DESCRIBE) every table still listed so, for the compatibility catalog's
+// pg_attribute and information_schema.columns. Best effort: a failure is logged.
+void ResolveIcebergTables(duckdb_connection conn);
 
 // The statements a read-only session is refused by their DuckDB type alone.
 bool WritesByItsType(duckdb_statement_type type);

@@ -11,6 +11,7 @@
 #include "lake/duckdb_s3.h"
 #include "lake/ducklake/catalog_db.h"
 #include "serve/compat/compat.h"
+#include "serve/compat/names.h"
 #include "serve/engine.h"
 #include "serve/engine_internal.h"
 
@@ -65,6 +66,7 @@ Status AttachLake(duckdb_connection conn, const LakeAttachment& lake, bool read_
     WEIR_RETURN_NOT_OK(WithContext(Exec(conn, setup + lake::CreateS3SecretSql("weir_lake_s3", s3)),
                                    "setting up S3 access (storage.s3_*)"));
   }
+  if (lake.is_iceberg()) return AttachIceberg(conn, lake, read_only);
   auto attached = Exec(conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
                                  (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") +
                                  "ATTACH " + QuoteLiteral("ducklake:" + lake.catalog) + " AS lake" +
@@ -88,6 +90,7 @@ Result<std::string> TempDirectory(duckdb_connection conn) {
 
 // The files sessions may reach: the lake's data path, and a SQLite catalog's files.
 Result<std::vector<std::string>> AllowedPaths(duckdb_connection conn, const LakeAttachment& lake) {
+  if (lake.is_iceberg()) return IcebergAllowedPaths(conn, lake);
   std::vector<std::string> allowed;
   lake::DuckDbResult result;
   if (duckdb_query(conn,
@@ -129,7 +132,13 @@ Result<std::unique_ptr<Engine>> Engine::Open(const LakeAttachment& lake) {
   auto handles = std::make_unique<Handles>();
   WEIR_RETURN_NOT_OK(OpenDatabase(lake, "", "", handles->writer));
   std::unique_ptr<Engine> engine(new Engine(std::move(handles)));
-  if (!lake.catalog.starts_with("postgres:")) {
+  engine->iceberg_ = lake.is_iceberg();
+  if (lake.is_iceberg()) {
+    // Every commit of DuckDB's iceberg extension asserts the table's current snapshot: sessions
+    // of this server take turns instead of failing each other's commits; ingest and other
+    // engines' commits can still conflict with one (40001).
+    engine->writer_lock_ = WriterLock::InProcess("the Iceberg catalog's writers of weir serve");
+  } else if (!lake.catalog.starts_with("postgres:")) {
     // Readers must never wait for a writer, and writers of this and other weir processes
     // queue on one lock instead of colliding inside SQLite (see docs/ARCHITECTURE.md).
     const std::string file = lake.catalog.substr(std::string("sqlite:").size());
@@ -183,10 +192,18 @@ Result<std::unique_ptr<Session>> Engine::Connect(size_t memory_limit, bool read_
     return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "53300", "cannot connect");
   }
   handles->conn.reset(conn);
-  (void)Exec(handles->conn.get(), "USE lake");  // absent before the lake is attached
+  // Sessions start in the lake; when it has no default schema (an Iceberg catalog without a
+  // namespace main), in the read-only compatibility catalog, so that an unqualified write is
+  // refused rather than landing in the writers' in-memory database. Both are absent before
+  // the lake is attached.
+  if (!Exec(handles->conn.get(), "USE lake").ok()) {
+    (void)Exec(handles->conn.get(), "USE " + std::string(compat::kCatalogDatabase));
+  }
   std::unique_ptr<Session> session(new Session(std::move(handles), memory_limit));
   session->read_only_ = read_only;
   session->reader_ = handles_->reader.get();
+  session->iceberg_ = iceberg_;
+  if (iceberg_) ResolveIcebergTables(session->handles_->conn.get());
   if (!read_only) session->writer_lock_ = writer_lock_;
   return session;
 }

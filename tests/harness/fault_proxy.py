@@ -15,6 +15,7 @@ Both are context managers that stop their threads and close their sockets on exi
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import socket
@@ -29,7 +30,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Rule:
     method: str
     path_suffix: str
-    action: str  # "drop_after_forward" | "status_after_forward" | "status_without_forward"
+    # "drop_after_forward" | "status_after_forward" | "status_without_forward" | "stall" (answer
+    # nothing, forward nothing, until the proxy stops; then close the connection)
+    action: str
     status: int = 502
     times: int = 1  # how many matching requests it applies to
     hits: list[str] = field(default_factory=list)
@@ -87,6 +90,7 @@ class FaultProxy(_Peer):
         self.config_overrides: dict[str, str] = {}  # added to /v1/config's "overrides"
         self.token_lifetime_s: float | None = None  # set: answer /v1/oauth/tokens here
         self.tokens_issued: list[str] = []
+        self.token_requests: list[dict] = []  # each token request's form and Authorization
         self.lock = threading.Lock()
 
     def uri_for(self, upstream_path: str = "") -> str:
@@ -112,13 +116,25 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             rule = next((r for r in proxy.rules if r.matches(self.command, self.path)), None)
             if rule is not None:
                 rule.hits.append(self.path)
+        if rule is not None and rule.action == "stall":
+            while not proxy.stopping.wait(0.1):
+                pass
+            self.close_connection = True
+            return
         if rule is not None and rule.action == "status_without_forward":
             self._answer(rule.status, {"Content-Type": "application/json"}, b'{"error": {}}')
             return
         if proxy.token_lifetime_s is not None and self.path.endswith("/v1/oauth/tokens"):
             form = urllib.parse.parse_qs(body.decode())
+            # The client id in the form, or in HTTP Basic authentication (RFC 6749 2.3.1, as
+            # DuckDB's iceberg extension sends it).
+            client = form.get("client_id", [""])[0]
+            authorization = self.headers.get("Authorization", "")
+            if not client and authorization.startswith("Basic "):
+                client = base64.b64decode(authorization[6:]).decode().split(":", 1)[0]
+            proxy.token_requests.append({"form": form, "authorization": authorization})
             with proxy.lock:
-                token = f"token-{len(proxy.tokens_issued)}-{form['client_id'][0]}"
+                token = f"token-{len(proxy.tokens_issued)}-{client}"
                 proxy.tokens_issued.append(token)
             answer = {"access_token": token, "token_type": "bearer",
                       "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",

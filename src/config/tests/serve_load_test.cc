@@ -73,7 +73,45 @@ TEST(ServeLoadTest, EveryServeSettingHasItsVariableAndSharedDefaultsAgree) {
     EXPECT_EQ(setting.get_process(IngestSettings{}), setting.get_serve(ServeSettings{}))
         << setting.name;
   }
-  EXPECT_EQ(serve_only, 17);
+  EXPECT_EQ(serve_only, 19);
+}
+
+TEST(ServeLoadTest, IcebergRestSettingsAreIngestsAndSqlCatalogsAreRefused) {
+  // The same variables and --set names as weir ingest's.
+  ServeSettings s = LoadOk("",
+                           {{"WEIR_LAKE_FORMAT", "iceberg"},
+                            {"WEIR_ICEBERG_CATALOG", "rest"},
+                            {"WEIR_ICEBERG_URI", "http://catalog:8181"},
+                            {"WEIR_ICEBERG_CREDENTIAL", "client:s3cret"}},
+                           {{"iceberg.warehouse", "lakehouse"},
+                            {"serve.iceberg_timeout", "5s"},
+                            {"serve.iceberg_locations", "s3://bucket/wh/,/data/wh"}});
+  EXPECT_EQ(s.lake_format, "iceberg");
+  EXPECT_EQ(s.iceberg.catalog, "rest");
+  EXPECT_EQ(s.iceberg.uri, "http://catalog:8181");
+  EXPECT_EQ(s.iceberg.credential, "client:s3cret");
+  EXPECT_EQ(s.iceberg.warehouse, "lakehouse");
+  EXPECT_EQ(s.iceberg_timeout, milliseconds(5000));
+  EXPECT_EQ(s.iceberg_locations, (std::vector<std::string>{"s3://bucket/wh/", "/data/wh"}));
+  EXPECT_EQ(Describe(s).find("s3cret"), std::string::npos) << Describe(s);
+  // DuckDB's iceberg extension has no SQL catalog: the embedded default is refused by name.
+  const std::string sql = ErrorOf("", {{"WEIR_LAKE_FORMAT", "iceberg"}});
+  EXPECT_NE(sql.find("iceberg.catalog: weir serve reads Iceberg through a REST catalog only"),
+            std::string::npos)
+      << sql;
+  EXPECT_NE(ErrorOf("", {}, {{"lake.format", "iceberg"}, {"iceberg.catalog", "rest"}})
+                .find("iceberg.uri: required when iceberg.catalog is rest"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("", {},
+                    {{"lake.format", "iceberg"},
+                     {"iceberg.catalog", "rest"},
+                     {"iceberg.uri", "http://c"},
+                     {"iceberg.credential", "no-colon"}})
+                .find("iceberg.credential: is not client_id:client_secret"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("", {}, {{"serve.iceberg_timeout", "10ms"}})
+                .find("serve.iceberg_timeout: value \"10ms\" is out of range [1s, 1h]"),
+            std::string::npos);
 }
 
 TEST(ServeLoadTest, PrecedenceYamlEnvironmentSet) {

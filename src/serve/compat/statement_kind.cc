@@ -156,9 +156,12 @@ constexpr std::string_view kReadOnlyDuckLakeFunctions[] = {"ducklake_current_sna
                                                            "ducklake_table_deletions",
                                                            "ducklake_table_info",
                                                            "ducklake_table_insertions"};
-// Functions that write without the ducklake_ prefix, or run SQL given as text.
+// Functions that write without the ducklake_ prefix, or run SQL given as text; and DuckDB's
+// iceberg_load_table_response, whose answer carries the storage credentials an Iceberg REST
+// catalog vends with a table (a read user could write the lake's storage with them).
 constexpr std::string_view kRefusedFunctions[] = {"checkpoint", "force_checkpoint", "query",
-                                                  "json_execute_serialized_sql"};
+                                                  "json_execute_serialized_sql",
+                                                  "iceberg_load_table_response"};
 
 // An identifier token's name as DuckDB resolves it: quotes removed, lower case.
 std::string NameOf(std::string_view token) {

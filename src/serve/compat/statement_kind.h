@@ -30,7 +30,8 @@ std::string CommandTagOf(const std::string& statement, const std::string& verb);
 // the lake before DuckDB refuses its catalog write — DuckLake's maintenance functions write new
 // Parquet files or delete scheduled ones first (see docs/ARCHITECTURE.md, the read role) — or
 // that runs SQL handed to it as a string the check cannot see into (`query`,
-// `json_execute_serialized_sql`). Every `ducklake_*` function but the read-only ones counts.
+// `json_execute_serialized_sql`), or that hands out a catalog's vended storage credentials
+// (`iceberg_load_table_response`). Every `ducklake_*` function but the read-only ones counts.
 // Found in PostgreSQL's lexer tokens (so DuckDB syntax such as FROM-first is covered too):
 // a name in call position `name(`, qualified or not, quoted or not, in any case (DuckDB
 // resolves function names case-insensitively); comments and string literals never match.

@@ -66,6 +66,9 @@ TEST(LakeWritingCallOf, FindsDuckLakeMaintenanceInEveryCallPosition) {
   EXPECT_EQ(LakeWritingCallOf("SELECT * FROM query('CALL x()')"), "query");
   EXPECT_EQ(LakeWritingCallOf("FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))"),
             "json_execute_serialized_sql");
+  // The answer an Iceberg REST catalog gives carries its vended storage credentials.
+  EXPECT_EQ(LakeWritingCallOf("SELECT config FROM Iceberg_Load_Table_Response('lake.main.t')"),
+            "iceberg_load_table_response");
   EXPECT_EQ(LakeWritingCallOf("checkpoint lake"), "CHECKPOINT");
   EXPECT_EQ(LakeWritingCallOf("CALL force_checkpoint()"), "force_checkpoint");
   EXPECT_EQ(LakeWritingCallOf("SELECT U&\"d\\0075cklake_merge_adjacent_files\"('lake')"),
@@ -74,6 +77,8 @@ TEST(LakeWritingCallOf, FindsDuckLakeMaintenanceInEveryCallPosition) {
 }
 
 TEST(LakeWritingCallOf, LeavesReadsAlone) {
+  EXPECT_EQ(LakeWritingCallOf("SELECT * FROM iceberg_snapshots('lake.main.t')"), "");
+  EXPECT_EQ(LakeWritingCallOf("SELECT * FROM iceberg_metadata('lake.main.t')"), "");
   EXPECT_EQ(LakeWritingCallOf("SELECT * FROM ducklake_snapshots('lake')"), "");
   EXPECT_EQ(LakeWritingCallOf("FROM ducklake_table_info('lake')"), "");
   EXPECT_EQ(LakeWritingCallOf("SELECT * FROM ducklake_list_files('lake', 't')"), "");
