@@ -142,10 +142,11 @@ def test_rest_catalog_on_s3_read_by_pyiceberg_duckdb_and_spark(topic, kafka, s3,
     assert got[3] == pytest.approx(want[3])
 
 
-def test_nessie_rest_catalog_on_s3_takes_an_ingest_exactly(topic, kafka, s3, nessie, build_dir,
+def test_nessie_rest_catalog_on_s3_takes_an_ingest_exactly(topic, kafka, nessie, build_dir,
                                                            tmp_path, duck):
     warehouse = nessie["WEIR_TEST_NESSIE_WAREHOUSE"]
-    bucket = bucket_of(s3, warehouse.removeprefix("s3://").split("/")[0])
+    # Nessie's bucket is on the moto its fixture started for it (its settings come along).
+    bucket = bucket_of(nessie, warehouse.removeprefix("s3://").split("/")[0])
     namespace = unique("ns")
     lake = StoredLake(tmp_path / "lake", "rest", "s3", namespace,
                       rest_uri=nessie["WEIR_TEST_NESSIE_URI"], bucket=bucket)
