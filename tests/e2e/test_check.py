@@ -318,13 +318,16 @@ def test_check_of_an_iceberg_sql_lake_on_s3_probes_catalog_and_warehouse(
     left = store.get_file_info(fs.FileSelector(bucket["bucket"], recursive=True))
     assert [i.path for i in left if i.type == fs.FileType.File] == [], left
 
-    # A wrong secret key: the storage probe fails naming the warehouse setting.
-    env["WEIR_STORAGE_S3_SECRET_ACCESS_KEY"] = "wrong-secret"
+    # A bucket that does not exist (moto takes any key): the storage probe fails naming the
+    # warehouse setting and the bucket.
+    missing = f"s3://{unique('nobucket').replace('_', '-')}/warehouse"
+    env["WEIR_ICEBERG_WAREHOUSE"] = missing
     bad = Check(build_dir, env, tmp_path)
     assert bad.code == 1, bad
     verdict, _, detail = bad.probes["storage"]
     assert verdict == "FAILED", bad
-    assert detail.startswith(f"iceberg.warehouse {warehouse}"), bad
+    assert detail.startswith(f"iceberg.warehouse {missing} (writing a marker object"), bad
+    assert "NO_SUCH_BUCKET" in detail, bad
     assert bad.stderr.endswith(f"weir check: 1 of 3 probes failed: storage "
                                f"({bad.total_s:.3f}s)\n"), bad
 
