@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,11 +14,15 @@
 #include "app/cli.h"
 #include "app/load_settings.h"
 #include "app/probe_runner.h"
+#include "app/s3_settings.h"
 #include "base/clock.h"
 #include "base/uuid.h"
 #include "config/describe.h"
 #include "files/object_store.h"
 #include "kafka/admin.h"
+#include "lake/iceberg/iceberg_lake_catalog.h"
+#include "lake/iceberg/rest_catalog.h"
+#include "lake/iceberg/sql_catalog.h"
 
 namespace weir::app {
 namespace {
@@ -87,15 +92,17 @@ Probe CatalogProbe(const config::IngestSettings& s,
       }};
 }
 
-// Storage at `data_path`: a marker written, read back and deleted; a local directory that does
-// not exist yet is only checked to be creatable.
-Probe StorageProbe(std::string name, const std::string& data_path, files::S3Settings s3) {
+// Storage at `data_path` (set by `setting`): a marker written, read back and deleted; a local
+// directory that does not exist yet is only checked to be creatable.
+Probe StorageProbe(std::string name, const std::string& data_path, files::StorageAccess access,
+                   std::string setting = "storage.data_path") {
   return {std::move(name),
-          [data_path, s3](std::chrono::milliseconds timeout) mutable -> Result<std::string> {
-            s3.connect_timeout_s = static_cast<double>(timeout.count()) / 1000.0;
-            s3.max_attempts = 1;  // a retry would outlast the deadline
-            const std::string context = "storage.data_path " + data_path;
-            auto store = files::ObjectStore::Locate(data_path, s3);
+          [data_path, access,
+           setting](std::chrono::milliseconds timeout) mutable -> Result<std::string> {
+            access.s3.connect_timeout_s = static_cast<double>(timeout.count()) / 1000.0;
+            access.s3.max_attempts = 1;  // a retry would outlast the deadline
+            const std::string context = setting + " " + data_path;
+            auto store = files::ObjectStore::Locate(data_path, access);
             if (!store.ok()) return WithContext(store.status(), context);
             std::error_code ec;
             if (store->local() && !std::filesystem::exists(store->uri(), ec)) {
@@ -112,6 +119,125 @@ Probe StorageProbe(std::string name, const std::string& data_path, files::S3Sett
           }};
 }
 
+// Where an Iceberg table's files live: its metadata location minus "/metadata/<file>".
+std::string TableLocationOf(const std::string& metadata_location) {
+  const auto at = metadata_location.rfind("/metadata/");
+  return at == std::string::npos ? metadata_location : metadata_location.substr(0, at);
+}
+
+// The Iceberg catalog as configured: SQL opened (a SQLite file that does not exist yet is only
+// checked to be creatable), REST's GET /v1/config; then each dataset's table looked up. The
+// locations of existing tables go to `locations`, so their storage is probed as well.
+Probe IcebergCatalogProbe(const config::IngestSettings& s,
+                          const std::shared_ptr<std::vector<std::string>>& locations) {
+  std::vector<lake::iceberg::TableIdent> tables;
+  for (const auto& d : s.datasets) tables.push_back({{d.schema}, d.table});
+  return {"catalog",
+          [config = MakeIcebergConfig(s), tables,
+           locations](std::chrono::milliseconds timeout) -> Result<std::string> {
+            using lake::iceberg::CatalogErrorKind;
+            std::unique_ptr<lake::iceberg::RestCatalog> rest;
+            std::unique_ptr<lake::iceberg::SqlCatalog> sql;
+            std::string where;
+            if (config.type == lake::iceberg::CatalogType::kRest) {
+              auto options = config.rest;
+              options.limits.connect_timeout = timeout;
+              options.limits.total_timeout = timeout;
+              where = "Iceberg REST catalog " + options.uri;
+              auto opened = lake::iceberg::RestCatalog::Open(options);
+              if (!opened.ok()) return WithContext(opened.status(), "iceberg.uri " + options.uri);
+              rest = std::move(*opened);
+            } else if (config.postgres_conninfo.empty()) {
+              where = "Iceberg SQL catalog (SQLite " + config.sqlite_path + ")";
+              if (!std::filesystem::exists(config.sqlite_path)) {
+                WEIR_RETURN_NOT_OK(
+                    WithContext(CheckCreatable(config.sqlite_path), "iceberg.sqlite_path"));
+                return where + ": none yet, would be created on first write";
+              }
+              lake::iceberg::SqlCatalogOptions options;
+              options.catalog_name = config.catalog_name;
+              auto opened = lake::iceberg::SqlCatalog::OpenSqlite(config.sqlite_path, options);
+              if (!opened.ok()) {
+                return WithContext(opened.status(), "iceberg.sqlite_path " + config.sqlite_path);
+              }
+              sql = std::move(*opened);
+            } else {
+              where = "Iceberg SQL catalog (PostgreSQL)";
+              std::string conninfo = config.postgres_conninfo;
+              if (conninfo.find("connect_timeout") == std::string::npos &&
+                  conninfo.find("://") == std::string::npos) {
+                conninfo += fmt::format(" connect_timeout={}",
+                                        std::max<int64_t>(1, timeout.count() / 1000));
+              }
+              lake::iceberg::SqlCatalogOptions options;
+              options.catalog_name = config.catalog_name;
+              auto opened = lake::iceberg::SqlCatalog::OpenPostgres(conninfo, options);
+              if (!opened.ok()) return WithContext(opened.status(), "iceberg.postgres_dsn");
+              sql = std::move(*opened);
+            }
+            std::string found;
+            for (const auto& ident : tables) {
+              std::string location;
+              if (rest) {
+                auto loaded = rest->LoadTable(ident);
+                if (loaded.ok()) location = TableLocationOf(loaded->metadata_location);
+                if (!loaded.ok() && lake::iceberg::CatalogErrorKindOf(loaded.status()) !=
+                                        CatalogErrorKind::kNotFound) {
+                  return WithContext(loaded.status(), where + ", table " + ident.ToString());
+                }
+              } else {
+                auto loaded = sql->LoadMetadataLocation(ident);
+                if (loaded.ok()) location = TableLocationOf(*loaded);
+                if (!loaded.ok() && lake::iceberg::CatalogErrorKindOf(loaded.status()) !=
+                                        CatalogErrorKind::kNotFound) {
+                  return WithContext(loaded.status(), where + ", table " + ident.ToString());
+                }
+              }
+              found += "; " + ident.ToString() +
+                       (location.empty() ? ": not created yet" : " at " + location);
+              if (!location.empty()) locations->push_back(location);
+            }
+            return where + found;
+          }};
+}
+
+// weir check for lake.format iceberg: the topics, the catalog, the warehouse's storage (SQL,
+// or a REST warehouse given as a URI), then the storage of every existing table elsewhere.
+ProbeReport RunIcebergChecks(const config::IngestSettings& s) {
+  const files::StorageAccess access = StorageAccessOf(s.storage);
+  auto locations = std::make_shared<std::vector<std::string>>();
+  std::vector<Probe> probes;
+  for (const auto& d : s.datasets) probes.push_back(TopicProbe(s, d));
+  probes.push_back(IcebergCatalogProbe(s, locations));
+  std::vector<std::string> roots;
+  if (s.iceberg.catalog == "sql") {
+    roots.push_back(s.iceberg.warehouse.empty() ? "weir-lake/warehouse" : s.iceberg.warehouse);
+  } else if (s.iceberg.warehouse.find("://") != std::string::npos) {
+    roots.push_back(s.iceberg.warehouse);
+  }
+  for (const auto& root : roots) {
+    probes.push_back(StorageProbe("storage", root, access, "iceberg.warehouse"));
+  }
+  ProbeReport report = RunProbes(std::move(probes), s.check_timeout, kGrace);
+  if (report.abandoned) return report;
+  std::vector<Probe> more;
+  for (const auto& location : *locations) {
+    bool covered = false;
+    for (const auto& root : roots) {
+      auto store = files::ObjectStore::Locate(root, access);
+      covered = covered || (store.ok() && (location + "/").starts_with(store->uri()));
+    }
+    if (covered) continue;
+    more.push_back(
+        StorageProbe("storage (table at " + location + ")", location, access, "table location"));
+  }
+  if (more.empty()) return report;
+  ProbeReport tables = RunProbes(std::move(more), s.check_timeout, kGrace);
+  for (auto& outcome : tables.outcomes) report.outcomes.push_back(std::move(outcome));
+  report.abandoned = tables.abandoned;
+  return report;
+}
+
 std::string Names(const std::vector<ProbeOutcome>& outcomes) {
   std::string names;
   for (const ProbeOutcome& o : outcomes) {
@@ -121,34 +247,9 @@ std::string Names(const std::vector<ProbeOutcome>& outcomes) {
   return names;
 }
 
-}  // namespace
-
-int RunCheck(const IngestArgs& args, std::ostream& out, std::ostream& err) {
-  auto settings =
-      LoadSettings(config::LoadIngestSettings, args.config_path, args.overrides, "weir", err);
-  if (!settings) return kExitFailure;
-  const config::IngestSettings& s = *settings;
-  out << config::Describe(s);
-  const auto start = std::chrono::steady_clock::now();
-  const lake::ducklake::CatalogConfig catalog = MakeCatalogConfig(s);
-  auto recorded_data_path = std::make_shared<std::string>();
-  std::vector<Probe> probes;
-  for (const auto& d : s.datasets) probes.push_back(TopicProbe(s, d));
-  probes.push_back(CatalogProbe(s, recorded_data_path));
-  probes.push_back(StorageProbe("storage", catalog.data_path, catalog.s3));
-  ProbeReport report = RunProbes(std::move(probes), s.check_timeout, kGrace);
-  // The storage probed above is the configured one; an existing catalog that records another
-  // data path writes there instead, so that one is probed too.
-  if (!report.abandoned && !recorded_data_path->empty()) {
-    auto configured = files::ObjectStore::Locate(catalog.data_path, catalog.s3);
-    if (!configured.ok() || configured->uri() != *recorded_data_path) {
-      ProbeReport recorded = RunProbes(
-          {StorageProbe("storage (the catalog's data path)", *recorded_data_path, catalog.s3)},
-          s.check_timeout, kGrace);
-      report.outcomes.push_back(recorded.outcomes.front());
-      report.abandoned = recorded.abandoned;
-    }
-  }
+// Prints the outcomes and the verdict; the exit code.
+int Report(ProbeReport report, std::chrono::steady_clock::time_point start, std::ostream& out,
+           std::ostream& err) {
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
   out << FormatOutcomes(report.outcomes);
@@ -171,6 +272,39 @@ int RunCheck(const IngestArgs& args, std::ostream& out, std::ostream& err) {
     std::_Exit(code);
   }
   return code;
+}
+
+}  // namespace
+
+int RunCheck(const IngestArgs& args, std::ostream& out, std::ostream& err) {
+  auto settings =
+      LoadSettings(config::LoadIngestSettings, args.config_path, args.overrides, "weir", err);
+  if (!settings) return kExitFailure;
+  const config::IngestSettings& s = *settings;
+  out << config::Describe(s);
+  const auto start = std::chrono::steady_clock::now();
+  if (s.lake_format == "iceberg") return Report(RunIcebergChecks(s), start, out, err);
+  const lake::ducklake::CatalogConfig catalog = MakeCatalogConfig(s);
+  auto recorded_data_path = std::make_shared<std::string>();
+  std::vector<Probe> probes;
+  for (const auto& d : s.datasets) probes.push_back(TopicProbe(s, d));
+  probes.push_back(CatalogProbe(s, recorded_data_path));
+  const files::StorageAccess access(catalog.s3, catalog.azure);
+  probes.push_back(StorageProbe("storage", catalog.data_path, access));
+  ProbeReport report = RunProbes(std::move(probes), s.check_timeout, kGrace);
+  // The storage probed above is the configured one; an existing catalog that records another
+  // data path writes there instead, so that one is probed too.
+  if (!report.abandoned && !recorded_data_path->empty()) {
+    auto configured = files::ObjectStore::Locate(catalog.data_path, access);
+    if (!configured.ok() || configured->uri() != *recorded_data_path) {
+      ProbeReport recorded = RunProbes(
+          {StorageProbe("storage (the catalog's data path)", *recorded_data_path, access)},
+          s.check_timeout, kGrace);
+      report.outcomes.push_back(recorded.outcomes.front());
+      report.abandoned = recorded.abandoned;
+    }
+  }
+  return Report(std::move(report), start, out, err);
 }
 
 }  // namespace weir::app

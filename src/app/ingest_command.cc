@@ -119,6 +119,13 @@ Result<std::unique_ptr<lake::Catalog>> ProbeIceberg(const config::IngestSettings
                  s.iceberg.postgres_dsn.empty() ? s.iceberg.sqlite_path : "PostgreSQL",
                  (*catalog)->warehouse());
   }
+  std::vector<std::pair<std::string, std::string>> tables;
+  for (const auto& d : s.datasets) tables.emplace_back(d.schema, d.table);
+  auto probed = (*catalog)->ProbeStorage(tables);
+  if (!probed.ok()) return probed.status();
+  for (const auto& location : *probed) {
+    spdlog::info("storage ok: wrote, read and deleted a marker object under {}", location);
+  }
   WEIR_RETURN_NOT_OK(ProbeTopics(s));
   return std::unique_ptr<lake::Catalog>(std::move(*catalog));
 }
@@ -169,6 +176,7 @@ lake::iceberg::IcebergLakeConfig MakeIcebergConfig(const config::IngestSettings&
   c.rest.warehouse = i.warehouse;
   c.rest.token = i.token;
   c.rest.credential = i.credential;
+  c.storage = StorageAccessOf(s.storage);
   c.max_attempts = s.commit_max_attempts;
   return c;
 }
@@ -181,6 +189,7 @@ lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s)
   c.postgres_conninfo = s.catalog.postgres_dsn;
   c.data_path = s.storage.data_path;
   c.s3 = S3SettingsOf(s.storage);
+  c.azure = AzureSettingsOf(s.storage);
   c.extension_directory = lake::ExtensionDirectory(s.duckdb_extension_dir);
   c.max_attempts = s.commit_max_attempts;
   return c;

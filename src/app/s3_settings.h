@@ -1,8 +1,10 @@
-// storage.s3_* as the one S3Settings ingest, serve and check hand to Arrow and DuckDB.
+// storage.s3_* and storage.azure_* as the one S3Settings / AzureSettings ingest, serve and check
+// hand to Arrow and DuckDB.
 #pragma once
 
 #include "config/settings.h"
 #include "files/s3_settings.h"
+#include "files/storage_settings.h"
 
 namespace weir::app {
 
@@ -15,6 +17,18 @@ inline files::S3Settings S3SettingsOf(const config::StorageSettings& storage) {
   s3.use_ssl = storage.s3_use_ssl;
   s3.path_style = storage.s3_url_style == "path";
   return s3;
+}
+
+inline files::AzureSettings AzureSettingsOf(const config::StorageSettings& storage) {
+  files::AzureSettings azure;
+  azure.account_name = storage.azure_account_name;
+  azure.account_key = storage.azure_account_key;
+  azure.endpoint = storage.azure_endpoint;
+  return azure;
+}
+
+inline files::StorageAccess StorageAccessOf(const config::StorageSettings& storage) {
+  return files::StorageAccess(S3SettingsOf(storage), AzureSettingsOf(storage));
 }
 
 }  // namespace weir::app

@@ -143,6 +143,7 @@ serve::LakeAttachment MakeLakeAttachment(const config::ServeSettings& s) {
   lake.memory_limit = s.memory_limit;
   lake.threads = s.threads;
   lake.s3 = S3SettingsOf(s.storage);
+  lake.azure = AzureSettingsOf(s.storage);
   return lake;
 }
 

@@ -178,8 +178,9 @@ std::vector<Setting> BuildTable() {
       {.name = "iceberg.warehouse",
        .type = S::kString,
        .default_note = "sql: `weir-lake/warehouse`; rest: none",
-       .description = "sql: the local directory tables are created under "
-                      "(`<warehouse>/<schema>/<table>`); rest: the warehouse sent to the server.",
+       .description = "sql: where tables are created (`<warehouse>/<schema>/<table>`): a local "
+                      "directory, `s3://bucket/prefix` or an Azure location (the storage.* "
+                      "settings reach it); rest: the warehouse sent to the server.",
        WEIR_SHARED_FIELD(iceberg.warehouse)},
       {.name = "iceberg.uri",
        .type = S::kString,
@@ -247,7 +248,8 @@ std::vector<Setting> BuildTable() {
       {.name = "storage.data_path",
        .type = S::kString,
        .millpond_env = "DUCKLAKE_DATA_PATH",
-       .description = "Where data files go: a local directory or `s3://bucket/prefix/`.",
+       .description = "Where data files go: a local directory, `s3://bucket/prefix/` or an "
+                      "Azure container (`abfss://container/prefix/`, `az://container/prefix/`).",
        WEIR_PROCESS_FIELD(storage.data_path)},
       {.name = "storage.s3_access_key_id",
        .type = S::kString,
@@ -282,6 +284,24 @@ std::vector<Setting> BuildTable() {
        .description = "Bucket in the host name (vhost) or in the path (path, for MinIO); with an "
                       "explicit storage.s3_endpoint the bucket is always in the path.",
        WEIR_SHARED_FIELD(storage.s3_url_style)},
+      {.name = "storage.azure_account_name",
+       .type = S::kString,
+       .description = "Azure storage account of Azure locations (`abfss://container/prefix/`, "
+                      "`az://container/prefix/`); may instead be named in the location "
+                      "(`abfss://container@account.dfs.core.windows.net/prefix/`).",
+       WEIR_SHARED_FIELD(storage.azure_account_name)},
+      {.name = "storage.azure_account_key",
+       .type = S::kString,
+       .secrecy = Secrecy::kSecret,
+       .description = "Azure storage account key; empty uses the default credential chain "
+                      "(environment, managed identity, Azure CLI). Never printed.",
+       WEIR_SHARED_FIELD(storage.azure_account_key)},
+      {.name = "storage.azure_endpoint",
+       .type = S::kString,
+       .description = "Blob endpoint of an Azure-compatible emulator (`http://127.0.0.1:10000`, "
+                      "the account in the path, as Azurite serves it); empty for Azure's own "
+                      "`https://<account>.blob.core.windows.net`.",
+       WEIR_SHARED_FIELD(storage.azure_endpoint)},
       // Process.
       {.name = "memory_budget",
        .type = S::kBytes,

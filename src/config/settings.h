@@ -49,13 +49,16 @@ struct CatalogSettings {
 };
 
 struct StorageSettings {
-  std::string data_path = "weir-lake/data/";  // local directory, or s3://bucket/prefix/
+  std::string data_path = "weir-lake/data/";  // local directory, s3://bucket/prefix/, abfss://...
   std::string s3_access_key_id;
   std::string s3_secret_access_key;
   std::string s3_region;
   std::string s3_endpoint;  // "localhost:9000" or "http://host:port"
   bool s3_use_ssl = true;
   std::string s3_url_style = "vhost";  // vhost | path
+  std::string azure_account_name;      // Azure locations (abfss://, az://, ...)
+  std::string azure_account_key;       // empty: the default credential chain
+  std::string azure_endpoint;          // "http://127.0.0.1:10000" (Azurite); empty: Azure's own
 };
 
 struct FlushSettings {

@@ -1,7 +1,9 @@
 #include "config/validate.h"
 
 #include <cctype>
+#include <initializer_list>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -147,6 +149,47 @@ void CheckIceberg(const IcebergSettings& iceberg, ErrorList& errors) {
   }
 }
 
+bool HasScheme(const std::string& location, std::initializer_list<std::string_view> schemes) {
+  for (std::string_view scheme : schemes) {
+    if (location.starts_with(std::string(scheme) + "://")) return true;
+  }
+  return false;
+}
+
+// A data location: a local directory, s3://bucket/prefix/ (with a region or an endpoint), or
+// an Azure container (with an account, in the settings or the location).
+void CheckLocation(const std::string& setting, const std::string& location,
+                   const StorageSettings& storage, ErrorList& errors) {
+  if (location.rfind("s3://", 0) == 0) {
+    if (location.size() <= 5 || location[5] == '/') {
+      errors.Process(setting,
+                     fmt::format("value \"{}\" has no bucket (s3://bucket/prefix/)", location));
+    }
+    if (storage.s3_region.empty() && storage.s3_endpoint.empty()) {
+      errors.Process("storage.s3_region",
+                     fmt::format("required (or storage.s3_endpoint) for {} \"{}\"",
+                                 setting.substr(setting.find('.') + 1), location));
+    }
+  } else if (HasScheme(location, {"abfss", "abfs", "wasbs", "wasb", "az", "azure"})) {
+    const std::string rest = location.substr(location.find("://") + 3);
+    const std::string authority = rest.substr(0, rest.find('/'));
+    if (authority.empty() || authority.front() == '@') {
+      errors.Process(setting, fmt::format("value \"{}\" has no container "
+                                          "(abfss://container/prefix/)",
+                                          location));
+    } else if (storage.azure_account_name.empty() && authority.find('@') == std::string::npos) {
+      errors.Process("storage.azure_account_name",
+                     fmt::format("required for {} \"{}\" (or name the account in it: "
+                                 "abfss://container@account.dfs.core.windows.net/prefix/)",
+                                 setting, location));
+    }
+  } else if (location.find("://") != std::string::npos && !location.starts_with("file://")) {
+    errors.Process(setting, fmt::format("value \"{}\" is neither a local directory nor s3:// "
+                                        "nor an Azure location (abfss://, az://)",
+                                        location));
+  }
+}
+
 void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
   for (const Setting& setting : SettingTable()) {
     if (setting.scope != Scope::kProcess || !setting.required) continue;
@@ -180,21 +223,12 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
   const StorageSettings& storage = settings.storage;
   if (storage.data_path.empty()) {
     errors.Process("storage.data_path", "required, not set");
-  } else if (storage.data_path.rfind("s3://", 0) == 0) {
-    if (storage.data_path.size() <= 5 || storage.data_path[5] == '/') {
-      errors.Process(
-          "storage.data_path",
-          fmt::format("value \"{}\" has no bucket (s3://bucket/prefix/)", storage.data_path));
-    }
-    if (storage.s3_region.empty() && storage.s3_endpoint.empty()) {
-      errors.Process(
-          "storage.s3_region",
-          fmt::format("required (or storage.s3_endpoint) for data_path \"{}\"", storage.data_path));
-    }
-  } else if (storage.data_path.find("://") != std::string::npos) {
-    errors.Process(
-        "storage.data_path",
-        fmt::format("value \"{}\" is neither a local directory nor s3://", storage.data_path));
+  } else if (settings.lake_format != "iceberg") {
+    CheckLocation("storage.data_path", storage.data_path, storage, errors);
+  }
+  if (settings.lake_format == "iceberg" && settings.iceberg.catalog == "sql" &&
+      !settings.iceberg.warehouse.empty()) {
+    CheckLocation("iceberg.warehouse", settings.iceberg.warehouse, storage, errors);
   }
   CheckS3Keys(storage, errors);
 }

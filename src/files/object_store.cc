@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include <arrow/buffer.h>
+#include <arrow/filesystem/azurefs.h>
 #include <arrow/filesystem/localfs.h>
 #include <arrow/filesystem/s3fs.h>
 #include <arrow/io/interfaces.h>
@@ -53,10 +54,38 @@ Result<std::shared_ptr<arrow::fs::FileSystem>> MakeS3(const S3Settings& s3) {
   return std::shared_ptr<arrow::fs::FileSystem>(std::move(fs));
 }
 
+Result<std::shared_ptr<arrow::fs::FileSystem>> MakeAzure(const AzureSettings& azure,
+                                                         const std::string& location_account,
+                                                         const std::string& data_path) {
+  arrow::fs::AzureOptions options;
+  options.account_name = azure.account_name.empty() ? location_account : azure.account_name;
+  if (options.account_name.empty()) {
+    return Status::Invalid("data path ", data_path,
+                           " names no Azure storage account: set storage.azure_account_name "
+                           "(or write the location as abfss://container@account.dfs.core."
+                           "windows.net/prefix)");
+  }
+  const AzureEndpoint endpoint = ResolveAzureEndpoint(azure);
+  if (!endpoint.host.empty()) {
+    // An emulator (Azurite) serves blob and DFS calls on one host, the account in the path.
+    options.blob_storage_authority = endpoint.host;
+    options.dfs_storage_authority = endpoint.host;
+    options.blob_storage_scheme = endpoint.scheme;
+    options.dfs_storage_scheme = endpoint.scheme;
+  }
+  if (azure.account_key.empty()) {
+    WEIR_RETURN_NOT_OK(options.ConfigureDefaultCredential());
+  } else {
+    WEIR_RETURN_NOT_OK(options.ConfigureAccountKeyCredential(azure.account_key));
+  }
+  WEIR_ASSIGN_OR_RAISE(auto fs, arrow::fs::AzureFileSystem::Make(options));
+  return std::shared_ptr<arrow::fs::FileSystem>(std::move(fs));
+}
+
 }  // namespace
 
-Result<ObjectStore> ObjectStore::Open(const std::string& data_path, const S3Settings& s3) {
-  WEIR_ASSIGN_OR_RAISE(ObjectStore store, Locate(data_path, s3));
+Result<ObjectStore> ObjectStore::Open(const std::string& data_path, const StorageAccess& access) {
+  WEIR_ASSIGN_OR_RAISE(ObjectStore store, Locate(data_path, access));
   if (!store.local()) return store;
   std::error_code ec;
   std::filesystem::create_directories(store.root_, ec);
@@ -68,23 +97,34 @@ Result<ObjectStore> ObjectStore::Open(const std::string& data_path, const S3Sett
   return store;
 }
 
-Result<ObjectStore> ObjectStore::Locate(const std::string& data_path, const S3Settings& s3) {
+Result<ObjectStore> ObjectStore::Locate(const std::string& data_path, const StorageAccess& access) {
   ObjectStore store;
-  if (data_path.starts_with("s3://")) {
+  WEIR_ASSIGN_OR_RAISE(store.kind_, StorageKindOf(data_path));
+  if (store.kind_ == StorageKind::kAzure) {
+    WEIR_ASSIGN_OR_RAISE(const AzureLocation location, ParseAzureLocation(data_path));
+    WEIR_ASSIGN_OR_RAISE(store.fs_, MakeAzure(access.azure, location.account, data_path));
+    store.uri_ = WithSlash(data_path);
+    store.root_ = WithSlash(location.container + "/" + location.path);
+    while (store.root_.find("//") != std::string::npos) {
+      store.root_.erase(store.root_.find("//"), 1);
+    }
+    return store;
+  }
+  if (store.kind_ == StorageKind::kS3) {
+    if (!data_path.starts_with("s3://")) {
+      return Status::Invalid("data path ", data_path, ": write S3 locations as s3://");
+    }
     const std::string rest = WithSlash(data_path.substr(5));
     if (rest.size() < 2 || rest.front() == '/') {
       return Status::Invalid("data path ", data_path, " names no bucket");
     }
-    WEIR_ASSIGN_OR_RAISE(store.fs_, MakeS3(s3));
+    WEIR_ASSIGN_OR_RAISE(store.fs_, MakeS3(access.s3));
     store.uri_ = "s3://" + rest;
     store.root_ = rest;
     return store;
   }
-  if (data_path.find("://") != std::string::npos) {
-    return Status::Invalid("data path ", data_path,
-                           ": only local directories and s3:// are supported");
-  }
-  const auto absolute = std::filesystem::absolute(data_path).lexically_normal().string();
+  const std::string local = data_path.starts_with("file://") ? data_path.substr(7) : data_path;
+  const auto absolute = std::filesystem::absolute(local).lexically_normal().string();
   store.fs_ = std::make_shared<arrow::fs::LocalFileSystem>();
   store.uri_ = WithSlash(absolute);
   store.root_ = store.uri_;
@@ -102,8 +142,20 @@ ObjectStore ObjectStore::OnFileSystem(std::shared_ptr<arrow::fs::FileSystem> fs,
 
 Result<std::string> ObjectStore::PathOfUri(const std::string& uri) const {
   if (uri.starts_with(uri_)) return root_ + uri.substr(uri_.size());
-  if (uri.starts_with("s3://") && uri_.starts_with("s3://")) return uri.substr(5);
-  if (!uri.starts_with("s3://") && !uri_.starts_with("s3://")) return uri;
+  auto kind = StorageKindOf(uri);
+  if (kind.ok() && *kind == kind_) {
+    switch (kind_) {
+      case StorageKind::kLocal:
+        return uri.starts_with("file://") ? uri.substr(7) : uri;
+      case StorageKind::kS3:
+        if (uri.starts_with("s3://")) return uri.substr(5);
+        break;
+      case StorageKind::kAzure: {
+        WEIR_ASSIGN_OR_RAISE(const AzureLocation location, ParseAzureLocation(uri));
+        return location.container + "/" + location.path;
+      }
+    }
+  }
   return Status::Invalid("path ", uri, " is outside the data path ", uri_);
 }
 

@@ -25,4 +25,21 @@ std::string CreateS3SecretSql(std::string_view name, const files::S3Settings& s3
   return sql;
 }
 
+std::string CreateAzureSecretSql(std::string_view name, const files::AzureSettings& azure,
+                                 const std::string& account) {
+  std::string sql = "CREATE SECRET " + QuoteIdentifier(name) + " (TYPE azure";
+  if (azure.account_key.empty()) {
+    return sql + ", PROVIDER credential_chain, ACCOUNT_NAME " + QuoteLiteral(account) + ")";
+  }
+  const files::AzureEndpoint endpoint = files::ResolveAzureEndpoint(azure);
+  std::string connection = "DefaultEndpointsProtocol=" + endpoint.scheme +
+                           ";AccountName=" + account + ";AccountKey=" + azure.account_key + ";";
+  if (!endpoint.host.empty()) {
+    // The emulator's account is in the path; abfss:// paths go to the DFS endpoint.
+    const std::string url = endpoint.scheme + "://" + endpoint.host + "/" + account;
+    connection += "BlobEndpoint=" + url + ";DfsEndpoint=" + url + ";";
+  }
+  return sql + ", CONNECTION_STRING " + QuoteLiteral(connection) + ")";
+}
+
 }  // namespace weir::lake

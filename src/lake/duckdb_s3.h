@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "files/s3_settings.h"
+#include "files/storage_settings.h"
 
 namespace weir::lake {
 
@@ -23,5 +24,11 @@ std::vector<std::string> S3Extensions(const files::S3Settings& s3);
 
 // `CREATE SECRET <name> (TYPE s3, ...)` for `s3` (kept in the database's memory only).
 std::string CreateS3SecretSql(std::string_view name, const files::S3Settings& s3);
+
+// `CREATE SECRET <name> (TYPE azure, ...)` for a lake in `account` (storage.azure_*): a
+// connection string with the account key (and, for an emulator, its blob and DFS endpoints),
+// or the credential chain without a key. Needs the azure extension.
+std::string CreateAzureSecretSql(std::string_view name, const files::AzureSettings& azure,
+                                 const std::string& account);
 
 }  // namespace weir::lake

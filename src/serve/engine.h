@@ -22,6 +22,7 @@
 #include "base/status.h"
 #include "base/writer_lock.h"
 #include "files/s3_settings.h"
+#include "files/storage_settings.h"
 #include "lake/duckdb_handles.h"
 #include "serve/activity.h"
 #include "serve/values/values.h"
@@ -52,6 +53,7 @@ struct LakeAttachment {
   int threads = 0;
   // A lake whose data lives on S3: storage.s3_*, as ingest has them (lake/duckdb_s3.h).
   files::S3Settings s3;
+  files::AzureSettings azure;  // storage.azure_*: an Azure data path (abfss://, az://)
 };
 
 using DataChunk = lake::DuckDbDataChunk;

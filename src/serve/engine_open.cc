@@ -66,6 +66,13 @@ Status AttachLake(duckdb_connection conn, const LakeAttachment& lake, bool read_
     WEIR_RETURN_NOT_OK(WithContext(Exec(conn, setup + lake::CreateS3SecretSql("weir_lake_s3", s3)),
                                    "setting up S3 access (storage.s3_*)"));
   }
+  // A lake in Azure Blob Storage: the azure extension and its secret (storage.azure_*).
+  if (!lake.azure.account_name.empty()) {
+    WEIR_RETURN_NOT_OK(WithContext(
+        Exec(conn, "LOAD azure; " + lake::CreateAzureSecretSql("weir_lake_azure", lake.azure,
+                                                               lake.azure.account_name)),
+        "setting up Azure access (storage.azure_*)"));
+  }
   if (lake.is_iceberg()) return AttachIceberg(conn, lake, read_only);
   auto attached = Exec(conn, std::string("SET TimeZone = 'UTC'; LOAD ducklake; ") +
                                  (postgres ? "LOAD postgres_scanner; " : "LOAD sqlite_scanner; ") +

@@ -277,3 +277,100 @@ def test_check_of_a_postgres_catalog_creates_no_table_and_names_a_role_that_may_
         f"PostgreSQL catalog: weir could not write to it: role {role} may not CREATE tables in "
         "the current schema"), denied
     assert list(tmp_path.iterdir()) == [], denied
+
+
+def iceberg_check_env(bootstrap: str, topic: str, **settings: str) -> dict[str, str]:
+    env = clean_environment()
+    env.update({"WEIR_KAFKA_BOOTSTRAP_SERVERS": bootstrap, "WEIR_TOPIC": topic,
+                "WEIR_TABLE": "events", "WEIR_LAKE_FORMAT": "iceberg",
+                "WEIR_CHECK_TIMEOUT": "10s"})
+    env.update(settings)
+    return env
+
+
+def test_check_of_an_iceberg_sql_lake_on_s3_probes_catalog_and_warehouse(
+        kafka, s3, build_dir, tmp_path):
+    from pyarrow import fs
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("check")
+    create_topic(bootstrap, topic, 2)
+    bucket = fresh_bucket(s3)
+    warehouse = f"s3://{bucket['bucket']}/warehouse"
+    env = iceberg_check_env(bootstrap, topic, WEIR_ICEBERG_WAREHOUSE=warehouse)
+    env.update({k: v for k, v in s3_env(s3, "unused/").items()
+                if k != "WEIR_STORAGE_DATA_PATH"})
+    check = Check(build_dir, env, tmp_path)
+    assert check.code == 0, check
+    sqlite = "weir-lake/catalog.db"
+    assert check.probes["catalog"][:1] + check.probes["catalog"][2:] == (
+        "ok", f"Iceberg SQL catalog (SQLite {sqlite}): none yet, would be created on first "
+        "write"), check
+    verdict, _, detail = check.probes["storage"]
+    assert verdict == "ok", check
+    assert re.fullmatch(rf"wrote, read and deleted {warehouse}/\.weir-probe-[0-9a-f-]{{36}}",
+                        detail), check
+    # No catalog file, no marker left in the bucket.
+    assert list(tmp_path.iterdir()) == [], check
+    store = fs.S3FileSystem(access_key=bucket["access_key"], secret_key=bucket["secret_key"],
+                            region=bucket["region"], endpoint_override=bucket["endpoint"],
+                            scheme="http")
+    left = store.get_file_info(fs.FileSelector(bucket["bucket"], recursive=True))
+    assert [i.path for i in left if i.type == fs.FileType.File] == [], left
+
+    # A bucket that does not exist (moto takes any key): the storage probe fails naming the
+    # warehouse setting and the bucket.
+    missing = f"s3://{unique('nobucket').replace('_', '-')}/warehouse"
+    env["WEIR_ICEBERG_WAREHOUSE"] = missing
+    bad = Check(build_dir, env, tmp_path)
+    assert bad.code == 1, bad
+    verdict, _, detail = bad.probes["storage"]
+    assert verdict == "FAILED", bad
+    assert detail.startswith(f"iceberg.warehouse {missing} (writing a marker object"), bad
+    assert "NO_SUCH_BUCKET" in detail, bad
+    assert bad.stderr.endswith(f"weir check: 1 of 3 probes failed: storage "
+                               f"({bad.total_s:.3f}s)\n"), bad
+
+
+def test_check_of_an_iceberg_rest_catalog_probes_config_and_the_table(
+        kafka, iceberg_rest, build_dir, tmp_path):
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("check")
+    create_topic(bootstrap, topic, 2)
+    uri = iceberg_rest["WEIR_TEST_ICEBERG_REST_URI"]
+    namespace = unique("ns")
+    env = iceberg_check_env(bootstrap, topic, WEIR_ICEBERG_CATALOG="rest", WEIR_ICEBERG_URI=uri,
+                            WEIR_SCHEMA=namespace)
+    check = Check(build_dir, env, tmp_path)
+    assert check.code == 0, check
+    assert check.probes["catalog"][:1] + check.probes["catalog"][2:] == (
+        "ok", f"Iceberg REST catalog {uri}; {namespace}.events: not created yet"), check
+    assert "storage" not in check.probes, check  # the server chooses where tables live
+
+    # An existing table: its location is reported and its storage probed (a local directory).
+    from pyiceberg.catalog.rest import RestCatalog
+    import pyarrow as pa
+
+    catalog = RestCatalog("rest", uri=uri)
+    catalog.create_namespace(namespace)
+    table = catalog.create_table((namespace, "events"), schema=pa.schema([("id", pa.int64())]))
+    location = table.metadata.location
+    again = Check(build_dir, env, tmp_path)
+    assert again.code == 0, again
+    assert again.probes["catalog"][2] == (
+        f"Iceberg REST catalog {uri}; {namespace}.events at {location}"), again
+    verdict, _, detail = again.probes[f"storage (table at {location})"]
+    assert verdict == "ok", again
+    assert re.fullmatch(rf"wrote, read and deleted {location}/\.weir-probe-[0-9a-f-]{{36}}",
+                        detail), again
+
+    # A catalog URI nobody answers: the catalog probe fails naming iceberg.uri.
+    dead = f"http://127.0.0.1:{free_port()}"
+    env["WEIR_ICEBERG_URI"] = dead
+    bad = Check(build_dir, env, tmp_path)
+    assert bad.code == 1, bad
+    verdict, _, detail = bad.probes["catalog"]
+    assert verdict == "FAILED", bad
+    assert detail.startswith(f"iceberg.uri {dead}"), bad
+    assert bad.stderr.endswith(f"weir check: 1 of 2 probes failed: catalog "
+                               f"({bad.total_s:.3f}s)\n"), bad

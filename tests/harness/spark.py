@@ -16,19 +16,28 @@ from pathlib import Path
 from .components import DEPS, ComponentError
 
 
-def runtime_jars() -> list[Path]:
+def runtime_jars(aws: bool = False) -> list[Path]:
     jars = sorted((DEPS / "spark" / "jars").glob("iceberg-spark-runtime-*.jar"))
     if not jars:
         raise ComponentError(f"no Iceberg Spark runtime in {DEPS / 'spark' / 'jars'}: run scripts/setup")
+    if aws:
+        # S3FileIO and its AWS SDK: Iceberg's aws bundle of the same version, which setup
+        # fetches for the REST catalog server.
+        bundle = sorted((DEPS / "iceberg-rest" / "libs").glob("iceberg-aws-bundle-*.jar"))
+        if not bundle:
+            raise ComponentError("no iceberg-aws-bundle jar in .deps/iceberg-rest/libs: run scripts/setup")
+        jars += bundle
     return jars
 
 
 @contextlib.contextmanager
 def spark_session(
-    catalog_uri: str, warehouse: str, catalog: str = "rest", memory: str = "512m"
+    catalog_uri: str, warehouse: str, catalog: str = "rest", memory: str = "512m",
+    catalog_properties: dict[str, str] | None = None, aws: bool = False,
 ) -> Iterator[object]:
     """A local SparkSession whose catalog `catalog` is the Iceberg REST catalog at `catalog_uri`
-    with `warehouse`; stopped (JVM included) on leaving the block."""
+    with `warehouse` (and `catalog_properties`, e.g. S3FileIO's endpoint and keys; `aws` adds
+    the AWS bundle S3FileIO needs); stopped (JVM included) on leaving the block."""
     from pyspark.sql import SparkSession
 
     scratch = tempfile.mkdtemp(prefix="weir-spark-")
@@ -37,7 +46,7 @@ def spark_session(
     builder = (
         SparkSession.builder.master("local[1]")
         .appName("weir-test")
-        .config("spark.jars", ",".join(str(j) for j in runtime_jars()))
+        .config("spark.jars", ",".join(str(j) for j in runtime_jars(aws)))
         .config("spark.driver.memory", memory)
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "1")
@@ -53,6 +62,8 @@ def spark_session(
         .config(f"{prefix}.uri", catalog_uri)
         .config(f"{prefix}.warehouse", warehouse)
     )
+    for key, value in (catalog_properties or {}).items():
+        builder = builder.config(f"{prefix}.{key}", value)
     session = builder.getOrCreate()
     try:
         yield session

@@ -569,5 +569,36 @@ TEST(ValidateTest, IcebergSettings) {
             std::string::npos);
 }
 
+TEST(ValidateTest, ObjectStoreLocations) {
+  // The SQL warehouse of Iceberg on S3 needs a region or an endpoint, on Azure an account.
+  Env env = Minimal();
+  env["WEIR_LAKE_FORMAT"] = "iceberg";
+  env["WEIR_ICEBERG_WAREHOUSE"] = "s3://bucket/wh";
+  EXPECT_NE(ErrorOf("", env).find("storage.s3_region: required (or storage.s3_endpoint) for "
+                                  "warehouse \"s3://bucket/wh\""),
+            std::string::npos);
+  env["WEIR_STORAGE_S3_REGION"] = "us-east-1";
+  EXPECT_TRUE(ValidateIngestSettings(LoadOk("", env)).ok());
+  env["WEIR_ICEBERG_WAREHOUSE"] = "abfss://lake/wh";
+  EXPECT_NE(ErrorOf("", env).find("storage.azure_account_name: required for iceberg.warehouse "
+                                  "\"abfss://lake/wh\""),
+            std::string::npos);
+  env["WEIR_ICEBERG_WAREHOUSE"] = "abfss://lake@acct.dfs.core.windows.net/wh";
+  EXPECT_TRUE(ValidateIngestSettings(LoadOk("", env)).ok());
+  env["WEIR_ICEBERG_WAREHOUSE"] = "gs://bucket/wh";
+  EXPECT_NE(ErrorOf("", env).find("iceberg.warehouse: value \"gs://bucket/wh\" is neither"),
+            std::string::npos);
+  // DuckLake's data path on Azure.
+  env = Minimal();
+  env["WEIR_STORAGE_DATA_PATH"] = "az://lake/data/";
+  EXPECT_NE(ErrorOf("", env).find("storage.azure_account_name: required for storage.data_path"),
+            std::string::npos);
+  env["WEIR_STORAGE_AZURE_ACCOUNT_NAME"] = "acct";
+  EXPECT_TRUE(ValidateIngestSettings(LoadOk("", env)).ok());
+  env["WEIR_STORAGE_DATA_PATH"] = "abfss:///data/";
+  EXPECT_NE(ErrorOf("", env).find("storage.data_path: value \"abfss:///data/\" has no container"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace weir::config

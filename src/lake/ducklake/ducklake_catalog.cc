@@ -137,6 +137,14 @@ Result<CatalogInspection> InspectCatalog(const CatalogConfig& config,
   return inspection;
 }
 
+namespace {
+
+files::StorageAccess Access(const CatalogConfig& config) {
+  return files::StorageAccess(config.s3, config.azure);
+}
+
+}  // namespace
+
 DuckLakeCatalog::DuckLakeCatalog(CatalogConfig config, files::ObjectStore store)
     : config_(std::move(config)), store_(std::move(store)) {}
 DuckLakeCatalog::~DuckLakeCatalog() = default;
@@ -150,14 +158,15 @@ Result<std::unique_ptr<DuckLakeCatalog>> DuckLakeCatalog::Open(const CatalogConf
   if (exists) {
     WEIR_ASSIGN_OR_RAISE(data_path, StoredDataPath(*db));
     if (!config.data_path.empty()) {
-      WEIR_ASSIGN_OR_RAISE(auto configured, files::ObjectStore::Open(config.data_path, config.s3));
+      WEIR_ASSIGN_OR_RAISE(auto configured,
+                           files::ObjectStore::Open(config.data_path, Access(config)));
       if (configured.uri() != data_path) {
         spdlog::warn("the catalog's data path is {}; the configured {} is not used", data_path,
                      configured.uri());
       }
     }
   }
-  WEIR_ASSIGN_OR_RAISE(auto store, files::ObjectStore::Open(data_path, config.s3));
+  WEIR_ASSIGN_OR_RAISE(auto store, files::ObjectStore::Open(data_path, Access(config)));
   std::unique_ptr<DuckLakeCatalog> catalog(new DuckLakeCatalog(config, std::move(store)));
   if (config.kind == SqlDialect::kSqlite) {
     WEIR_ASSIGN_OR_RAISE(catalog->writer_lock_,
@@ -200,14 +209,21 @@ Status DuckLakeCatalog::AttachEngine(bool create) {
   options.extension_directory = config_.extension_directory;
   options.extensions = {
       "ducklake", config_.kind == SqlDialect::kSqlite ? "sqlite_scanner" : "postgres_scanner"};
-  const bool on_s3 = store_.uri().starts_with("s3://");
+  const bool on_s3 = store_.kind() == files::StorageKind::kS3;
+  const bool on_azure = store_.kind() == files::StorageKind::kAzure;
   if (on_s3) {
     for (auto& name : S3Extensions(config_.s3)) options.extensions.push_back(std::move(name));
   }
+  if (on_azure) options.extensions.push_back("azure");
   WEIR_ASSIGN_OR_RAISE(auto engine, DuckDbEngine::Open(options));
   if (on_s3) {
     auto secret = engine->Run(CreateS3SecretSql("weir_s3", config_.s3));
     if (!secret.ok()) return WithContext(secret, "setting up S3 access (storage.s3_*)");
+  }
+  if (on_azure) {
+    auto secret = engine->Run(CreateAzureSecretSql(
+        "weir_azure", config_.azure, files::AzureAccountOf(config_.azure, store_.uri())));
+    if (!secret.ok()) return WithContext(secret, "setting up Azure access (storage.azure_*)");
   }
   const std::string target = config_.kind == SqlDialect::kSqlite
                                  ? "ducklake:sqlite:" + config_.sqlite_path

@@ -37,6 +37,7 @@ struct CatalogConfig {
   std::string postgres_conninfo;  // kPostgres: a libpq connection string
   std::string data_path;          // where data goes when the catalog is created here
   files::S3Settings s3;
+  files::AzureSettings azure;  // an Azure data path (storage.azure_*)
   std::string extension_directory;
   int max_attempts = 10;  // retry budget of catalog operations
   // Ends every retry wait of the catalog and its tables at once (SIGTERM).

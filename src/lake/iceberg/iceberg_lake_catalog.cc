@@ -1,5 +1,6 @@
 #include "lake/iceberg/iceberg_lake_catalog.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -9,6 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include "base/retry.h"
+#include "files/object_store.h"
+#include "lake/iceberg/avro_file.h"
 #include "lake/iceberg/iceberg_table.h"
 #include "lake/iceberg/snapshot_builder.h"
 #include "lake/iceberg/sql_catalog.h"
@@ -45,6 +48,23 @@ BackoffPolicy ConnectPolicy(const IcebergLakeConfig& config) {
                        .max_attempts = config.max_attempts};
 }
 
+Result<std::string> ReadMetadataText(const TableIo& io, const std::string& location) {
+  WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(location));
+  return ReadWholeFile(*io.fs, path);
+}
+
+// The settings that reach a kind of store, for errors.
+std::string SettingsOf(files::StorageKind kind) {
+  switch (kind) {
+    case files::StorageKind::kS3:
+      return "storage.s3_*";
+    case files::StorageKind::kAzure:
+      return "storage.azure_*";
+    default:
+      return "a local directory";
+  }
+}
+
 }  // namespace
 
 IcebergLakeCatalog::IcebergLakeCatalog(IcebergLakeConfig config)
@@ -54,19 +74,34 @@ Result<std::unique_ptr<IcebergLakeCatalog>> IcebergLakeCatalog::Open(
     const IcebergLakeConfig& config) {
   std::unique_ptr<IcebergLakeCatalog> catalog(new IcebergLakeCatalog(config));
   if (config.type == CatalogType::kSql) {
-    std::error_code ec;
-    const auto warehouse = std::filesystem::absolute(config.warehouse, ec);
-    if (ec) return Status::Invalid("iceberg.warehouse ", config.warehouse, ": ", ec.message());
-    std::filesystem::create_directories(warehouse, ec);
-    if (ec) {
-      return Status::IOError("iceberg.warehouse: cannot create ", warehouse.string(), ": ",
-                             ec.message());
+    auto kind = files::StorageKindOf(config.warehouse);
+    if (!kind.ok()) return WithContext(kind.status(), "iceberg.warehouse");
+    if (*kind == files::StorageKind::kLocal) {
+      std::error_code ec;
+      const std::string local =
+          config.warehouse.starts_with("file://") ? config.warehouse.substr(7) : config.warehouse;
+      const auto warehouse = std::filesystem::absolute(local, ec);
+      if (ec) return Status::Invalid("iceberg.warehouse ", config.warehouse, ": ", ec.message());
+      std::filesystem::create_directories(warehouse, ec);
+      if (ec) {
+        return Status::IOError("iceberg.warehouse: cannot create ", warehouse.string(), ": ",
+                               ec.message());
+      }
+      catalog->warehouse_ = warehouse.lexically_normal().string();
+    } else {
+      catalog->warehouse_ = config.warehouse;
     }
-    catalog->warehouse_ = warehouse.lexically_normal().string();
     while (catalog->warehouse_.size() > 1 && catalog->warehouse_.back() == '/') {
       catalog->warehouse_.pop_back();
     }
+    auto io = catalog->IoFor(catalog->warehouse_);
+    if (!io.ok()) {
+      return WithContext(io.status(),
+                         "iceberg.warehouse " + config.warehouse + " (" + SettingsOf(*kind) + ")");
+    }
+    catalog->io_ = *io;
     if (config.postgres_conninfo.empty()) {
+      std::error_code ec;
       const auto dir = std::filesystem::path(config.sqlite_path).parent_path();
       if (!dir.empty()) std::filesystem::create_directories(dir, ec);
     }
@@ -86,6 +121,10 @@ Result<std::unique_ptr<MetadataStore>> IcebergLakeCatalog::Connect() {
                  }
                  SqlCatalogOptions options;
                  options.catalog_name = config_.catalog_name;
+                 // Metadata files live in the warehouse's store (local, S3 or Azure).
+                 options.read_metadata = [io = io_](const std::string& location) {
+                   return ReadMetadataText(io, location);
+                 };
                  std::unique_ptr<SqlCatalog> sql;
                  if (config_.postgres_conninfo.empty()) {
                    WEIR_ASSIGN_OR_RAISE(sql, SqlCatalog::OpenSqlite(config_.sqlite_path, options));
@@ -95,6 +134,56 @@ Result<std::unique_ptr<MetadataStore>> IcebergLakeCatalog::Connect() {
                  }
                  return MakeSqlMetadataStore(std::move(sql), io_);
                });
+}
+
+Result<TableIo> IcebergLakeCatalog::IoFor(const std::string& location) {
+  WEIR_ASSIGN_OR_RAISE(const files::StorageKind kind, files::StorageKindOf(location));
+  std::lock_guard lock(io_mutex_);
+  if (auto it = io_by_kind_.find(kind); it != io_by_kind_.end()) return it->second;
+  TableIo io;
+  if (kind == files::StorageKind::kLocal) {
+    io.fs = std::make_shared<arrow::fs::LocalFileSystem>();
+  } else {
+    WEIR_ASSIGN_OR_RAISE(auto store, files::ObjectStore::Locate(location, config_.storage));
+    io.fs = store.filesystem();
+  }
+  io_by_kind_.emplace(kind, io);
+  return io;
+}
+
+Status IcebergLakeCatalog::ProbeLocation(const std::string& location) {
+  WEIR_ASSIGN_OR_RAISE(const files::StorageKind kind, files::StorageKindOf(location));
+  const std::string context =
+      "storage at " + location + " (" + SettingsOf(kind) + "; writing a marker object)";
+  auto store = files::ObjectStore::Locate(location, config_.storage);
+  if (!store.ok()) return WithContext(store.status(), context);
+  std::mt19937_64 random(std::random_device{}());
+  return WithContext(store->Probe(".weir-probe-" + RandomUuid(random)), context);
+}
+
+Result<std::vector<std::string>> IcebergLakeCatalog::ProbeStorage(
+    const std::vector<std::pair<std::string, std::string>>& tables) {
+  std::vector<std::string> probed;
+  if (config_.type == CatalogType::kSql) {
+    WEIR_RETURN_NOT_OK(WithContext(ProbeLocation(warehouse_), "iceberg.warehouse"));
+    probed.push_back(warehouse_);
+  } else if (config_.rest.warehouse.find("://") != std::string::npos) {
+    WEIR_RETURN_NOT_OK(WithContext(ProbeLocation(config_.rest.warehouse), "iceberg.warehouse"));
+    probed.push_back(config_.rest.warehouse);
+  }
+  WEIR_ASSIGN_OR_RAISE(auto store, Connect());
+  for (const auto& [schema, table] : tables) {
+    const TableIdent ident{{schema}, table};
+    WEIR_ASSIGN_OR_RAISE(auto loaded, store->Load(ident));
+    if (!loaded) continue;
+    const std::string& location = loaded->metadata.location();
+    bool covered = false;
+    for (const auto& root : probed) covered = covered || location.starts_with(root + "/");
+    if (covered || std::find(probed.begin(), probed.end(), location) != probed.end()) continue;
+    WEIR_RETURN_NOT_OK(WithContext(ProbeLocation(location), "table " + ident.ToString()));
+    probed.push_back(location);
+  }
+  return probed;
 }
 
 Status IcebergLakeCatalog::CheckSpec(const TableSpec& spec, std::string_view setting) const {
@@ -120,6 +209,7 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
   const TableIdent ident{{spec.schema}, spec.table};
   WEIR_ASSIGN_OR_RAISE(auto store, Connect());
   WEIR_ASSIGN_OR_RAISE(auto loaded, store->Load(ident));
+  bool created_here = false;
   if (!loaded) {
     if (mode == OpenMode::kOpenOnly || spec.columns.empty()) {
       return OpenResult{OpenStatus::kMissing, nullptr, ""};
@@ -160,6 +250,7 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
     }
     WEIR_RETURN_NOT_OK(store->EnsureNamespace(ident.namespace_levels));
     WEIR_ASSIGN_OR_RAISE(const bool created, store->Create(ident, *metadata));
+    created_here = created;
     if (created) {
       spdlog::info("created Iceberg table {} with {} columns", ident.ToString(),
                    spec.columns.size());
@@ -169,7 +260,19 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
     WEIR_ASSIGN_OR_RAISE(loaded, store->Load(ident));
     if (!loaded) return Status::IOError("table ", ident.ToString(), " missing after creation");
   }
-  auto opened = std::make_unique<IcebergTable>(std::move(store), io_, ident, std::move(*loaded));
+  // The table's own store: a REST server chooses the location (local, s3://, abfss://).
+  auto io = IoFor(loaded->metadata.location());
+  if (!io.ok()) {
+    return WithContext(io.status(),
+                       "table " + ident.ToString() + " at " + loaded->metadata.location());
+  }
+  if (created_here && config_.type == CatalogType::kRest) {
+    // A REST server chose the location just now: prove the credentials there before any data
+    // is written, as the startup probe did for existing tables.
+    WEIR_RETURN_NOT_OK(
+        WithContext(ProbeLocation(loaded->metadata.location()), "table " + ident.ToString()));
+  }
+  auto opened = std::make_unique<IcebergTable>(std::move(store), *io, ident, std::move(*loaded));
   WEIR_RETURN_NOT_OK(opened->CheckPartitioning(spec.partitioning));
   return OpenResult{OpenStatus::kOpened, std::move(opened), ""};
 }

@@ -10,11 +10,15 @@
 // Threading: thread-safe; every OpenTable makes the table its own catalog connection.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stop_token>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "files/storage_settings.h"
 #include "lake/catalog.h"
 #include "lake/iceberg/manifest.h"
 #include "lake/iceberg/metadata_store.h"
@@ -29,8 +33,9 @@ struct IcebergLakeConfig {
   std::string sqlite_path = "weir-lake/catalog.db";  // SQL on SQLite
   std::string postgres_conninfo;                     // SQL on PostgreSQL when set
   std::string catalog_name = "weir";                 // the SQL catalog's catalog_name
-  std::string warehouse = "weir-lake/warehouse";     // SQL: tables' root directory
+  std::string warehouse = "weir-lake/warehouse";     // SQL: tables' root (directory or URI)
   RestCatalogOptions rest;                           // REST (rest.warehouse: sent to the server)
+  files::StorageAccess storage;                      // S3 and Azure credentials and endpoints
   std::stop_token stop;
   int max_attempts = 10;
 };
@@ -46,16 +51,28 @@ class IcebergLakeCatalog final : public lake::Catalog {
   Status CheckSpec(const TableSpec& spec, std::string_view setting) const override;
   Result<OpenResult> OpenTable(const TableSpec& spec, OpenMode mode) override;
 
-  // Where tables are created (SQL), as an absolute path.
+  // Where tables are created (SQL): an absolute path or the warehouse URI.
   const std::string& warehouse() const { return warehouse_; }
+
+  // Proves the storage credentials as DuckLake's startup does (files::ObjectStore::Probe: a
+  // marker written, read and deleted): the SQL warehouse, a REST warehouse given as a URI,
+  // and the location of each existing table among `tables` ({schema, table}). Returns the
+  // locations probed; an error names the location and the settings that reach it.
+  Result<std::vector<std::string>> ProbeStorage(
+      const std::vector<std::pair<std::string, std::string>>& tables);
 
  private:
   explicit IcebergLakeCatalog(IcebergLakeConfig config);
   Result<std::unique_ptr<MetadataStore>> Connect();
+  // The file system of `location`'s store (one per kind: local, S3, Azure), made once.
+  Result<TableIo> IoFor(const std::string& location);
+  Status ProbeLocation(const std::string& location);
 
   IcebergLakeConfig config_;
   std::string warehouse_;
-  TableIo io_;
+  TableIo io_;  // the warehouse's store (SQL), local for REST
+  std::mutex io_mutex_;
+  std::map<files::StorageKind, TableIo> io_by_kind_;  // GUARDED_BY(io_mutex_)
 };
 
 }  // namespace weir::lake::iceberg

@@ -262,7 +262,8 @@ Result<std::string> TableIo::PathOf(const std::string& uri) const {
   const std::string rest = uri.substr(scheme_end + 3);
   if (scheme == "file") return rest;
   if (scheme == "s3" || scheme == "s3a" || scheme == "s3n" || scheme == "gs") return rest;
-  if (scheme == "abfs" || scheme == "abfss" || scheme == "wasb" || scheme == "wasbs") {
+  if (scheme == "abfs" || scheme == "abfss" || scheme == "wasb" || scheme == "wasbs" ||
+      scheme == "az" || scheme == "azure") {
     // container@account.dfs.core.windows.net/path → container/path
     const auto at = rest.find('@');
     const auto slash = rest.find('/');

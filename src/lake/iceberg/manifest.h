@@ -81,7 +81,8 @@ struct ManifestFile {
 struct TableIo {
   std::shared_ptr<arrow::fs::FileSystem> fs;
   // The fs path of a location, taken verbatim (no percent-decoding): s3://b/k → b/k,
-  // abfss://c@account.dfs.core.windows.net/k → c/k, file:///x → /x, /x → /x.
+  // abfss://c@account.dfs.core.windows.net/k → c/k, abfss://c/k and az://c/k → c/k,
+  // file:///x → /x, /x → /x.
   Result<std::string> PathOf(const std::string& uri) const;
 };
 

@@ -44,6 +44,24 @@ TEST(DuckDbS3Test, EmptyKeysMeanTheDefaultCredentialChain) {
             "ENDPOINT 'minio.internal:9000', USE_SSL true, URL_STYLE 'path')");
 }
 
+TEST(DuckDbAzureTest, AKeyGoesIntoAConnectionStringWithTheEmulatorsEndpoints) {
+  files::AzureSettings azure;
+  azure.account_key = "k'ey";
+  azure.endpoint = "http://127.0.0.1:10000";
+  EXPECT_EQ(CreateAzureSecretSql("weir_azure", azure, "devstoreaccount1"),
+            "CREATE SECRET \"weir_azure\" (TYPE azure, CONNECTION_STRING "
+            "'DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=k''ey;"
+            "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;"
+            "DfsEndpoint=http://127.0.0.1:10000/devstoreaccount1;')");
+  azure.endpoint.clear();
+  EXPECT_EQ(CreateAzureSecretSql("a", azure, "acct"),
+            "CREATE SECRET \"a\" (TYPE azure, CONNECTION_STRING "
+            "'DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=k''ey;')");
+  azure.account_key.clear();
+  EXPECT_EQ(CreateAzureSecretSql("a", azure, "acct"),
+            "CREATE SECRET \"a\" (TYPE azure, PROVIDER credential_chain, ACCOUNT_NAME 'acct')");
+}
+
 // The statements run in DuckDB 1.5 with the build's extensions, and the secret is what they say.
 class DuckDbS3SecretTest : public ::testing::Test {
  protected:
