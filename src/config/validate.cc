@@ -8,6 +8,7 @@
 #include "config/setting_table.h"
 
 #include "base/text.h"
+#include "records/dataset_mapping.h"
 
 namespace weir::config {
 namespace {
@@ -77,6 +78,10 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
                                  "truncate[W](<column>) with N, W >= 1)",
                                  key));
     }
+  }
+  if (!dataset.mapping.empty()) {
+    auto mapping = records::CompileDatasetMapping(dataset.mapping);
+    if (!mapping.ok()) errors.Dataset(index, dataset, "mapping", mapping.status().message());
   }
   if (dataset.compression == "gzip" && dataset.compression_level > 9) {
     errors.Dataset(

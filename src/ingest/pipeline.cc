@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "base/retry.h"
 #include "observe/metric_names.h"
+#include "records/mapped_batch_builder.h"
 
 namespace weir::ingest {
 namespace {
@@ -23,7 +24,7 @@ namespace m = observe;
 
 struct Pipeline::Dataset {
   DatasetOptions options;
-  std::unique_ptr<decode::JsonBatchBuilder> builder;
+  std::unique_ptr<decode::RecordDecoder> builder;
   decode::DecodeStats published;  // decode statistics already counted in metrics
   // The open buffer (poll thread).
   std::map<int32_t, lake::OffsetRange> ranges;
@@ -99,8 +100,14 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     WEIR_RETURN_NOT_OK(catalog->CheckSpec(DatasetWriter::Spec(options_of.config), setting));
     auto dataset = std::make_unique<Dataset>();
     dataset->options = options_of;
-    WEIR_ASSIGN_OR_RAISE(dataset->builder, decode::JsonBatchBuilder::Make(
-                                               options_of.decode, arrow::default_memory_pool()));
+    if (options_of.mapping) {
+      WEIR_ASSIGN_OR_RAISE(dataset->builder,
+                           records::MappedBatchBuilder::Make(options_of.mapping, options_of.decode,
+                                                             arrow::default_memory_pool()));
+    } else {
+      WEIR_ASSIGN_OR_RAISE(dataset->builder, decode::JsonBatchBuilder::Make(
+                                                 options_of.decode, arrow::default_memory_pool()));
+    }
     dataset->writer = std::make_unique<DatasetWriter>(options_of.config, catalog,
                                                       pipeline->stopping_.get_token());
     const m::Labels labels{{std::string(m::kLabelDataset), options_of.config.name}};

@@ -27,6 +27,7 @@
 #include "kafka/consumer_config.h"
 #include "lake/catalog.h"
 #include "observe/metrics_registry.h"
+#include "records/jmespath/mapping.h"
 
 namespace weir::ingest {
 
@@ -35,6 +36,9 @@ struct DatasetOptions {
   int64_t flush_max_bytes = 100 << 20;
   std::chrono::milliseconds flush_interval{60000};
   decode::DecodeOptions decode;
+  // Set: records are mapped column → JMESPath expression (records/mapped_batch_builder.h);
+  // unset: top-level keys become columns (decode/json_batch_builder.h).
+  std::shared_ptr<const records::jmespath::Mapping> mapping;
 };
 
 struct PipelineOptions {
