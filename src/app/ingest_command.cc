@@ -22,6 +22,7 @@
 #include "lake/iceberg/iceberg_lake_catalog.h"
 #include "observe/http_server.h"
 #include "records/dataset_mapping.h"
+#include "records/typed_columns.h"
 
 namespace weir::app {
 namespace {
@@ -87,6 +88,17 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
       }
       o.mapping = std::move(*mapping);
       spdlog::info("dataset {}: {} mapped column(s)", d.name, o.mapping->size());
+    }
+    if (!d.typed_columns.empty()) {
+      auto typed = records::ParseTypedColumns(d.typed_columns);
+      if (!typed.ok()) {
+        return Status::Invalid("datasets[", d.name, "].typed_columns: ", typed.status().message());
+      }
+      auto made = records::TypedColumns::Make(std::move(*typed));
+      if (!made.ok()) {
+        return Status::Invalid("datasets[", d.name, "].typed_columns: ", made.status().message());
+      }
+      o.typed_columns = std::move(*made);
     }
     options.datasets.push_back(std::move(o));
   }

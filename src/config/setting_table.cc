@@ -548,6 +548,19 @@ std::vector<Setting> BuildTable() {
            "From the environment one variable per column, the column lower-cased "
            "(`WEIR_MAPPING_USER_ID=properties.user_id`).",
        WEIR_DATASET_FIELD(mapping)},
+      {.name = "typed_columns",
+       .scope = kD,
+       .type = S::kStringList,
+       .millpond_env = "MILLPOND_TYPED_COLUMNS",
+       .description =
+           "Columns pinned to a type before each write, `column:type` with type timestamptz, "
+           "bigint, double, boolean or varchar, e.g. `timestamp:timestamptz,project_id:bigint`. "
+           "A value that cannot be cast is nulled (only that value); per column and flush "
+           "either `weir_columns_coerced_total` or `weir_column_coercion_errors_total` counts "
+           "it. Timestamps: `YYYY-MM-DD[ |T]HH:MM[:SS[.ffffff]][Z|±HH[:MM]]` (UTC implied) or a "
+           "date. A typed timestamptz column may be partitioned by year/month/day/hour. "
+           "`uuid` is refused for now (no uuid column type in weir's lake layer yet).",
+       WEIR_DATASET_FIELD(typed_columns)},
   };
 }
 

@@ -9,6 +9,7 @@
 
 #include "base/text.h"
 #include "records/dataset_mapping.h"
+#include "records/typed_columns.h"
 
 namespace weir::config {
 namespace {
@@ -82,6 +83,15 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
   if (!dataset.mapping.empty()) {
     auto mapping = records::CompileDatasetMapping(dataset.mapping);
     if (!mapping.ok()) errors.Dataset(index, dataset, "mapping", mapping.status().message());
+  }
+  if (!dataset.typed_columns.empty()) {
+    auto typed = records::ParseTypedColumns(dataset.typed_columns);
+    if (typed.ok()) {
+      auto made = records::TypedColumns::Make(std::move(*typed));
+      if (!made.ok()) errors.Dataset(index, dataset, "typed_columns", made.status().message());
+    } else {
+      errors.Dataset(index, dataset, "typed_columns", typed.status().message());
+    }
   }
   if (dataset.compression == "gzip" && dataset.compression_level > 9) {
     errors.Dataset(

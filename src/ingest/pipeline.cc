@@ -1,5 +1,6 @@
 #include "ingest/pipeline.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -55,6 +56,7 @@ struct Pipeline::Dataset {
   m::Counter* conflicts = nullptr;
   m::Counter* nulled = nullptr;
   m::Counter* lossy = nullptr;
+  m::Counter* coercion_nulled = nullptr;
   m::Gauge* buffer_bytes = nullptr;
   m::Histogram* flush_seconds = nullptr;
   m::Histogram* commit_seconds = nullptr;
@@ -89,11 +91,18 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
   for (auto& options_of : pipeline->options_.datasets) {
     const std::string setting = "datasets[" + options_of.config.name + "].partition_by";
     for (const auto& key : options_of.config.partitioning) {
-      if (key.column != kInsertedAt && key.transform.IsTime()) {
+      const auto& typed = options_of.typed_columns.columns();
+      const bool timestamp = std::any_of(typed.begin(), typed.end(), [&](const auto& column) {
+        return column.type == records::TypedKind::kTimestampTz && column.column == key.column;
+      });
+      if (key.column != kInsertedAt && key.transform.IsTime() && !timestamp) {
         return Status::Invalid(setting, ": partitioning by ", lake::ToString(key),
                                ": year/month/day/hour need a timestamp "
-                               "column, and JSON values are never timestamps; use a transform "
-                               "of _inserted_at or identity(",
+                               "column, and JSON values are never timestamps: pin it with "
+                               "typed_columns ",
+                               key.column,
+                               ":timestamptz, or use a transform of _inserted_at "
+                               "or identity(",
                                key.column, ")");
       }
     }
@@ -130,6 +139,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     };
     dataset->nulled = &metrics->Counter(m::kValuesNulled, with_reason("type_mismatch"));
     dataset->lossy = &metrics->Counter(m::kValuesNulled, with_reason("integer_beyond_int64"));
+    dataset->coercion_nulled = &metrics->Counter(m::kValuesNulled, with_reason("column_coercion"));
     if (pipeline->by_topic_.count(options_of.config.topic)) {
       return Status::Invalid("topic ", options_of.config.topic, " feeds two datasets");
     }
@@ -315,6 +325,30 @@ void Pipeline::PublishDecodeStats(Dataset& d) {
   d.published = stats;
 }
 
+void Pipeline::PublishCoercions(Dataset& d, const std::vector<records::ColumnCoercion>& coercions) {
+  int64_t nulled = 0;
+  for (const records::ColumnCoercion& coercion : coercions) {
+    const m::Labels labels{
+        {std::string(m::kLabelDataset), d.options.config.name},
+        {std::string(m::kLabelColumn), coercion.column},
+        {std::string(m::kLabelTargetType), std::string(ToString(coercion.type))}};
+    if (coercion.nulled == 0) {
+      metrics_->Counter(m::kColumnsCoerced, labels).Increment();
+      continue;
+    }
+    metrics_->Counter(m::kColumnCoercionErrors, labels).Increment();
+    nulled += coercion.nulled;
+    const auto suppressed = field_log_limiter_.Admit(
+        d.options.config.name + "/coercion/" + coercion.column, SteadyClock::now());
+    if (suppressed) {
+      spdlog::warn("dataset {}: {} value(s) of column {} could not be cast to {} and are null{}",
+                   d.options.config.name, coercion.nulled, coercion.column, ToString(coercion.type),
+                   *suppressed > 0 ? fmt::format(" ({} more such flush(es))", *suppressed) : "");
+    }
+  }
+  if (nulled > 0) d.coercion_nulled->Increment(static_cast<double>(nulled));
+}
+
 void Pipeline::Seal(Dataset& d) {
   if (d.records == 0) return;
   SealedFlush flush;
@@ -390,7 +424,18 @@ void Pipeline::FlushLoop(Dataset& d) {
       d.busy = true;
     }
     const bool failed = !fatal().ok();
-    if (!failed) {
+    if (!failed && !d.options.typed_columns.empty()) {
+      // Typed columns: cast once per flush, before any attempt to write it.
+      std::vector<records::ColumnCoercion> coercions;
+      auto typed = d.options.typed_columns.Apply(flush.batch, &coercions);
+      if (!typed.ok()) {
+        SetFatal(WithContext(typed.status(), "dataset " + name + ": typed columns"));
+      } else {
+        flush.batch = std::move(*typed);
+        PublishCoercions(d, coercions);
+      }
+    }
+    if (fatal().ok()) {
       auto outcome = d.writer->Write(flush);
       if (!outcome.ok()) {
         spdlog::error("dataset {}: {}", name, outcome.status().ToString());

@@ -28,6 +28,7 @@
 #include "lake/catalog.h"
 #include "observe/metrics_registry.h"
 #include "records/jmespath/mapping.h"
+#include "records/typed_columns.h"
 
 namespace weir::ingest {
 
@@ -39,6 +40,8 @@ struct DatasetOptions {
   // Set: records are mapped column → JMESPath expression (records/mapped_batch_builder.h);
   // unset: top-level keys become columns (decode/json_batch_builder.h).
   std::shared_ptr<const records::jmespath::Mapping> mapping;
+  // Columns pinned to a type, cast on the flush thread before each write.
+  records::TypedColumns typed_columns;
 };
 
 struct PipelineOptions {
@@ -86,6 +89,8 @@ class Pipeline final : public kafka::AssignmentListener {
   void ApplyBackpressure();
   void CommitKafkaOffsets();
   void PublishDecodeStats(Dataset& dataset);
+  // Counts what the typed columns did to one flush (flush thread).
+  void PublishCoercions(Dataset& dataset, const std::vector<records::ColumnCoercion>& coercions);
   // Logs (rate-limited) the field the decoder just dropped or renamed.
   void LogFieldEvent(Dataset& dataset, const kafka::TopicPartition& tp, int64_t offset,
                      int64_t fields);

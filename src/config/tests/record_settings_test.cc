@@ -76,5 +76,36 @@ TEST(MappingSettings, AMappingThatCannotBeUsedStopsLoadingNamingDatasetColumnAnd
       << twice.status().message();
 }
 
+TEST(TypedColumnSettings, MillpondsVariableIsAcceptedAndValidated) {
+  const Env millpond = {{"KAFKA_BOOTSTRAP_SERVERS", "k:9092"},
+                        {"KAFKA_TOPIC", "events"},
+                        {"DUCKLAKE_TABLE", "events"},
+                        {"MILLPOND_TYPED_COLUMNS", "timestamp:timestamptz,project_id:bigint"}};
+  auto loaded = Load("", millpond);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->settings.datasets.at(0).typed_columns,
+            (std::vector<std::string>{"timestamp:timestamptz", "project_id:bigint"}));
+  Env env = millpond;
+  env["WEIR_TYPED_COLUMNS"] = "ok:boolean";  // WEIR_ wins over millpond's variable
+  loaded = Load("", env);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->settings.datasets.at(0).typed_columns,
+            (std::vector<std::string>{"ok:boolean"}));
+  for (const auto& [value, message] : std::vector<std::pair<std::string, std::string>>{
+           {"ts:timestamp", "typed_columns: \"ts:timestamp\": type \"timestamp\" is not one of"},
+           {"ts", "typed_columns: \"ts\" is not column:type"},
+           {"id:uuid", "typed_columns: id:uuid: uuid columns are not written yet"},
+           {"a:bigint,A:double", "column a is typed twice"}}) {
+    env = millpond;
+    env["MILLPOND_TYPED_COLUMNS"] = value;
+    auto bad = Load("", env);
+    ASSERT_FALSE(bad.ok()) << value;
+    EXPECT_NE(bad.status().message().find(message), std::string::npos) << bad.status().message();
+    EXPECT_NE(bad.status().message().find("from MILLPOND_TYPED_COLUMNS (millpond)"),
+              std::string::npos)
+        << bad.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace weir::config
