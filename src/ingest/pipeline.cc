@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "base/retry.h"
+#include "ingest/coercion_metrics.h"
 #include "observe/metric_names.h"
 #include "records/mapped_batch_builder.h"
 
@@ -325,30 +326,6 @@ void Pipeline::PublishDecodeStats(Dataset& d) {
   d.published = stats;
 }
 
-void Pipeline::PublishCoercions(Dataset& d, const std::vector<records::ColumnCoercion>& coercions) {
-  int64_t nulled = 0;
-  for (const records::ColumnCoercion& coercion : coercions) {
-    const m::Labels labels{
-        {std::string(m::kLabelDataset), d.options.config.name},
-        {std::string(m::kLabelColumn), coercion.column},
-        {std::string(m::kLabelTargetType), std::string(ToString(coercion.type))}};
-    if (coercion.nulled == 0) {
-      metrics_->Counter(m::kColumnsCoerced, labels).Increment();
-      continue;
-    }
-    metrics_->Counter(m::kColumnCoercionErrors, labels).Increment();
-    nulled += coercion.nulled;
-    const auto suppressed = field_log_limiter_.Admit(
-        d.options.config.name + "/coercion/" + coercion.column, SteadyClock::now());
-    if (suppressed) {
-      spdlog::warn("dataset {}: {} value(s) of column {} could not be cast to {} and are null{}",
-                   d.options.config.name, coercion.nulled, coercion.column, ToString(coercion.type),
-                   *suppressed > 0 ? fmt::format(" ({} more such flush(es))", *suppressed) : "");
-    }
-  }
-  if (nulled > 0) d.coercion_nulled->Increment(static_cast<double>(nulled));
-}
-
 void Pipeline::Seal(Dataset& d) {
   if (d.records == 0) return;
   SealedFlush flush;
@@ -432,7 +409,7 @@ void Pipeline::FlushLoop(Dataset& d) {
         SetFatal(WithContext(typed.status(), "dataset " + name + ": typed columns"));
       } else {
         flush.batch = std::move(*typed);
-        PublishCoercions(d, coercions);
+        PublishCoercions(*metrics_, field_log_limiter_, name, *d.coercion_nulled, coercions);
       }
     }
     if (fatal().ok()) {

@@ -89,8 +89,6 @@ class Pipeline final : public kafka::AssignmentListener {
   void ApplyBackpressure();
   void CommitKafkaOffsets();
   void PublishDecodeStats(Dataset& dataset);
-  // Counts what the typed columns did to one flush (flush thread).
-  void PublishCoercions(Dataset& dataset, const std::vector<records::ColumnCoercion>& coercions);
   // Logs (rate-limited) the field the decoder just dropped or renamed.
   void LogFieldEvent(Dataset& dataset, const kafka::TopicPartition& tp, int64_t offset,
                      int64_t fields);
