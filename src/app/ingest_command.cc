@@ -21,6 +21,8 @@
 #include "lake/ducklake/ducklake_catalog.h"
 #include "lake/iceberg/iceberg_lake_catalog.h"
 #include "observe/http_server.h"
+#include "records/dataset_mapping.h"
+#include "records/typed_columns.h"
 
 namespace weir::app {
 namespace {
@@ -81,6 +83,26 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
     o.flush_max_bytes = d.flush.max_bytes;
     o.flush_interval = d.flush.interval;
     o.decode.max_record_bytes = static_cast<size_t>(d.max_record_bytes);
+    if (!d.mapping.empty()) {
+      // Compiled once per dataset, shared by its decoder (validated with the settings already).
+      auto mapping = records::CompileDatasetMapping(d.mapping);
+      if (!mapping.ok()) {
+        return Status::Invalid("datasets[", d.name, "].mapping: ", mapping.status().message());
+      }
+      o.mapping = std::move(*mapping);
+      spdlog::info("dataset {}: {} mapped column(s)", d.name, o.mapping->size());
+    }
+    if (!d.typed_columns.empty()) {
+      auto typed = records::ParseTypedColumns(d.typed_columns);
+      if (!typed.ok()) {
+        return Status::Invalid("datasets[", d.name, "].typed_columns: ", typed.status().message());
+      }
+      auto made = records::TypedColumns::Make(std::move(*typed));
+      if (!made.ok()) {
+        return Status::Invalid("datasets[", d.name, "].typed_columns: ", made.status().message());
+      }
+      o.typed_columns = std::move(*made);
+    }
     options.datasets.push_back(std::move(o));
   }
   return options;
@@ -206,14 +228,14 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
   }
   const std::stop_token stop = (*signals)->token();
   spdlog::info("weir ingest starting\n{}", config::Describe(*settings));
-  auto catalog = Probe(*settings, stop);
-  if (!catalog.ok()) {
-    spdlog::error("startup check failed: {}", catalog.status().message());
-    return kExitFailure;
-  }
   auto options = MakePipelineOptions(*settings);
   if (!options.ok()) {
     spdlog::error("{}", options.status().message());
+    return kExitFailure;
+  }
+  auto catalog = Probe(*settings, stop);
+  if (!catalog.ok()) {
+    spdlog::error("startup check failed: {}", catalog.status().message());
     return kExitFailure;
   }
   observe::MetricsRegistry registry;

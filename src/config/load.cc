@@ -68,6 +68,31 @@ const Setting* DatasetSettingBySuffix(std::string_view suffix) {
   return nullptr;
 }
 
+// The dataset map setting one of whose entries `suffix` ("MAPPING_USER_ID") names, or nullptr.
+const Setting* DatasetMapSettingOf(std::string_view suffix) {
+  for (const Setting& setting : SettingTable()) {
+    if (setting.scope != Scope::kDataset || !setting.env ||
+        setting.type != SettingType::kStringMap) {
+      continue;
+    }
+    const std::string prefix = DatasetEnvSuffix(setting);
+    if (StartsWith(suffix, prefix) && suffix.size() > prefix.size()) return &setting;
+  }
+  return nullptr;
+}
+
+// The dataset map setting one of whose entries `name` ("mapping.user_id") names, or nullptr.
+const Setting* DatasetMapSettingNamed(std::string_view name) {
+  for (const Setting& setting : SettingTable()) {
+    if (setting.scope != Scope::kDataset || setting.type != SettingType::kStringMap) continue;
+    if (StartsWith(name, std::string(setting.name) + ".") &&
+        name.size() > setting.name.size() + 1) {
+      return &setting;
+    }
+  }
+  return nullptr;
+}
+
 void ReadDatasetVariable(const std::string& name, const std::string& text,
                          const std::vector<std::string>& keys, RawLayer* layer,
                          Problems* problems) {
@@ -86,6 +111,12 @@ void ReadDatasetVariable(const std::string& name, const std::string& text,
     return;
   }
   const std::string_view suffix = rest.substr(EnvToken(*best).size() + 1);
+  if (const Setting* map = DatasetMapSettingOf(suffix)) {
+    const std::string prefix = DatasetEnvSuffix(*map);
+    PutEntry(EnvMapKey(*map, suffix.substr(prefix.size())), text, name,
+             &layer->named[*best][std::string(map->name)]);
+    return;
+  }
   const Setting* setting = DatasetSettingBySuffix(suffix);
   if (setting == nullptr) {
     problems->errors.push_back(
@@ -128,7 +159,7 @@ RawLayer ReadWeirEnvironment(const std::map<std::string, std::string>& environme
       if (!UsedBy(setting, command)) continue;
       RawValues& values = setting.scope == Scope::kDataset ? layer.every_dataset : layer.process;
       if (map_entry) {
-        PutEntry(LibrdkafkaPropertyName(std::string_view(name).substr(env.size())), text, env + "*",
+        PutEntry(EnvMapKey(setting, std::string_view(name).substr(env.size())), text, env + "*",
                  &values[std::string(setting.name)]);
       } else {
         values[std::string(setting.name)] = Raw(text, name);
@@ -184,11 +215,16 @@ RawLayer ReadOverrides(const std::map<std::string, std::string>& overrides, Comm
       }
       dataset_name.remove_prefix(target->size() + 1);
     }
+    RawValues& values = target ? layer.named[*target] : layer.every_dataset;
+    if (const Setting* map = DatasetMapSettingNamed(dataset_name)) {
+      PutEntry(std::string(dataset_name.substr(map->name.size() + 1)), text, origin,
+               &values[std::string(map->name)]);
+      continue;
+    }
     if (FindSetting(Scope::kDataset, dataset_name) == nullptr) {
       problems->errors.push_back(fmt::format("{}: unknown setting", origin));
       continue;
     }
-    RawValues& values = target ? layer.named[*target] : layer.every_dataset;
     values[std::string(dataset_name)] = Raw(text, origin);
   }
   return layer;

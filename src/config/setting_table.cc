@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "config/millpond_env.h"
+
 namespace weir::config {
 namespace {
 
@@ -582,6 +584,33 @@ std::vector<Setting> BuildTable() {
        .max = 1LL << 30,
        .description = "Rows per Parquet row group.",
        WEIR_DATASET_FIELD(row_group_rows)},
+      {.name = "mapping",
+       .scope = kD,
+       .type = S::kStringMap,
+       .keys_are_columns = true,
+       .description =
+           "Record mapping: output column → JMESPath expression (the whole specification, "
+           "functions included), e.g. `user: properties.user_id`, `flags: join(',', "
+           "properties.flags)`. Set: the table gets exactly these columns (in name order; types "
+           "inferred from the results, arrays and objects as JSON text) and a record an "
+           "expression fails on goes to the rejects table as `mapping_failed`; unset: top-level "
+           "keys become columns. Compiled at startup: a bad expression or column name stops it. "
+           "From the environment one variable per column, the column lower-cased "
+           "(`WEIR_MAPPING_USER_ID=properties.user_id`).",
+       WEIR_DATASET_FIELD(mapping)},
+      {.name = "typed_columns",
+       .scope = kD,
+       .type = S::kStringList,
+       .millpond_env = "MILLPOND_TYPED_COLUMNS",
+       .description =
+           "Columns pinned to a type before each write, `column:type` with type timestamptz, "
+           "bigint, double, boolean or varchar, e.g. `timestamp:timestamptz,project_id:bigint`. "
+           "A value that cannot be cast is nulled (only that value); per column and flush "
+           "either `weir_columns_coerced_total` or `weir_column_coercion_errors_total` counts "
+           "it. Timestamps: `YYYY-MM-DD[ |T]HH:MM[:SS[.ffffff]][Z|±HH[:MM]]` (UTC implied) or a "
+           "date. A typed timestamptz column may be partitioned by year/month/day/hour. "
+           "`uuid` is refused for now (no uuid column type in weir's lake layer yet).",
+       WEIR_DATASET_FIELD(typed_columns)},
   };
 }
 
@@ -631,6 +660,13 @@ Value DefaultValue(const Setting& setting) {
 std::string FullName(const Setting& setting) {
   return setting.scope == Scope::kDataset ? "datasets[]." + std::string(setting.name)
                                           : std::string(setting.name);
+}
+
+std::string EnvMapKey(const Setting& setting, std::string_view suffix) {
+  if (!setting.keys_are_columns) return LibrdkafkaPropertyName(suffix);
+  std::string out;
+  for (const char c : suffix) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 std::string EnvToken(std::string_view text) {

@@ -48,6 +48,9 @@ struct Setting {
   std::string_view default_note;  // replaces the rendered default when it is computed
   Secrecy secrecy = Secrecy::kPublic;
   bool env = true;  // settable from WEIR_ variables
+  // kStringMap: the keys are column names (a variable's key is lower-cased and keeps its `_`),
+  // not librdkafka property names (lower-cased with `_` → `.`).
+  bool keys_are_columns = false;
   std::string_view description;
   // The fields it binds to: a dataset setting has the dataset pair; a process setting the
   // process pair (read by weir ingest), the serve pair (read by weir serve), or both.
@@ -85,6 +88,10 @@ std::string EnvName(const Setting& setting);
 
 // The per-dataset form, "WEIR_DATASET_<NAME>_" + suffix: the suffix for a dataset setting.
 std::string DatasetEnvSuffix(const Setting& setting);
+
+// The map key a variable's suffix stands for: a column name (MAPPING_USER_ID → user_id) or a
+// librdkafka property (SECURITY_PROTOCOL → security.protocol).
+std::string EnvMapKey(const Setting& setting, std::string_view suffix);
 
 // Upper case with every character outside [A-Za-z0-9] turned into '_' ("my-events" → MY_EVENTS).
 std::string EnvToken(std::string_view text);

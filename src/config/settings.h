@@ -80,6 +80,10 @@ struct DatasetSettings {
   std::string compression = "zstd";  // zstd | snappy | lz4 | gzip | none
   int compression_level = 3;
   int64_t row_group_rows = 122880;
+  // Output column → JMESPath expression; empty: top-level keys become columns.
+  std::map<std::string, std::string> mapping;
+  // `column:type` pins (timestamptz | bigint | double | boolean | varchar | uuid).
+  std::vector<std::string> typed_columns;
 };
 
 // The Iceberg lake (lake.format iceberg): its catalog and warehouse.

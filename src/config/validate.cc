@@ -10,6 +10,8 @@
 #include "config/setting_table.h"
 
 #include "base/text.h"
+#include "records/dataset_mapping.h"
+#include "records/typed_columns.h"
 
 namespace weir::config {
 namespace {
@@ -78,6 +80,19 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
                                  "year|month|day|hour(<column>), or bucket[N](<column>) / "
                                  "truncate[W](<column>) with N, W >= 1)",
                                  key));
+    }
+  }
+  if (!dataset.mapping.empty()) {
+    auto mapping = records::CompileDatasetMapping(dataset.mapping);
+    if (!mapping.ok()) errors.Dataset(index, dataset, "mapping", mapping.status().message());
+  }
+  if (!dataset.typed_columns.empty()) {
+    auto typed = records::ParseTypedColumns(dataset.typed_columns);
+    if (typed.ok()) {
+      auto made = records::TypedColumns::Make(std::move(*typed));
+      if (!made.ok()) errors.Dataset(index, dataset, "typed_columns", made.status().message());
+    } else {
+      errors.Dataset(index, dataset, "typed_columns", typed.status().message());
     }
   }
   if (dataset.compression == "gzip" && dataset.compression_level > 9) {

@@ -8,7 +8,6 @@
 #include <simdjson.h>
 
 #include "base/check.h"
-#include "base/number_text.h"
 #include "decode/field_names.h"
 
 namespace weir::decode {
@@ -17,20 +16,13 @@ namespace ondemand = simdjson::ondemand;
 struct JsonBatchBuilder::Column {
   std::string name;
   int fold_id = 0;  // equal for the spellings of one name (`Seq`, `seq`)
-  ColumnKind kind = ColumnKind::kNull;
-  std::unique_ptr<arrow::ArrayBuilder> builder;  // of ArrowType(kind); NullBuilder for kNull
+  std::unique_ptr<ColumnBuilder> values;
 };
 
-// One decoded value of the current record, held until the whole record has parsed.
-struct JsonBatchBuilder::PendingValue {
+// One decoded value of the current record, held until the whole record has parsed. Its text
+// points into the parser's buffers: valid until the next record.
+struct JsonBatchBuilder::PendingValue : DecodedValue {
   int column = -1;
-  ColumnKind kind = ColumnKind::kNull;
-  bool boolean = false;
-  int64_t int64 = 0;
-  double real = 0;
-  // Strings (unescaped), JSON text of nested values, and the literal of numbers (used when
-  // the column is varchar). Points into the parser's buffers: valid until the next record.
-  std::string_view text;
 };
 
 namespace {
@@ -198,7 +190,7 @@ int JsonBatchBuilder::FindOrAddColumn(std::string_view name, size_t position) {
     Column column;
     column.name = std::string(name);
     column.fold_id = fold->second;
-    column.builder = std::make_unique<arrow::NullBuilder>(pool_);
+    column.values = std::make_unique<ColumnBuilder>(pool_);
     columns_.push_back(std::move(column));
     column_index_.emplace(std::string(name), index);
   }
@@ -343,90 +335,15 @@ void JsonBatchBuilder::NoteFieldEvent(std::string_view reason, bool dropped, std
 
 Status JsonBatchBuilder::Commit() {
   for (const PendingValue& value : pending_) {
-    Column& column = columns_[value.column];
-    const ColumnKind joined = Join(column.kind, value.kind);
-    if (joined != column.kind) WEIR_RETURN_NOT_OK(Promote(column, joined));
-    // Rows this column did not appear in since its last value are nulls.
-    const int64_t gap = rows_ - column.builder->length();
-    if (gap > 0) WEIR_RETURN_NOT_OK(column.builder->AppendNulls(gap));
-    WEIR_RETURN_NOT_OK(AppendValue(column, value));
+    WEIR_RETURN_NOT_OK(columns_[value.column].values->Append(value, rows_));
   }
   ++rows_;
   return Status::OK();
 }
 
-Status JsonBatchBuilder::AppendValue(Column& column, const PendingValue& value) {
-  if (value.kind == ColumnKind::kNull) return column.builder->AppendNull();
-  switch (column.kind) {
-    case ColumnKind::kBoolean:
-      return static_cast<arrow::BooleanBuilder&>(*column.builder).Append(value.boolean);
-    case ColumnKind::kInt64:
-      return static_cast<arrow::Int64Builder&>(*column.builder).Append(value.int64);
-    case ColumnKind::kDouble:
-      return static_cast<arrow::DoubleBuilder&>(*column.builder)
-          .Append(value.kind == ColumnKind::kInt64 ? static_cast<double>(value.int64) : value.real);
-    case ColumnKind::kVarchar:
-      return static_cast<arrow::StringBuilder&>(*column.builder).Append(value.text);
-    case ColumnKind::kNull:
-      break;
-  }
-  return Status::Invalid("internal: value of kind ", ToString(value.kind), " for a column of kind ",
-                         ToString(column.kind));
-}
-
-// Rewrites a column's values in the kind `to`: integers and booleans as JSON writes them,
-// doubles in the shortest text that reads back to the same double.
-Status JsonBatchBuilder::Promote(Column& column, ColumnKind to) {
-  std::shared_ptr<arrow::Array> old;
-  WEIR_RETURN_NOT_OK(column.builder->Finish(&old));
-  std::unique_ptr<arrow::ArrayBuilder> builder;
-  WEIR_RETURN_NOT_OK(arrow::MakeBuilder(pool_, ArrowType(to), &builder));
-  WEIR_RETURN_NOT_OK(builder->Reserve(old->length()));
-  for (int64_t i = 0; i < old->length(); ++i) {
-    if (old->IsNull(i)) {
-      WEIR_RETURN_NOT_OK(builder->AppendNull());
-      continue;
-    }
-    std::string text;
-    double real = 0;
-    switch (column.kind) {
-      case ColumnKind::kBoolean:
-        text = static_cast<const arrow::BooleanArray&>(*old).Value(i) ? "true" : "false";
-        break;
-      case ColumnKind::kInt64: {
-        const int64_t v = static_cast<const arrow::Int64Array&>(*old).Value(i);
-        text = std::to_string(v);
-        real = static_cast<double>(v);
-        break;
-      }
-      case ColumnKind::kDouble:
-        real = static_cast<const arrow::DoubleArray&>(*old).Value(i);
-        text = ShortestText(real);
-        break;
-      case ColumnKind::kNull:
-      case ColumnKind::kVarchar:
-        return Status::Invalid("internal: cannot promote a ", ToString(column.kind),
-                               " column with values");
-    }
-    if (to == ColumnKind::kDouble) {
-      WEIR_RETURN_NOT_OK(static_cast<arrow::DoubleBuilder&>(*builder).Append(real));
-    } else {
-      WEIR_RETURN_NOT_OK(static_cast<arrow::StringBuilder&>(*builder).Append(text));
-    }
-  }
-  column.builder = std::move(builder);
-  column.kind = to;
-  return Status::OK();
-}
-
 int64_t JsonBatchBuilder::buffered_bytes() const {
   int64_t bytes = 0;
-  for (const Column& column : columns_) {
-    bytes += column.builder->length() * 9;  // values and validity, roughly
-    if (column.kind == ColumnKind::kVarchar) {
-      bytes += static_cast<const arrow::StringBuilder&>(*column.builder).value_data_length();
-    }
-  }
+  for (const Column& column : columns_) bytes += column.values->buffered_bytes();
   return bytes;
 }
 
@@ -434,12 +351,8 @@ Result<std::shared_ptr<arrow::RecordBatch>> JsonBatchBuilder::Finish() {
   std::vector<std::shared_ptr<arrow::Field>> fields;
   std::vector<std::shared_ptr<arrow::Array>> arrays;
   for (Column& column : columns_) {
-    if (column.kind == ColumnKind::kNull) WEIR_RETURN_NOT_OK(Promote(column, ColumnKind::kVarchar));
-    const int64_t gap = rows_ - column.builder->length();
-    if (gap > 0) WEIR_RETURN_NOT_OK(column.builder->AppendNulls(gap));
-    std::shared_ptr<arrow::Array> array;
-    WEIR_RETURN_NOT_OK(column.builder->Finish(&array));
-    fields.push_back(arrow::field(column.name, ArrowType(column.kind)));
+    WEIR_ASSIGN_OR_RAISE(auto array, column.values->Finish(rows_));
+    fields.push_back(arrow::field(column.name, array->type()));
     arrays.push_back(std::move(array));
   }
   auto batch = arrow::RecordBatch::Make(arrow::schema(std::move(fields)), rows_, std::move(arrays));

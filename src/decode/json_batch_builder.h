@@ -16,33 +16,10 @@
 #include <arrow/record_batch.h>
 
 #include "base/status.h"
-#include "decode/column_kind.h"
+#include "decode/column_builder.h"
+#include "decode/record_decoder.h"
 
 namespace weir::decode {
-
-struct DecodeOptions {
-  size_t max_record_bytes = 1 << 20;  // larger records are rejected
-  size_t max_field_name_length = 63;  // longer keys are dropped (per column) and counted
-};
-
-// What decoding did besides producing rows; counters keyed by reason.
-struct DecodeStats {
-  int64_t records = 0;                            // rows appended
-  std::map<std::string, int64_t> rejected;        // invalid_json, invalid_utf8, not_an_object, ...
-  std::map<std::string, int64_t> dropped_fields;  // invalid_name, name_too_long, reserved_name,
-                                                  // duplicate_key, duplicate_name
-  std::map<std::string, int64_t> renamed_fields;  // reserved_name (row_id → row_id_)
-  int64_t lossy_integers = 0;                     // integers beyond int64, kept as double
-  int64_t field_events = 0;  // fields dropped or renamed, all reasons (grows with each one)
-};
-
-// The newest field the name policy dropped or renamed, for the log.
-struct FieldEvent {
-  std::string reason;  // a key of dropped_fields or renamed_fields
-  bool dropped = true;
-  std::string key;     // the key as sent (at most 128 bytes of it)
-  std::string column;  // where a renamed key went
-};
 
 // Decodes JSON objects straight from simdjson's On-Demand parser into Arrow builders (no DOM):
 // top-level keys become columns (first-seen order), nested objects and arrays become JSON text.
@@ -51,27 +28,27 @@ struct FieldEvent {
 // column; the writer resolves spellings onto the table's columns (ingest/column_plan.h).
 // When a column sees values of different kinds, it is promoted in place (int64 → double →
 // varchar, see Join), so every batch of a flush gets one deterministic type per column.
-class JsonBatchBuilder {
+class JsonBatchBuilder final : public RecordDecoder {
  public:
   static Result<std::unique_ptr<JsonBatchBuilder>> Make(DecodeOptions options,
                                                         arrow::MemoryPool* pool);
-  ~JsonBatchBuilder();
+  ~JsonBatchBuilder() override;
 
   // Decodes one record and appends it as a row. A record that cannot be decoded appends
   // nothing and returns a kBadData error whose ErrorDetail code is the reject reason
   // ("invalid_json", "invalid_utf8", "not_an_object", "record_too_large").
-  Status Append(std::string_view json);
+  Status Append(std::string_view json) override;
 
-  int64_t num_rows() const { return rows_; }
+  int64_t num_rows() const override { return rows_; }
   // Bytes held by the builders so far (for the memory budget).
-  int64_t buffered_bytes() const;
-  const DecodeStats& stats() const { return stats_; }
+  int64_t buffered_bytes() const override;
+  const DecodeStats& stats() const override { return stats_; }
   // Valid once stats().field_events > 0.
-  const FieldEvent& last_field_event() const { return last_field_event_; }
+  const FieldEvent& last_field_event() const override { return last_field_event_; }
 
   // The batch of every row appended since the last Finish, then starts empty (columns and
   // their kinds are forgotten, statistics are kept).
-  Result<std::shared_ptr<arrow::RecordBatch>> Finish();
+  Result<std::shared_ptr<arrow::RecordBatch>> Finish() override;
 
  private:
   struct Column;
@@ -85,8 +62,6 @@ class JsonBatchBuilder {
   void NoteFieldEvent(std::string_view reason, bool dropped, std::string_view key,
                       std::string_view column);
   Status Commit();
-  Status AppendValue(Column& column, const PendingValue& value);
-  Status Promote(Column& column, ColumnKind to);
 
   DecodeOptions options_;
   arrow::MemoryPool* pool_;

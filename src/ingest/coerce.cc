@@ -8,6 +8,7 @@
 #include <arrow/builder.h>
 
 #include "base/number_text.h"
+#include "records/typed_text.h"
 
 namespace weir::ingest {
 namespace {
@@ -148,8 +149,17 @@ Result<Coerced> CoerceTo(const arrow::Array& array, lake::ColumnType type) {
         }
         return std::nullopt;
       });
+    case lake::ColumnType::kTimestampTz:
+      // A live timestamp column wins: text in the typed columns' timestamp grammar is parsed
+      // (records/typed_text.h); anything else is null.
+      return Convert<arrow::TimestampBuilder>(
+          array, target, [&](int64_t i) -> std::optional<int64_t> {
+            if (id != arrow::Type::STRING) return std::nullopt;
+            return records::ParseTimestampText(
+                static_cast<const arrow::StringArray&>(array).GetView(i));
+          });
     default: {
-      // Timestamps (JSON carries none) and types weir does not write: not representable.
+      // Types weir does not write: not representable.
       Coerced out;
       out.nulled = array.length() - array.null_count();
       WEIR_ASSIGN_OR_RAISE(out.array, arrow::MakeArrayOfNull(target, array.length()));

@@ -28,7 +28,8 @@ std::optional<std::string> ValueText(const arrow::Array& array, int64_t i);
 
 // Casts `array` to `type`. Lossless conversions keep the value (int64 → double, any scalar →
 // varchar, integral doubles and numeric text → bigint, numeric text → double, "true"/"false"
-// → boolean); a value that cannot be converted becomes null and is counted.
+// → boolean, timestamp text (records/typed_text.h) → timestamptz); a value that cannot be
+// converted becomes null and is counted.
 Result<Coerced> CoerceTo(const arrow::Array& array, lake::ColumnType type);
 
 }  // namespace weir::ingest

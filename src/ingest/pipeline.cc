@@ -1,5 +1,6 @@
 #include "ingest/pipeline.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -11,7 +12,9 @@
 
 #include "base/clock.h"
 #include "base/retry.h"
+#include "ingest/coercion_metrics.h"
 #include "observe/metric_names.h"
+#include "records/mapped_batch_builder.h"
 
 namespace weir::ingest {
 namespace {
@@ -23,7 +26,7 @@ namespace m = observe;
 
 struct Pipeline::Dataset {
   DatasetOptions options;
-  std::unique_ptr<decode::JsonBatchBuilder> builder;
+  std::unique_ptr<decode::RecordDecoder> builder;
   decode::DecodeStats published;  // decode statistics already counted in metrics
   // The open buffer (poll thread).
   std::map<int32_t, lake::OffsetRange> ranges;
@@ -54,6 +57,7 @@ struct Pipeline::Dataset {
   m::Counter* conflicts = nullptr;
   m::Counter* nulled = nullptr;
   m::Counter* lossy = nullptr;
+  m::Counter* coercion_nulled = nullptr;
   m::Gauge* buffer_bytes = nullptr;
   m::Histogram* flush_seconds = nullptr;
   m::Histogram* commit_seconds = nullptr;
@@ -88,19 +92,32 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
   for (auto& options_of : pipeline->options_.datasets) {
     const std::string setting = "datasets[" + options_of.config.name + "].partition_by";
     for (const auto& key : options_of.config.partitioning) {
-      if (key.column != kInsertedAt && key.transform.IsTime()) {
+      const auto& typed = options_of.typed_columns.columns();
+      const bool timestamp = std::any_of(typed.begin(), typed.end(), [&](const auto& column) {
+        return column.type == records::TypedKind::kTimestampTz && column.column == key.column;
+      });
+      if (key.column != kInsertedAt && key.transform.IsTime() && !timestamp) {
         return Status::Invalid(setting, ": partitioning by ", lake::ToString(key),
                                ": year/month/day/hour need a timestamp "
-                               "column, and JSON values are never timestamps; use a transform "
-                               "of _inserted_at or identity(",
+                               "column, and JSON values are never timestamps: pin it with "
+                               "typed_columns ",
+                               key.column,
+                               ":timestamptz, or use a transform of _inserted_at "
+                               "or identity(",
                                key.column, ")");
       }
     }
     WEIR_RETURN_NOT_OK(catalog->CheckSpec(DatasetWriter::Spec(options_of.config), setting));
     auto dataset = std::make_unique<Dataset>();
     dataset->options = options_of;
-    WEIR_ASSIGN_OR_RAISE(dataset->builder, decode::JsonBatchBuilder::Make(
-                                               options_of.decode, arrow::default_memory_pool()));
+    if (options_of.mapping) {
+      WEIR_ASSIGN_OR_RAISE(dataset->builder,
+                           records::MappedBatchBuilder::Make(options_of.mapping, options_of.decode,
+                                                             arrow::default_memory_pool()));
+    } else {
+      WEIR_ASSIGN_OR_RAISE(dataset->builder, decode::JsonBatchBuilder::Make(
+                                                 options_of.decode, arrow::default_memory_pool()));
+    }
     dataset->writer = std::make_unique<DatasetWriter>(options_of.config, catalog,
                                                       pipeline->stopping_.get_token());
     const m::Labels labels{{std::string(m::kLabelDataset), options_of.config.name}};
@@ -123,6 +140,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     };
     dataset->nulled = &metrics->Counter(m::kValuesNulled, with_reason("type_mismatch"));
     dataset->lossy = &metrics->Counter(m::kValuesNulled, with_reason("integer_beyond_int64"));
+    dataset->coercion_nulled = &metrics->Counter(m::kValuesNulled, with_reason("column_coercion"));
     if (pipeline->by_topic_.count(options_of.config.topic)) {
       return Status::Invalid("topic ", options_of.config.topic, " feeds two datasets");
     }
@@ -383,7 +401,18 @@ void Pipeline::FlushLoop(Dataset& d) {
       d.busy = true;
     }
     const bool failed = !fatal().ok();
-    if (!failed) {
+    if (!failed && !d.options.typed_columns.empty()) {
+      // Typed columns: cast once per flush, before any attempt to write it.
+      std::vector<records::ColumnCoercion> coercions;
+      auto typed = d.options.typed_columns.Apply(flush.batch, &coercions);
+      if (!typed.ok()) {
+        SetFatal(WithContext(typed.status(), "dataset " + name + ": typed columns"));
+      } else {
+        flush.batch = std::move(*typed);
+        PublishCoercions(*metrics_, field_log_limiter_, name, *d.coercion_nulled, coercions);
+      }
+    }
+    if (fatal().ok()) {
       auto outcome = d.writer->Write(flush);
       if (!outcome.ok()) {
         spdlog::error("dataset {}: {}", name, outcome.status().ToString());

@@ -27,6 +27,8 @@
 #include "kafka/consumer_config.h"
 #include "lake/catalog.h"
 #include "observe/metrics_registry.h"
+#include "records/jmespath/mapping.h"
+#include "records/typed_columns.h"
 
 namespace weir::ingest {
 
@@ -35,6 +37,11 @@ struct DatasetOptions {
   int64_t flush_max_bytes = 100 << 20;
   std::chrono::milliseconds flush_interval{60000};
   decode::DecodeOptions decode;
+  // Set: records are mapped column → JMESPath expression (records/mapped_batch_builder.h);
+  // unset: top-level keys become columns (decode/json_batch_builder.h).
+  std::shared_ptr<const records::jmespath::Mapping> mapping;
+  // Columns pinned to a type, cast on the flush thread before each write.
+  records::TypedColumns typed_columns;
 };
 
 struct PipelineOptions {

@@ -16,6 +16,8 @@ inline constexpr std::string_view kLabelReason = "reason";
 inline constexpr std::string_view kLabelType = "type";
 inline constexpr std::string_view kLabelTopic = "topic";
 inline constexpr std::string_view kLabelPartition = "partition";
+inline constexpr std::string_view kLabelColumn = "column";
+inline constexpr std::string_view kLabelTargetType = "target_type";
 
 inline constexpr MetricDef kRecordsConsumed{"weir_records_consumed_total",
                                             "Records read from Kafka.",
@@ -49,6 +51,18 @@ inline constexpr MetricDef kValuesNulled{
     "Values written as null instead of rejecting the record, by reason.",
     MetricType::kCounter,
     {kLabelDataset, kLabelReason}};
+// Typed columns (issue 14): per column and flush exactly one of the two.
+inline constexpr MetricDef kColumnsCoerced{
+    "weir_columns_coerced_total",
+    "Flushes in which a typed column was cast with no value nulled, by column and type.",
+    MetricType::kCounter,
+    {kLabelDataset, kLabelColumn, kLabelTargetType}};
+inline constexpr MetricDef kColumnCoercionErrors{
+    "weir_column_coercion_errors_total",
+    "Flushes in which a typed column had values that could not be cast (nulled), by column "
+    "and type.",
+    MetricType::kCounter,
+    {kLabelDataset, kLabelColumn, kLabelTargetType}};
 inline constexpr MetricDef kErrors{"weir_errors_total",
                                    "Errors seen by the pipeline, by type.",
                                    MetricType::kCounter,
@@ -101,10 +115,12 @@ inline constexpr MetricDef kFencedCommits{
     {kLabelDataset}};
 
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 20> kStandardMetrics = {
-    &kRecordsConsumed, &kRecordsWritten, &kRecordsRejected,  &kRecordsFiltered, &kFieldsDropped,
-    &kFieldsRenamed,   &kValuesNulled,   &kErrors,           &kFlushDuration,   &kCommitDuration,
-    &kBytesWritten,    &kFilesWritten,   &kCommitRetries,    &kCommitConflicts, &kOrphanedObjects,
-    &kBufferBytes,     &kConsumerLag,    &kPausedPartitions, &kCommits,         &kFencedCommits};
+inline constexpr std::array<const MetricDef*, 22> kStandardMetrics = {
+    &kRecordsConsumed, &kRecordsWritten,      &kRecordsRejected, &kRecordsFiltered,
+    &kFieldsDropped,   &kFieldsRenamed,       &kValuesNulled,    &kErrors,
+    &kFlushDuration,   &kCommitDuration,      &kBytesWritten,    &kFilesWritten,
+    &kCommitRetries,   &kCommitConflicts,     &kOrphanedObjects, &kBufferBytes,
+    &kConsumerLag,     &kPausedPartitions,    &kCommits,         &kFencedCommits,
+    &kColumnsCoerced,  &kColumnCoercionErrors};
 
 }  // namespace weir::observe

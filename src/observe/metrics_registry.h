@@ -38,7 +38,7 @@ struct MetricDef {
   std::string_view name;
   std::string_view help;
   MetricType type;
-  std::array<std::string_view, 2> label_names;
+  std::array<std::string_view, 3> label_names;
 };
 
 // Upper bounds for durations in seconds: 5 ms to 2 min.

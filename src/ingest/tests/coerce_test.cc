@@ -50,12 +50,19 @@ TEST(CoerceTest, DoublesBecomeBigintOnlyWhenIntegralAndInRange) {
   EXPECT_EQ(ints.Value(3), INT64_MIN);
 }
 
-TEST(CoerceTest, TimestampsFromJsonAreNotGuessed) {
-  auto coerced =
-      CoerceTo(*Strings({"2026-01-01", std::nullopt}), lake::ColumnType::kTimestampTz).ValueOrDie();
-  EXPECT_EQ(coerced.nulled, 1);
+TEST(CoerceTest, ALiveTimestampColumnParsesTheTypedColumnsTimestampText) {
+  auto coerced = CoerceTo(*Strings({"2026-01-01", std::nullopt, "2026-01-01 12:00:00.5",
+                                    "yesterday", "1767225600"}),
+                          lake::ColumnType::kTimestampTz)
+                     .ValueOrDie();
+  EXPECT_EQ(coerced.nulled, 2);  // text outside the grammar; epoch numbers are not guessed
   EXPECT_EQ(coerced.array->type()->id(), arrow::Type::TIMESTAMP);
-  EXPECT_EQ(coerced.array->null_count(), 2);
+  const auto& ts = static_cast<const arrow::TimestampArray&>(*coerced.array);
+  EXPECT_EQ(ts.Value(0), 1767225600LL * 1000000);
+  EXPECT_TRUE(ts.IsNull(1));
+  EXPECT_EQ(ts.Value(2), (1767225600LL + 12 * 3600) * 1000000 + 500000);
+  EXPECT_TRUE(ts.IsNull(3));
+  EXPECT_TRUE(ts.IsNull(4));
 }
 
 TEST(CoerceTest, SameTypeIsPassedThrough) {

@@ -1,0 +1,34 @@
+// The text grammars of typed columns (issue 14), as millpond accepts them.
+//
+// UUIDs: exactly these shapes, hex digits in any case — the canonical 8-4-4-4-12 form, 32 hex
+// digits without hyphens, either of those inside `{…}`, or either after the prefix `urn:uuid:`
+// (that prefix in lower case only). Version and variant bits are not checked (any 128-bit
+// value). Everything else is refused: `URN:UUID:`, `urn:`/`uuid:` anywhere else, braces around a
+// URN, hyphens at other offsets, `0x` prefixes, `_` separators, spaces.
+//
+// Timestamps (UTC unless an offset is given): `YYYY-MM-DD`, then optionally `T` or a space and
+// `HH:MM`, optionally `:SS` and a fraction of 1 to 6 digits, then optionally `Z` or an offset
+// `±HH`, `±HHMM` or `±HH:MM`. Fields are range-checked (month days, leap years; no leap
+// second); more than microsecond precision is refused rather than rounded.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace weir::records {
+
+using UuidBytes = std::array<uint8_t, 16>;
+
+// The 16 big-endian bytes of `text`, or nullopt when it is not one of the accepted shapes.
+std::optional<UuidBytes> ParseUuidText(std::string_view text);
+
+// The canonical lower-case hyphenated form.
+std::string UuidText(const UuidBytes& bytes);
+
+// Microseconds since 1970-01-01T00:00:00Z, or nullopt when `text` is not an accepted timestamp.
+std::optional<int64_t> ParseTimestampText(std::string_view text);
+
+}  // namespace weir::records
