@@ -100,11 +100,19 @@ inline constexpr MetricDef kFencedCommits{
     MetricType::kCounter,
     {kLabelDataset}};
 
+inline constexpr MetricDef kSortSkipped{
+    "weir_sort_skipped_total",
+    "Records written unsorted because a sort key was missing from their flush or of a type that "
+    "cannot be sorted, by reason (field_missing, unsortable_type).",
+    MetricType::kCounter,
+    {kLabelDataset, kLabelReason}};
+
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 20> kStandardMetrics = {
+inline constexpr std::array<const MetricDef*, 21> kStandardMetrics = {
     &kRecordsConsumed, &kRecordsWritten, &kRecordsRejected,  &kRecordsFiltered, &kFieldsDropped,
     &kFieldsRenamed,   &kValuesNulled,   &kErrors,           &kFlushDuration,   &kCommitDuration,
     &kBytesWritten,    &kFilesWritten,   &kCommitRetries,    &kCommitConflicts, &kOrphanedObjects,
-    &kBufferBytes,     &kConsumerLag,    &kPausedPartitions, &kCommits,         &kFencedCommits};
+    &kBufferBytes,     &kConsumerLag,    &kPausedPartitions, &kCommits,         &kFencedCommits,
+    &kSortSkipped};
 
 }  // namespace weir::observe

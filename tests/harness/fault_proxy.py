@@ -22,6 +22,7 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
+from typing import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -33,6 +34,9 @@ class Rule:
     status: int = 502
     times: int = 1  # how many matching requests it applies to
     hits: list[str] = field(default_factory=list)
+    # Called (in the proxy's thread) when the rule matches, before its action: e.g. a test that
+    # kills the client at exactly this request.
+    before_action: Callable[[], None] | None = None
 
     def matches(self, method: str, path: str) -> bool:
         return (
@@ -112,6 +116,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             rule = next((r for r in proxy.rules if r.matches(self.command, self.path)), None)
             if rule is not None:
                 rule.hits.append(self.path)
+        if rule is not None and rule.before_action is not None:
+            rule.before_action()
         if rule is not None and rule.action == "status_without_forward":
             self._answer(rule.status, {"Content-Type": "application/json"}, b'{"error": {}}')
             return

@@ -64,6 +64,7 @@ struct NewTable {
   std::string location;
   Schema schema;
   std::vector<PartitionField> partition_fields;  // field_id ignored
+  std::vector<SortField> sort_fields;            // empty: unsorted; else order 1, the default
   std::map<std::string, std::string> properties;
   std::string table_uuid;  // lower-case 8-4-4-4-12
   int64_t now_ms = 0;
@@ -92,6 +93,8 @@ class TableMetadata {
   int default_spec_id() const { return default_spec_id_; }
   const std::vector<SortOrder>& sort_orders() const { return sort_orders_; }
   int default_sort_order_id() const { return default_sort_order_id_; }
+  // The default sort order (the unsorted order when the id is unknown).
+  SortOrder default_sort_order() const;
   const std::map<std::string, std::string>& properties() const { return properties_; }
   const std::vector<Snapshot>& snapshots() const { return snapshots_; }
   const std::map<std::string, SnapshotRef>& refs() const { return refs_; }
