@@ -186,6 +186,7 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
       table.partition_fields.push_back(
           PartitionField{source->id, 0, key.column + Suffix(key.transform.kind), transform});
     }
+    std::vector<SortField> sort_fields;
     for (const auto& key : spec.sort_keys) {
       const NestedField* source = table.schema.FindTopLevel(key.column);
       if (source == nullptr) {
@@ -193,10 +194,10 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
             "creating {}: sort key {} is not among the first flush's columns; the "
             "table declares no sort order (its files are sorted when the key is there)",
             ident.ToString(), key.column);
-        table.sort_fields.clear();
+        sort_fields.clear();
         break;
       }
-      table.sort_fields.push_back(SortField{
+      sort_fields.push_back(SortField{
           source->id, Transform{}, key.descending ? SortDirection::kDesc : SortDirection::kAsc,
           key.nulls_first ? NullOrder::kNullsFirst : NullOrder::kNullsLast});
     }
@@ -210,6 +211,11 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
                          ? warehouse_ + "/" + spec.schema + "/" + spec.table
                          : std::string(kServerAssignedLocation);
     auto metadata = TableMetadata::Create(table);
+    if (metadata.ok()) {
+      if (Status declared = metadata->DeclareSortOrder(std::move(sort_fields)); !declared.ok()) {
+        metadata = declared;
+      }
+    }
     if (!metadata.ok()) {
       return OpenResult{
           OpenStatus::kColumnsRefused, nullptr,

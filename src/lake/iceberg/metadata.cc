@@ -107,17 +107,20 @@ Result<TableMetadata> TableMetadata::Create(const NewTable& table) {
   m.schemas_.push_back(std::move(schema));
   m.specs_.push_back(std::move(spec));
   m.sort_orders_.push_back(SortOrder{});
-  if (!table.sort_fields.empty()) {
-    for (const SortField& field : table.sort_fields) {
-      if (m.schemas_.back().FindField(field.source_id) == nullptr) {
-        return Status::Invalid("sort field source id ", field.source_id, " is not in the schema");
-      }
-    }
-    m.sort_orders_.push_back(SortOrder{1, table.sort_fields});
-    m.default_sort_order_id_ = 1;
-  }
   m.properties_ = table.properties;
   return m;
+}
+
+Status TableMetadata::DeclareSortOrder(std::vector<SortField> fields) {
+  if (fields.empty()) return Status::OK();
+  for (const SortField& field : fields) {
+    if (current_schema().FindField(field.source_id) == nullptr) {
+      return Status::Invalid("sort field source id ", field.source_id, " is not in the schema");
+    }
+  }
+  sort_orders_.push_back(SortOrder{1, std::move(fields)});
+  default_sort_order_id_ = 1;
+  return Status::OK();
 }
 
 SortOrder TableMetadata::default_sort_order() const {

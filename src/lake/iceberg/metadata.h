@@ -64,7 +64,6 @@ struct NewTable {
   std::string location;
   Schema schema;
   std::vector<PartitionField> partition_fields;  // field_id ignored
-  std::vector<SortField> sort_fields;            // empty: unsorted; else order 1, the default
   std::map<std::string, std::string> properties;
   std::string table_uuid;  // lower-case 8-4-4-4-12
   int64_t now_ms = 0;
@@ -95,6 +94,9 @@ class TableMetadata {
   int default_sort_order_id() const { return default_sort_order_id_; }
   // The default sort order (the unsorted order when the id is unknown).
   SortOrder default_sort_order() const;
+  // Makes `fields` sort order 1 and the default, on metadata just created (fields' source ids
+  // must be in the schema).
+  Status DeclareSortOrder(std::vector<SortField> fields);
   const std::map<std::string, std::string>& properties() const { return properties_; }
   const std::vector<Snapshot>& snapshots() const { return snapshots_; }
   const std::map<std::string, SnapshotRef>& refs() const { return refs_; }
