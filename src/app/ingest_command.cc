@@ -74,6 +74,11 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
       }
       o.config.partitioning.push_back(lake::PartitionKey{key->column, *transform});
     }
+    for (const auto& column : d.sort_by) {
+      // millpond's pre-write sort: ascending, nulls last (pyarrow's sort_indices default).
+      o.config.sort_keys.push_back(
+          lake::SortKey{.column = column, .descending = false, .nulls_first = false});
+    }
     o.config.rejects_enabled = d.rejects_enabled;
     o.config.rejects_payload_limit = d.rejects_payload_limit;
     o.config.file.codec = CodecOf(d.compression);

@@ -529,6 +529,16 @@ std::vector<Setting> BuildTable() {
                       "_inserted_at)`; Iceberg also takes `bucket[N](<column>)` and "
                       "`truncate[W](<column>)` (N, W ≥ 1).",
        WEIR_DATASET_FIELD(partition_by)},
+      {.name = "sort_by",
+       .scope = kD,
+       .type = S::kStringList,
+       .millpond_env = "MILLPOND_SORT_BY",
+       .description = "Columns each flush's rows are sorted by before they are written: "
+                      "ascending, left to right, stable, nulls last. A flush lacking one of "
+                      "them, or holding one that cannot be sorted, is written unsorted and "
+                      "counted (`weir_sort_skipped_total`, one warning per key set). Iceberg "
+                      "tables also declare them as their sort order.",
+       WEIR_DATASET_FIELD(sort_by)},
       {.name = "flush.max_bytes",
        .scope = kD,
        .type = S::kBytes,

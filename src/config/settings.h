@@ -73,6 +73,8 @@ struct DatasetSettings {
   std::string table;  // required
   // Identity columns ("team_id") or year|month|day|hour(<column>), in order.
   std::vector<std::string> partition_by;
+  // Columns each flush's rows are sorted by (ascending, stable, nulls last), in order.
+  std::vector<std::string> sort_by;
   FlushSettings flush;
   bool rejects_enabled = true;
   int64_t rejects_payload_limit = 65536;

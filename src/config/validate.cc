@@ -95,6 +95,16 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
       errors.Dataset(index, dataset, "typed_columns", typed.status().message());
     }
   }
+  std::set<std::string> sort_keys;
+  for (const std::string& key : dataset.sort_by) {
+    if (!IsIdentifier(key)) {
+      errors.Dataset(
+          index, dataset, "sort_by",
+          fmt::format("value \"{}\" is not a column name ([A-Za-z_][A-Za-z0-9_]*)", key));
+    } else if (!sort_keys.insert(key).second) {
+      errors.Dataset(index, dataset, "sort_by", fmt::format("column \"{}\" is listed twice", key));
+    }
+  }
   if (dataset.compression == "gzip" && dataset.compression_level > 9) {
     errors.Dataset(
         index, dataset, "parquet.compression_level",

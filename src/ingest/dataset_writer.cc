@@ -12,12 +12,14 @@
 #include <arrow/datum.h>
 #include <arrow/scalar.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "base/check.h"
 #include "base/clock.h"
 #include "decode/field_names.h"
 #include "ingest/coerce.h"
+#include "ingest/row_sort.h"
 
 namespace weir::ingest {
 namespace {
@@ -191,9 +193,9 @@ Result<DatasetWriter::Prepared> DatasetWriter::EnsureTables(const arrow::RecordB
   return Prepared::kReady;
 }
 
-Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush& flush,
-                                                              int64_t inserted_at_us,
-                                                              FlushOutcome& outcome) {
+Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(
+    const SealedFlush& flush, const std::vector<RejectRecord>& rejects, int64_t inserted_at_us,
+    FlushOutcome& outcome) {
   WrittenFiles written;
   const auto& batch = *flush.batch;
   if (batch.num_rows() > 0) {
@@ -244,6 +246,21 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush&
     }
     WEIR_ASSIGN_OR_RAISE(auto schema, files::WithFieldIds(*arrow::schema(fields), ids));
     auto rows = arrow::RecordBatch::Make(schema, batch.num_rows(), arrays);
+    // The pre-write sort, before the split: every file then holds its rows in order.
+    WEIR_ASSIGN_OR_RAISE(auto sorted, SortRows(rows, config_.sort_keys));
+    if (!sorted.skipped.empty()) {
+      outcome.sort_skipped[sorted.skipped] += batch.num_rows();
+      const std::string keys = fmt::format("{}", fmt::join(sorted.keys_at_fault, ","));
+      if (sort_warned_.insert(sorted.skipped + "/" + keys).second) {
+        spdlog::warn(
+            "dataset {}: flush written unsorted: sort key(s) {} {} (counted in "
+            "weir_sort_skipped_total{{reason=\"{}\"}}; warned once per key set)",
+            config_.name, keys,
+            sorted.skipped == "field_missing" ? "missing from the flush" : "of an unsortable type",
+            sorted.skipped);
+      }
+    }
+    rows = std::move(sorted.rows);
     // One file per partition tuple, computed by the table with its format's transforms
     // (transforms of _inserted_at are the same for every row of a flush; identity keys on data
     // columns split the rows by value).
@@ -271,20 +288,26 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(const SealedFlush&
       written.data.push_back(std::move(file));
     }
   }
-  if (!flush.rejects.empty() && rejects_table_) {
-    WEIR_ASSIGN_OR_RAISE(auto rejects, RejectsBatch(flush.rejects, rejects_table_->columns()));
-    lake::DataFile file;
-    file.relative_path = rejects_table_->NewFilePath({});
-    WEIR_ASSIGN_OR_RAISE(auto writer, files::ParquetFileWriter::Create(
-                                          rejects_table_->filesystem(),
-                                          rejects_table_->DataDirectory() + file.relative_path,
-                                          rejects->schema(), config_.file));
-    WEIR_RETURN_NOT_OK(writer->Append(*rejects));
-    WEIR_ASSIGN_OR_RAISE(file.info, writer->Finish());
-    outcome.bytes_written += file.info.size_bytes;
+  if (!rejects.empty() && rejects_table_) {
+    WEIR_ASSIGN_OR_RAISE(auto file, WriteRejectsFile(rejects, outcome));
     written.rejects.push_back(std::move(file));
   }
   return written;
+}
+
+Result<lake::DataFile> DatasetWriter::WriteRejectsFile(const std::vector<RejectRecord>& rejects,
+                                                       FlushOutcome& outcome) {
+  WEIR_ASSIGN_OR_RAISE(auto batch, RejectsBatch(rejects, rejects_table_->columns()));
+  lake::DataFile file;
+  file.relative_path = rejects_table_->NewFilePath({});
+  WEIR_ASSIGN_OR_RAISE(auto writer, files::ParquetFileWriter::Create(
+                                        rejects_table_->filesystem(),
+                                        rejects_table_->DataDirectory() + file.relative_path,
+                                        batch->schema(), config_.file));
+  WEIR_RETURN_NOT_OK(writer->Append(*batch));
+  WEIR_ASSIGN_OR_RAISE(file.info, writer->Finish());
+  outcome.bytes_written += file.info.size_bytes;
+  return file;
 }
 
 void DatasetWriter::DeleteFiles(const WrittenFiles& files) {
@@ -305,14 +328,15 @@ void DatasetWriter::ReloadTables() {
   rejects_table_.reset();
 }
 
-Result<DatasetWriter::Landing> DatasetWriter::CommitFiles(const lake::CommitRequest& request,
+Result<DatasetWriter::Landing> DatasetWriter::CommitFiles(lake::Table& table,
+                                                          const lake::CommitRequest& request,
                                                           Retrier& retrier, FlushOutcome& outcome,
                                                           bool& maybe_landed) {
-  const std::string what = "dataset " + config_.name + ": commit";
+  const std::string what = "dataset " + config_.name + ": commit to " + table.name();
   Retrier races(kConflictPolicy, std::stop_token{}, /*log_retries=*/false);
   while (true) {
     ++outcome.commit_attempts;
-    auto committed = table_->Commit(request);
+    auto committed = table.Commit(request);
     if (!committed.ok()) {
       // Nothing landed (the interface's promise for an error): back off and try again.
       if (ClassOf(committed.status()) != ErrorClass::kRetriable) return committed.status();
@@ -344,10 +368,11 @@ Result<DatasetWriter::Landing> DatasetWriter::CommitFiles(const lake::CommitRequ
                      config_.name, committed->reason);
         const Result<std::optional<int64_t>> found =
             Retry(retrier_policy_, stop_, what + " (reading back a commit of unknown outcome)",
-                  [&] { return table_->FindCommit(request); });
+                  [&] { return table.FindCommit(request); });
         WEIR_RETURN_NOT_OK(found.status());
         if (*found) {
-          spdlog::info("dataset {}: the commit had landed, in snapshot {}", config_.name, **found);
+          spdlog::info("dataset {}: the commit to {} had landed, in snapshot {}", config_.name,
+                       table.name(), **found);
           outcome.snapshot_id = **found;
           outcome.already_committed = true;
           return Landing::kLanded;
@@ -360,6 +385,82 @@ Result<DatasetWriter::Landing> DatasetWriter::CommitFiles(const lake::CommitRequ
       }
     }
   }
+}
+
+Result<DatasetWriter::Landing> DatasetWriter::CommitRejectsFirst(const SealedFlush& flush,
+                                                                 const std::string& writer,
+                                                                 Retrier& retrier,
+                                                                 FlushOutcome& outcome) {
+  // Another writer committing rejects of these partitions between our read of the ledger and
+  // our commit fences the commit; the ledger is then read again (a zombie and a new owner of a
+  // partition race like this only briefly).
+  constexpr int kRounds = 3;
+  for (int round = 0; round < kRounds; ++round) {
+    std::set<std::string> topics;
+    for (const auto& range : flush.offsets) topics.insert(range.topic);
+    TopicLedgers ledger;
+    for (const auto& topic : topics) {
+      WEIR_ASSIGN_OR_RAISE(ledger[topic], rejects_table_->ReadLedger(topic));
+    }
+    RejectsCommitPlan plan = PlanRejectsCommit(flush.rejects, flush.offsets, ledger);
+    if (plan.rejects.empty()) {
+      spdlog::info("dataset {}: the flush's {} rejects are in {} already", config_.name,
+                   flush.rejects.size(), rejects_table_->name());
+      return Landing::kLanded;
+    }
+    // The rejects ledger moves from where it stands, below this flush's start: that gap is
+    // accounted for only if the rows' ledger reached the flush's start (the flushes before it
+    // landed, and their rejects with them). Otherwise the rows' commit is going to be fenced.
+    TopicLedgers data_ledger;
+    for (const auto& range : plan.needs_data_ledger) {
+      if (!data_ledger.count(range.topic)) {
+        WEIR_ASSIGN_OR_RAISE(data_ledger[range.topic], table_->ReadLedger(range.topic));
+      }
+      const auto& rows = data_ledger[range.topic];
+      const auto next = rows.find(range.partition);
+      if (next != rows.end() && next->second < range.start) {
+        spdlog::warn(
+            "dataset {}: {}[{}] has rows committed up to offset {} only, below this flush's "
+            "start {}: not committing its rejects (the flush is fenced)",
+            config_.name, range.topic, range.partition, next->second, range.start);
+        return Landing::kFenced;
+      }
+    }
+    WEIR_ASSIGN_OR_RAISE(lake::DataFile file, WriteRejectsFile(plan.rejects, outcome));
+    lake::CommitRequest request;
+    request.files = {file};
+    request.offsets = plan.offsets;
+    request.writer = writer + "/rejects";
+    request.message = fmt::format("weir dataset {} (rejects)", config_.name);
+    bool maybe_landed = false;
+    auto landing = CommitFiles(*rejects_table_, request, retrier, outcome, maybe_landed);
+    if (landing.ok() && *landing == Landing::kLanded) {
+      outcome.rejects = static_cast<int64_t>(plan.rejects.size());
+      outcome.files += 1;
+      if (plan.rejects.size() < flush.rejects.size()) {
+        spdlog::info("dataset {}: {} of the flush's {} rejects were in {} already", config_.name,
+                     flush.rejects.size() - plan.rejects.size(), flush.rejects.size(),
+                     rejects_table_->name());
+      }
+      return Landing::kLanded;
+    }
+    if (!landing.ok() && maybe_landed) {
+      spdlog::warn(
+          "dataset {}: a rejects file of a commit of unknown outcome left for orphan "
+          "cleanup",
+          config_.name);
+      return landing.status();
+    }
+    if (auto deleted = rejects_table_->filesystem()->DeleteFile(file.info.path); !deleted.ok()) {
+      spdlog::warn("cannot delete orphan {}: {}", file.info.path, deleted.message());
+    }
+    if (!landing.ok() || *landing == Landing::kRewrite) return landing;
+    spdlog::info(
+        "dataset {}: another writer committed rejects of these partitions; reading "
+        "the ledger of {} again",
+        config_.name, rejects_table_->name());
+  }
+  return Landing::kFenced;
 }
 
 Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
@@ -376,8 +477,30 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
     const std::string writer = writer_prefix_ + "/" + commit_ids_.Next().ToString();
     Status failed;
     auto prepared = EnsureTables(*flush.batch, with_rejects, outcome);
+    // The rejects go in the rows' commit, or before it on their own.
+    const bool rejects_apart = with_rejects && prepared.ok() && *prepared == Prepared::kReady &&
+                               !table_->CommitsCompanion();
+    if (rejects_apart) {
+      auto landing = CommitRejectsFirst(flush, writer, retrier, outcome);
+      if (!landing.ok()) {
+        if (ClassOf(landing.status()) == ErrorClass::kRetriable) return landing.status();
+        return WithContext(landing.status(), what);
+      }
+      if (*landing == Landing::kFenced) {
+        outcome.fenced = true;
+        return outcome;
+      }
+      if (*landing == Landing::kRewrite) {
+        ReloadTables();
+        ++reloads;
+        WEIR_RETURN_NOT_OK(retrier.Wait(Status::IOError("the table changed"), what));
+        continue;
+      }
+    }
     if (prepared.ok() && *prepared == Prepared::kReady) {
-      auto written = WriteFiles(flush, UnixMicros(Clock::System().Now()), outcome);
+      static const std::vector<RejectRecord> kNone;
+      auto written = WriteFiles(flush, with_rejects && !rejects_apart ? flush.rejects : kNone,
+                                UnixMicros(Clock::System().Now()), outcome);
       const auto wrote = std::chrono::steady_clock::now();
       outcome.write_time = std::chrono::duration_cast<std::chrono::milliseconds>(wrote - started);
       if (written.ok()) {
@@ -391,14 +514,16 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
           request.companion_files = written->rejects;
         }
         bool maybe_landed = false;
-        auto landing = CommitFiles(request, retrier, outcome, maybe_landed);
+        auto landing = CommitFiles(*table_, request, retrier, outcome, maybe_landed);
         outcome.commit_time = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - wrote);
         const int64_t files = static_cast<int64_t>(written->data.size() + written->rejects.size());
         if (landing.ok() && *landing == Landing::kLanded) {
-          outcome.files = files;
+          outcome.files += files;
           outcome.rows = flush.batch->num_rows();
-          outcome.rejects = with_rejects ? static_cast<int64_t>(flush.rejects.size()) : 0;
+          if (!rejects_apart) {
+            outcome.rejects = with_rejects ? static_cast<int64_t>(flush.rejects.size()) : 0;
+          }
           return outcome;
         }
         if (landing.ok() && *landing == Landing::kFenced) {

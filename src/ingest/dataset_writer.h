@@ -1,6 +1,9 @@
 // Turns one sealed flush of a dataset into Parquet files and one lake commit (rows, rejects
 // and the offset ledger in the same snapshot), through the format-neutral lake::Catalog and
-// lake::Table, deciding per commit outcome (lake/table.h):
+// lake::Table, deciding per commit outcome (lake/table.h). A format whose rejects table cannot
+// share the rows' snapshot (Table::CommitsCompanion() false: Iceberg) gets the rejects the
+// rejects table's own ledger lacks committed first, then the rows: exactly once for both
+// (docs/ARCHITECTURE.md, "Rejects exactly once without a shared snapshot"). Per outcome:
 //  - committed / already committed: done;
 //  - fenced: another writer owns the offsets; the files are deleted, the outcome says fenced;
 //  - conflict: retried after a short backoff (a lost race, not an outage);
@@ -74,6 +77,8 @@ struct FlushOutcome {
   // Values of fields the table resolution dropped (refused_by_catalog) or wrote under another
   // spelling (case_variant), by reason; the decoder counts its own (decode::DecodeStats).
   std::map<std::string, int64_t> fields_dropped, fields_renamed;
+  // Records written unsorted, by reason (field_missing, unsortable_type).
+  std::map<std::string, int64_t> sort_skipped;
   int64_t orphaned_files = 0;
   int commit_attempts = 0, conflicts = 0;
   int unknown_outcomes = 0;  // commits whose outcome was unknown and was read back
@@ -114,12 +119,24 @@ class DatasetWriter {
   Result<Prepared> AddColumns(const std::vector<ColumnPlan::NewColumn>& columns);
   // Widens live columns the batch's values need wider (int→bigint, float→double).
   Result<Prepared> PromoteColumns(const arrow::RecordBatch& batch);
-  Result<WrittenFiles> WriteFiles(const SealedFlush& flush, int64_t inserted_at_us,
+  // The flush's data files, and a rejects file of `rejects` (none when it is empty).
+  Result<WrittenFiles> WriteFiles(const SealedFlush& flush,
+                                  const std::vector<RejectRecord>& rejects, int64_t inserted_at_us,
                                   FlushOutcome& outcome);
-  // Commits `request` until it lands, is fenced, or must be written again; `maybe_landed` is
-  // true while an unknown outcome has not been resolved (the files must then be kept).
-  Result<Landing> CommitFiles(const lake::CommitRequest& request, Retrier& retrier,
-                              FlushOutcome& outcome, bool& maybe_landed);
+  Result<lake::DataFile> WriteRejectsFile(const std::vector<RejectRecord>& rejects,
+                                          FlushOutcome& outcome);
+  // Commits `request` to `table` until it lands, is fenced, or must be written again;
+  // `maybe_landed` is true while an unknown outcome has not been resolved (the files must then
+  // be kept).
+  Result<Landing> CommitFiles(lake::Table& table, const lake::CommitRequest& request,
+                              Retrier& retrier, FlushOutcome& outcome, bool& maybe_landed);
+  // For a table that does not commit its companion: commits the rejects of `flush` that the
+  // rejects table's ledger lacks, in the rejects table's own snapshot, before the rows.
+  // kLanded when they are in (or none was missing); kFenced when the offsets below the flush
+  // are not accounted for (an earlier flush has not landed) or other writers keep committing
+  // them; kRewrite when a table changed.
+  Result<Landing> CommitRejectsFirst(const SealedFlush& flush, const std::string& writer,
+                                     Retrier& retrier, FlushOutcome& outcome);
   void DeleteFiles(const WrittenFiles& files);
   void ReloadTables();
 
@@ -132,6 +149,7 @@ class DatasetWriter {
   ColumnPlan plan_;                     // of the flush being written, against table_'s columns
   std::set<std::string> refused_;       // folded names the catalog refused to add
   std::set<std::string> unpromotable_;  // live columns the catalog refused to widen
+  std::set<std::string> sort_warned_;   // reason/keys of the sort skips warned about
   UuidV7Generator commit_ids_;
   std::string writer_prefix_;  // host/pid
 };

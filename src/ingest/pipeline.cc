@@ -433,6 +433,7 @@ void Pipeline::FlushLoop(Dataset& d) {
         d.nulled->Increment(static_cast<double>(outcome->values_nulled));
         AddFieldCounts(name, m::kFieldsDropped, outcome->fields_dropped, nullptr);
         AddFieldCounts(name, m::kFieldsRenamed, outcome->fields_renamed, nullptr);
+        AddFieldCounts(name, m::kSortSkipped, outcome->sort_skipped, nullptr);
         if (const auto it = outcome->fields_renamed.find("case_variant");
             it != outcome->fields_renamed.end() && it->second > 0) {
           const auto suppressed =

@@ -105,4 +105,29 @@ Result<std::shared_ptr<arrow::RecordBatch>> RejectsBatch(const std::vector<Rejec
   return arrow::RecordBatch::Make(schema, static_cast<int64_t>(rejects.size()), arrays);
 }
 
+RejectsCommitPlan PlanRejectsCommit(const std::vector<RejectRecord>& rejects,
+                                    const std::vector<lake::OffsetRange>& flush_offsets,
+                                    const TopicLedgers& rejects_ledger) {
+  RejectsCommitPlan plan;
+  const auto ledger_of = [&](const std::string& topic,
+                             int32_t partition) -> std::optional<int64_t> {
+    const auto t = rejects_ledger.find(topic);
+    if (t == rejects_ledger.end()) return std::nullopt;
+    const auto p = t->second.find(partition);
+    if (p == t->second.end()) return std::nullopt;
+    return p->second;
+  };
+  for (const auto& range : flush_offsets) {
+    const auto next = ledger_of(range.topic, range.partition);
+    if (next && *next >= range.end) continue;  // every offset of the flush is accounted for
+    plan.offsets.push_back({range.topic, range.partition, next.value_or(range.start), range.end});
+    if (next && *next < range.start) plan.needs_data_ledger.push_back(range);
+  }
+  for (const auto& reject : rejects) {
+    const auto next = ledger_of(reject.topic, reject.partition);
+    if (!next || reject.offset >= *next) plan.rejects.push_back(reject);
+  }
+  return plan;
+}
+
 }  // namespace weir::ingest

@@ -1,9 +1,11 @@
 // The rejects table: records that could not be decoded, kept with their coordinates and the
 // reason, so nothing consumed is lost. `<table>_rejects` commits in the same snapshot as its
-// dataset's rows.
+// dataset's rows where the format can (DuckLake); elsewhere (Iceberg) it commits first, on its
+// own, with its own offset ledger (PlanRejectsCommit; docs/ARCHITECTURE.md).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,5 +41,26 @@ std::string SafeText(std::string_view bytes, size_t limit);
 // The rejects as a record batch matching `table`'s columns (field ids set).
 Result<std::shared_ptr<arrow::RecordBatch>> RejectsBatch(const std::vector<RejectRecord>& rejects,
                                                          const std::vector<lake::Column>& table);
+
+// topic → partition → next offset: a table's offset ledger.
+using TopicLedgers = std::map<std::string, std::map<int32_t, int64_t>>;
+
+// What a flush still owes a rejects table that commits on its own, given that table's ledger.
+struct RejectsCommitPlan {
+  // The flush's rejects at or beyond the rejects table's ledger (in flush order); the others
+  // are in the table already. Nothing to commit when empty.
+  std::vector<RejectRecord> rejects;
+  // How the commit moves the rejects table's ledger, per partition of the flush whose end is
+  // beyond it: from the ledger (the flush's start when it has none) to the flush's end.
+  std::vector<lake::OffsetRange> offsets;
+  // Partitions whose rejects ledger lies below the flush's start ([topic, partition, flush
+  // start, flush end)): the offsets in between are accounted for only if the data table's
+  // ledger has reached the flush's start, which the caller checks before committing.
+  std::vector<lake::OffsetRange> needs_data_ledger;
+};
+
+RejectsCommitPlan PlanRejectsCommit(const std::vector<RejectRecord>& rejects,
+                                    const std::vector<lake::OffsetRange>& flush_offsets,
+                                    const TopicLedgers& rejects_ledger);
 
 }  // namespace weir::ingest

@@ -67,7 +67,7 @@ struct CommitRequest {
   // Extra text stored with the snapshot for audit.
   std::string message;
   // Files of a companion table of the same lake (the dataset's rejects table), committed in
-  // the same snapshot.
+  // the same snapshot. Only for a table whose CommitsCompanion() is true.
   Table* companion = nullptr;
   std::vector<DataFile> companion_files;
 };
@@ -145,6 +145,12 @@ class Table {
   // error Status means nothing landed (retriable: the caller backs off and retries; fatal:
   // stop); every other result is a CommitStatus. The table does not retry by itself.
   virtual Result<CommitResult> Commit(const CommitRequest& request) = 0;
+
+  // Whether CommitRequest::companion files land in the same snapshot as the request's own
+  // (DuckLake: one catalog transaction). When false (Iceberg: snapshots are per table) the
+  // caller commits the companion table on its own, with its own ledger, before the rows
+  // (docs/ARCHITECTURE.md, "Rejects exactly once without a shared snapshot").
+  virtual bool CommitsCompanion() const { return false; }
 
   // Reads back whether the commit of `request` (by its writer id, and its files) landed: the
   // snapshot it landed in, or nullopt when it did not. Used after kOutcomeUnknown.

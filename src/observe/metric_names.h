@@ -114,13 +114,20 @@ inline constexpr MetricDef kFencedCommits{
     MetricType::kCounter,
     {kLabelDataset}};
 
+inline constexpr MetricDef kSortSkipped{
+    "weir_sort_skipped_total",
+    "Records written unsorted because a sort key was missing from their flush or of a type that "
+    "cannot be sorted, by reason (field_missing, unsortable_type).",
+    MetricType::kCounter,
+    {kLabelDataset, kLabelReason}};
+
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 22> kStandardMetrics = {
+inline constexpr std::array<const MetricDef*, 23> kStandardMetrics = {
     &kRecordsConsumed, &kRecordsWritten,      &kRecordsRejected, &kRecordsFiltered,
     &kFieldsDropped,   &kFieldsRenamed,       &kValuesNulled,    &kErrors,
     &kFlushDuration,   &kCommitDuration,      &kBytesWritten,    &kFilesWritten,
     &kCommitRetries,   &kCommitConflicts,     &kOrphanedObjects, &kBufferBytes,
     &kConsumerLag,     &kPausedPartitions,    &kCommits,         &kFencedCommits,
-    &kColumnsCoerced,  &kColumnCoercionErrors};
+    &kColumnsCoerced,  &kColumnCoercionErrors, &kSortSkipped};
 
 }  // namespace weir::observe

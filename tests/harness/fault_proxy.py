@@ -23,6 +23,7 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
+from typing import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -36,6 +37,9 @@ class Rule:
     status: int = 502
     times: int = 1  # how many matching requests it applies to
     hits: list[str] = field(default_factory=list)
+    # Called (in the proxy's thread) when the rule matches, before its action: e.g. a test that
+    # kills the client at exactly this request.
+    before_action: Callable[[], None] | None = None
 
     def matches(self, method: str, path: str) -> bool:
         return (
@@ -116,6 +120,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             rule = next((r for r in proxy.rules if r.matches(self.command, self.path)), None)
             if rule is not None:
                 rule.hits.append(self.path)
+        if rule is not None and rule.before_action is not None:
+            rule.before_action()
         if rule is not None and rule.action == "stall":
             while not proxy.stopping.wait(0.1):
                 pass

@@ -274,6 +274,21 @@ TEST(MillpondTest, RefusedFeaturesAndDestination) {
             std::string::npos);
 }
 
+TEST(MillpondTest, SortByIsAcceptedWithMillpondsGrammar) {
+  Env env = Minimal();
+  env["MILLPOND_SORT_BY"] = "team_id,timestamp";
+  EXPECT_EQ(LoadOk("", env).datasets[0].sort_by,
+            (std::vector<std::string>{"team_id", "timestamp"}));
+  env = Minimal();
+  env["WEIR_SORT_BY"] = "ts";
+  EXPECT_EQ(LoadOk("", env).datasets[0].sort_by, std::vector<std::string>{"ts"});
+  env["WEIR_SORT_BY"] = "ts,team-id";
+  EXPECT_NE(ErrorOf("", env).find("sort_by: value \"team-id\" is not a column name"),
+            std::string::npos);
+  env["WEIR_SORT_BY"] = "ts,ts";
+  EXPECT_NE(ErrorOf("", env).find("sort_by: column \"ts\" is listed twice"), std::string::npos);
+}
+
 TEST(LoadTest, PrecedenceDefaultsYamlMillpondWeirCli) {
   const std::string yaml = R"(
 kafka: {bootstrap_servers: "k:9092"}

@@ -45,5 +45,63 @@ TEST(RejectsBatchTest, ColumnsFollowTheTableWithFieldIds) {
   EXPECT_EQ(static_cast<const arrow::Int64Array&>(*batch->GetColumnByName("offset")).Value(0), 17);
 }
 
+RejectRecord RejectAt(int32_t partition, int64_t offset) {
+  RejectRecord r;
+  r.topic = "t";
+  r.partition = partition;
+  r.offset = offset;
+  return r;
+}
+
+std::vector<int64_t> Offsets(const std::vector<RejectRecord>& rejects) {
+  std::vector<int64_t> out;
+  for (const auto& r : rejects) out.push_back(r.offset);
+  return out;
+}
+
+bool SameRanges(const std::vector<lake::OffsetRange>& a, const std::vector<lake::OffsetRange>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].topic != b[i].topic || a[i].partition != b[i].partition || a[i].start != b[i].start ||
+        a[i].end != b[i].end) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(PlanRejectsCommitTest, WithoutALedgerEveryRejectIsOwedAndTheLedgerStartsAtTheFlush) {
+  const auto plan =
+      PlanRejectsCommit({RejectAt(0, 3), RejectAt(1, 40)}, {{"t", 0, 0, 10}, {"t", 1, 30, 50}}, {});
+  EXPECT_EQ(Offsets(plan.rejects), (std::vector<int64_t>{3, 40}));
+  EXPECT_TRUE(SameRanges(plan.offsets, {{"t", 0, 0, 10}, {"t", 1, 30, 50}}));
+  EXPECT_TRUE(plan.needs_data_ledger.empty());
+}
+
+TEST(PlanRejectsCommitTest, RejectsBelowTheLedgerAreInTheTableAlready) {
+  // A crash after the rejects of [0, 7) landed and before the rows did; the retried flush
+  // covers [0, 10).
+  const auto plan = PlanRejectsCommit({RejectAt(0, 3), RejectAt(0, 6), RejectAt(0, 7)},
+                                      {{"t", 0, 0, 10}}, {{"t", {{0, 7}}}});
+  EXPECT_EQ(Offsets(plan.rejects), (std::vector<int64_t>{7}));
+  EXPECT_TRUE(SameRanges(plan.offsets, {{"t", 0, 7, 10}}));
+  EXPECT_TRUE(plan.needs_data_ledger.empty());
+}
+
+TEST(PlanRejectsCommitTest, AFlushWhollyBelowTheLedgerOwesNothing) {
+  const auto plan = PlanRejectsCommit({RejectAt(0, 3)}, {{"t", 0, 0, 5}}, {{"t", {{0, 5}}}});
+  EXPECT_TRUE(plan.rejects.empty());
+  EXPECT_TRUE(plan.offsets.empty());
+}
+
+TEST(PlanRejectsCommitTest, ALedgerBelowTheFlushNeedsTheRowsLedgerToHaveReachedIt) {
+  // The flushes of [5, 20) had no rejects: the rejects ledger stayed at 5.
+  const auto plan = PlanRejectsCommit({RejectAt(0, 25)}, {{"t", 0, 20, 30}, {"t", 2, 0, 4}},
+                                      {{"t", {{0, 5}, {2, 0}}}, {"other", {{2, 99}}}});
+  EXPECT_EQ(Offsets(plan.rejects), (std::vector<int64_t>{25}));
+  EXPECT_TRUE(SameRanges(plan.offsets, {{"t", 0, 5, 30}, {"t", 2, 0, 4}}));
+  EXPECT_TRUE(SameRanges(plan.needs_data_ledger, {{"t", 0, 20, 30}}));
+}
+
 }  // namespace
 }  // namespace weir::ingest

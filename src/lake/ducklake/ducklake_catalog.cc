@@ -273,11 +273,8 @@ Status DuckLakeCatalog::CheckSpec(const TableSpec& spec, std::string_view settin
                              "truncate[W] are Iceberg's)");
     }
   }
-  if (!spec.sort_keys.empty()) {
-    return Status::Invalid(setting,
-                           ": DuckLake tables have no sort order; sort keys need an "
-                           "Iceberg destination");
-  }
+  // Sort keys are accepted: the writer sorts each flush's rows by them; DuckLake tables declare
+  // no sort order.
   return Status::OK();
 }
 

@@ -39,6 +39,8 @@ class DuckLakeTable final : public Table {
   std::string DataDirectory() const override { return data_directory_; }
   std::string NewFilePath(const std::vector<PartitionValue>& partition_values) override;
   Result<CommitResult> Commit(const CommitRequest& request) override;
+  // Rows, rejects and ledger commit in one catalog transaction.
+  bool CommitsCompanion() const override { return true; }
   // The ledger rows of the request's ranges under its writer id, else its first file's row in
   // ducklake_data_file (found even when the ledger has moved on since).
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include <arrow/filesystem/localfs.h>
@@ -38,6 +39,49 @@ std::string Suffix(lake::TransformKind kind) {
     default:
       return "";
   }
+}
+
+std::string OrderText(const std::vector<SortKey>& keys) {
+  if (keys.empty()) return "no sort order";
+  std::string out;
+  for (const auto& key : keys) {
+    if (!out.empty()) out += ", ";
+    out += key.column + (key.descending ? " DESC" : " ASC") +
+           (key.nulls_first ? " NULLS FIRST" : " NULLS LAST");
+  }
+  return out;
+}
+
+// The table's default sort order as sort keys (nullopt: a field that is not an identity of a
+// live column, which weir's keys cannot express).
+std::optional<std::vector<SortKey>> LiveSortKeys(const TableMetadata& metadata) {
+  std::vector<SortKey> keys;
+  for (const SortField& field : metadata.default_sort_order().fields) {
+    const NestedField* source = metadata.current_schema().FindField(field.source_id);
+    if (source == nullptr || field.transform.kind != TransformKind::kIdentity) return std::nullopt;
+    keys.push_back(SortKey{source->name, field.direction == SortDirection::kDesc,
+                           field.null_order == NullOrder::kNullsFirst});
+  }
+  return keys;
+}
+
+// The live sort order against the dataset's sort keys: equal, or undeclared (a warning: the
+// files are sorted all the same), or a fatal mismatch naming both.
+Status CheckSortOrder(const TableMetadata& metadata, const std::string& table,
+                      const std::vector<SortKey>& wanted) {
+  const auto live = LiveSortKeys(metadata);
+  if (live && *live == wanted) return Status::OK();
+  if (live && live->empty()) {
+    spdlog::warn("Iceberg table {} declares no sort order; weir sorts its files by {} all the same",
+                 table, OrderText(wanted));
+    return Status::OK();
+  }
+  return ClassifiedError(
+      ErrorClass::kFatal, "iceberg", "layout_mismatch",
+      fmt::format("table {} is sorted by {} but the configuration asks for {}; set sort_by to "
+                  "match or point the dataset at a new table",
+                  table, live ? OrderText(*live) : "a sort order weir cannot express",
+                  OrderText(wanted)));
 }
 
 BackoffPolicy ConnectPolicy(const IcebergLakeConfig& config) {
@@ -199,9 +243,8 @@ Status IcebergLakeCatalog::CheckSpec(const TableSpec& spec, std::string_view set
       }
     }
   }
-  if (!spec.sort_keys.empty()) {
-    return Status::Invalid(setting, ": sort keys are not written to Iceberg tables yet");
-  }
+  // Sort keys are identity sort fields of any column: nothing to refuse before the columns
+  // are known (a key the first flush lacks leaves the table's order undeclared).
   return Status::OK();
 }
 
@@ -233,6 +276,21 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
       table.partition_fields.push_back(
           PartitionField{source->id, 0, key.column + Suffix(key.transform.kind), transform});
     }
+    std::vector<SortField> sort_fields;
+    for (const auto& key : spec.sort_keys) {
+      const NestedField* source = table.schema.FindTopLevel(key.column);
+      if (source == nullptr) {
+        spdlog::warn(
+            "creating {}: sort key {} is not among the first flush's columns; the "
+            "table declares no sort order (its files are sorted when the key is there)",
+            ident.ToString(), key.column);
+        sort_fields.clear();
+        break;
+      }
+      sort_fields.push_back(SortField{
+          source->id, Transform{}, key.descending ? SortDirection::kDesc : SortDirection::kAsc,
+          key.nulls_first ? NullOrder::kNullsFirst : NullOrder::kNullsLast});
+    }
     std::mt19937_64 random(std::random_device{}());
     table.table_uuid = RandomUuid(random);
     table.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -243,6 +301,11 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
                          ? warehouse_ + "/" + spec.schema + "/" + spec.table
                          : std::string(kServerAssignedLocation);
     auto metadata = TableMetadata::Create(table);
+    if (metadata.ok()) {
+      if (Status declared = metadata->DeclareSortOrder(std::move(sort_fields)); !declared.ok()) {
+        metadata = declared;
+      }
+    }
     if (!metadata.ok()) {
       return OpenResult{
           OpenStatus::kColumnsRefused, nullptr,
@@ -274,6 +337,7 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
   }
   auto opened = std::make_unique<IcebergTable>(std::move(store), *io, ident, std::move(*loaded));
   WEIR_RETURN_NOT_OK(opened->CheckPartitioning(spec.partitioning));
+  WEIR_RETURN_NOT_OK(CheckSortOrder(opened->metadata(), ident.ToString(), spec.sort_keys));
   return OpenResult{OpenStatus::kOpened, std::move(opened), ""};
 }
 

@@ -376,6 +376,10 @@ Result<iceberg::DataFile> IcebergTable::ManifestFileOf(const lake::DataFile& fil
 }
 
 Result<lake::CommitResult> IcebergTable::Commit(const CommitRequest& request) {
+  if (request.companion != nullptr) {
+    // Snapshots are per table: the caller commits the rejects table on its own, first.
+    return Status::Invalid("an Iceberg commit cannot carry a companion table's files");
+  }
   const int spec_before = current_.metadata.default_spec_id();
   WEIR_ASSIGN_OR_RAISE(const bool exists, Reload());
   if (!exists) return Outcome(CommitStatus::kTableChanged, "table " + name_ + " is gone");
@@ -449,30 +453,6 @@ Result<lake::CommitResult> IcebergTable::Commit(const CommitRequest& request) {
       break;
   }
   const int64_t snapshot_id = pending.snapshot.snapshot_id;
-  if (request.companion != nullptr && !request.companion_files.empty()) {
-    // Iceberg snapshots are per table: the rejects follow in their own snapshot (README.md).
-    auto* companion = dynamic_cast<IcebergTable*>(request.companion);
-    CommitRequest rejects;
-    rejects.files = request.companion_files;
-    rejects.writer = request.writer + "/rejects";
-    rejects.message = request.message;
-    Status last = Status::OK();
-    for (int attempt = 0; companion != nullptr && attempt < 20; ++attempt) {
-      auto landed = companion->Commit(rejects);
-      if (landed.ok() && landed->status == CommitStatus::kConflict) continue;
-      last = landed.ok() ? Status::OK() : landed.status();
-      if (landed.ok() && landed->status != CommitStatus::kCommitted &&
-          landed->status != CommitStatus::kAlreadyCommitted) {
-        last = Status::IOError(lake::ToString(landed->status), ": ", landed->reason);
-      }
-      break;
-    }
-    if (!last.ok() || companion == nullptr) {
-      spdlog::error("{}: the rejects of snapshot {} were not committed to {}: {}", name_,
-                    snapshot_id, request.companion->name(),
-                    companion == nullptr ? "not an Iceberg table" : last.message());
-    }
-  }
   return Outcome(CommitStatus::kCommitted, "", snapshot_id);
 }
 

@@ -44,8 +44,8 @@ class IcebergTable final : public lake::Table {
   // "<partition path>/<uuidv7>.parquet" under the table's data/ directory.
   std::string NewFilePath(const std::vector<PartitionValue>& partition_values) override;
   // Reloads the table, checks the fence against its ledger, builds the snapshot (manifest,
-  // list, summary with the new ledger and the writer id) and commits it with one CAS.
-  // A companion (rejects) table is committed next, in its own snapshot (see README.md).
+  // list, summary with the new ledger and the writer id) and commits it with one CAS. It takes
+  // no companion: the rejects table commits on its own, with its own ledger (README.md).
   Result<lake::CommitResult> Commit(const CommitRequest& request) override;
   // The snapshot of main's ancestry whose summary carries the request's writer id.
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;

@@ -111,6 +111,25 @@ Result<TableMetadata> TableMetadata::Create(const NewTable& table) {
   return m;
 }
 
+Status TableMetadata::DeclareSortOrder(std::vector<SortField> fields) {
+  if (fields.empty()) return Status::OK();
+  for (const SortField& field : fields) {
+    if (current_schema().FindField(field.source_id) == nullptr) {
+      return Status::Invalid("sort field source id ", field.source_id, " is not in the schema");
+    }
+  }
+  sort_orders_.push_back(SortOrder{1, std::move(fields)});
+  default_sort_order_id_ = 1;
+  return Status::OK();
+}
+
+SortOrder TableMetadata::default_sort_order() const {
+  for (const SortOrder& order : sort_orders_) {
+    if (order.order_id == default_sort_order_id_) return order;
+  }
+  return SortOrder{};
+}
+
 Result<TableMetadata> TableMetadata::Parse(std::string_view text) {
   WEIR_ASSIGN_OR_RAISE(const nlohmann::json json, ParseJson(text, kWhere));
   return FromJson(json);

@@ -92,6 +92,11 @@ class TableMetadata {
   int default_spec_id() const { return default_spec_id_; }
   const std::vector<SortOrder>& sort_orders() const { return sort_orders_; }
   int default_sort_order_id() const { return default_sort_order_id_; }
+  // The default sort order (the unsorted order when the id is unknown).
+  SortOrder default_sort_order() const;
+  // Makes `fields` sort order 1 and the default, on metadata just created (fields' source ids
+  // must be in the schema).
+  Status DeclareSortOrder(std::vector<SortField> fields);
   const std::map<std::string, std::string>& properties() const { return properties_; }
   const std::vector<Snapshot>& snapshots() const { return snapshots_; }
   const std::map<std::string, SnapshotRef>& refs() const { return refs_; }

@@ -88,6 +88,9 @@ class RestStore final : public MetadataStore {
     request.name = ident.name;
     request.schema_json = metadata.current_schema().ToJson().dump();
     request.partition_spec_json = metadata.default_spec().ToJson().dump();
+    if (const SortOrder order = metadata.default_sort_order(); !order.fields.empty()) {
+      request.write_order_json = order.ToJson().dump();
+    }
     if (metadata.location() != kServerAssignedLocation) request.location = metadata.location();
     request.properties = metadata.properties();
     auto created = catalog_->CreateTable(ident.namespace_levels, request);

@@ -8,6 +8,14 @@
 #include <fmt/format.h>
 
 namespace weir::lake::testing {
+namespace {
+
+int64_t NextSequence() {
+  static int64_t sequence = 0;
+  return ++sequence;
+}
+
+}  // namespace
 
 int64_t FakeTableState::LandedRows() const {
   int64_t rows = 0;
@@ -117,8 +125,9 @@ CommitResult FakeTable::Land(const CommitRequest& request) {
     out.status = CommitStatus::kFenced;
     return out;
   }
-  FakeTableState::Snapshot snapshot{state_->next_snapshot_id++, request.writer, request.files,
-                                    request.companion_files, request.offsets};
+  FakeTableState::Snapshot snapshot{
+      state_->next_snapshot_id++, NextSequence(), request.writer, request.files,
+      request.companion_files,    request.offsets};
   for (const auto& range : request.offsets) {
     state_->ledger[{range.topic, range.partition}] = range.end;
     state_->ledger_writer[{range.topic, range.partition}] = request.writer;
@@ -132,6 +141,10 @@ CommitResult FakeTable::Land(const CommitRequest& request) {
 Result<CommitResult> FakeTable::Commit(const CommitRequest& request) {
   ++state_->commit_calls;
   state_->requests.push_back(request);
+  if (state_->before_commit) state_->before_commit(*state_);
+  if (request.companion != nullptr && !state_->commits_companion) {
+    return Status::Invalid("the fake table takes no companion files");
+  }
   FakeStep step = FakeStep::kLand;
   if (!state_->script.empty()) {
     step = state_->script.front();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -39,6 +40,7 @@ enum class FakeStep {
 struct FakeTableState {
   struct Snapshot {
     int64_t id = 0;
+    int64_t sequence = 0;  // order of landing across every fake table of the process
     std::string writer;
     std::vector<DataFile> files, companion_files;
     std::vector<OffsetRange> offsets;
@@ -56,6 +58,11 @@ struct FakeTableState {
   std::deque<Status> find_errors;       // errors the next FindCommit calls return first
   std::set<std::string> refused_names;  // Evolve and creation refuse columns of these names
   bool dropped = false;                 // Evolve answers kTableChanged while set
+  // false: the table commits CommitRequest::companion files as Iceberg would not (refused), so
+  // the caller commits the companion table on its own.
+  bool commits_companion = true;
+  // Called at the start of every Commit (before the script): a test's other writer.
+  std::function<void(FakeTableState&)> before_commit;
 
   int commit_calls = 0, find_calls = 0, evolve_calls = 0, opens = 0;
   std::vector<CommitRequest> requests;  // every Commit call's request, in order
@@ -81,6 +88,7 @@ class FakeTable final : public Table {
   std::string NewFilePath(const std::vector<PartitionValue>& partition_values) override;
   Result<CommitResult> Commit(const CommitRequest& request) override;
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
+  bool CommitsCompanion() const override { return state_->commits_companion; }
 
   FakeTableState& state() { return *state_; }
 

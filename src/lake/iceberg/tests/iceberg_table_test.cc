@@ -303,5 +303,42 @@ TEST_F(IcebergTableTest, CheckSpecNamesTheSetting) {
   EXPECT_TRUE(catalog_->CheckSpec(Spec(), "datasets[events].partition_by").ok());
 }
 
+TEST_F(IcebergTableTest, SortKeysAreDeclaredAsTheSortOrderAndADifferentOrderIsRefused) {
+  TableSpec spec = Spec();
+  spec.sort_keys = {{"name", false, false}, {"id", false, false}};
+  ASSERT_OK(catalog_->CheckSpec(spec, "datasets[events].sort_by"));
+  ASSERT_OK_AND_ASSIGN(auto opened, catalog_->OpenTable(spec, OpenMode::kOpenOrCreate));
+  ASSERT_EQ(opened.status, OpenStatus::kOpened);
+  const auto& metadata = static_cast<iceberg::IcebergTable&>(*opened.table).metadata();
+  const iceberg::SortOrder order = metadata.default_sort_order();
+  EXPECT_EQ(order.order_id, 1);
+  ASSERT_EQ(order.fields.size(), 2u);
+  EXPECT_EQ(order.fields[0].source_id, 2);  // name
+  EXPECT_EQ(order.fields[1].source_id, 1);  // id
+  EXPECT_EQ(order.fields[0].direction, iceberg::SortDirection::kAsc);
+  EXPECT_EQ(order.fields[0].null_order, iceberg::NullOrder::kNullsLast);
+  // The same keys open it again; other keys (or none) are a layout mismatch naming both.
+  ASSERT_OK(catalog_->OpenTable(spec, OpenMode::kOpenOnly).status());
+  spec.sort_keys = {{"id", false, false}};
+  const auto other = catalog_->OpenTable(spec, OpenMode::kOpenOnly);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().message(),
+            "table ns.events is sorted by name ASC NULLS LAST, id ASC NULLS LAST but the "
+            "configuration asks for id ASC NULLS LAST; set sort_by to match or point the "
+            "dataset at a new table");
+  spec.sort_keys.clear();
+  EXPECT_FALSE(catalog_->OpenTable(spec, OpenMode::kOpenOnly).ok());
+}
+
+TEST_F(IcebergTableTest, ASortKeyTheFirstColumnsLackLeavesTheOrderUndeclared) {
+  TableSpec spec = Spec();
+  spec.sort_keys = {{"absent", false, false}};
+  ASSERT_OK_AND_ASSIGN(auto opened, catalog_->OpenTable(spec, OpenMode::kOpenOrCreate));
+  ASSERT_EQ(opened.status, OpenStatus::kOpened);
+  const auto& metadata = static_cast<iceberg::IcebergTable&>(*opened.table).metadata();
+  EXPECT_EQ(metadata.default_sort_order_id(), 0);
+  EXPECT_TRUE(metadata.default_sort_order().fields.empty());
+}
+
 }  // namespace
 }  // namespace weir::lake
