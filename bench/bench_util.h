@@ -1,8 +1,11 @@
-// Small helpers every benchmark program shares: dying loudly on bad input, comma lists.
+// Small helpers every benchmark program shares: dying loudly on bad input, comma lists,
+// latency percentiles.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +26,29 @@ inline std::vector<std::string> SplitComma(const std::string& text) {
   while (std::getline(stream, item, ',')) {
     if (!item.empty()) out.push_back(item);
   }
+  return out;
+}
+
+struct Summary {
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double mean_ms = 0;
+  double max_ms = 0;
+};
+
+// Nearest-rank percentiles, mean and max of latencies in milliseconds (not empty).
+inline Summary Summarise(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) {
+    const size_t index =
+        std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size() - 1) + 0.5));
+    return ms[index];
+  };
+  Summary out;
+  out.p50_ms = at(0.50);
+  out.p99_ms = at(0.99);
+  out.mean_ms = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+  out.max_ms = ms.back();
   return out;
 }
 

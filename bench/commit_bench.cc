@@ -11,13 +11,11 @@
 #include <libpq-fe.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
@@ -172,30 +170,8 @@ files::FileInfo MakeInfo(const std::vector<lake::Column>& columns, const std::st
   return info;
 }
 
-struct Summary {
-  double p50_ms = 0;
-  double p99_ms = 0;
-  double mean_ms = 0;
-  double max_ms = 0;
-};
-
-Summary Summarise(std::vector<double> ms) {
-  std::sort(ms.begin(), ms.end());
-  auto at = [&](double q) {
-    const size_t index =
-        std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size() - 1) + 0.5));
-    return ms[index];
-  };
-  Summary out;
-  out.p50_ms = at(0.50);
-  out.p99_ms = at(0.99);
-  out.mean_ms = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
-  out.max_ms = ms.back();
-  return out;
-}
-
-Summary RunOne(const std::string& kind, const std::string& pg_dsn, int files_per_commit,
-               const Options& options) {
+bench::Summary RunOne(const std::string& kind, const std::string& pg_dsn, int files_per_commit,
+                      const Options& options) {
   Scratch scratch(kind, pg_dsn, std::to_string(files_per_commit));
   auto catalog = lake::ducklake::DuckLakeCatalog::Open(scratch.config());
   if (!catalog.ok()) Die("opening the catalog: " + catalog.status().ToString());
@@ -249,7 +225,7 @@ Summary RunOne(const std::string& kind, const std::string& pg_dsn, int files_per
       latencies.push_back(std::chrono::duration<double, std::milli>(end - start).count());
     }
   }
-  return Summarise(std::move(latencies));
+  return bench::Summarise(std::move(latencies));
 }
 
 int Main(int argc, char** argv) {
@@ -269,7 +245,7 @@ int Main(int argc, char** argv) {
       continue;
     }
     for (int files : options.files) {
-      const Summary s = RunOne(kind, pg_dsn, files, options);
+      const bench::Summary s = RunOne(kind, pg_dsn, files, options);
       std::printf("%-9s %6d %8d %9.2f %9.2f %9.2f %9.2f\n", kind.c_str(), files, options.commits,
                   s.p50_ms, s.p99_ms, s.mean_ms, s.max_ms);
       std::fflush(stdout);

@@ -1,18 +1,24 @@
 """End-to-end throughput of `weir ingest` against the librdkafka consume-only ceiling.
 
-Run under the harness (Kafka + PostgreSQL), from the repository root:
+Run under the harness (Kafka + PostgreSQL, and Iceberg's REST fixture for the iceberg target),
+from the repository root:
 
-    .deps/venv/bin/python -m tests.harness run --only kafka,postgres -- \
-        .deps/venv/bin/python bench/e2e_bench.py --build build/h-bench --events 2000000 --runs 3
+    .deps/venv/bin/python -m tests.harness run --only kafka,postgres,iceberg-rest -- \
+        .deps/venv/bin/python bench/e2e_bench.py --build build/release --events 2000000 --runs 3 \
+        --targets ducklake,iceberg
 
 1. bench_fill_topic fills a new topic with N reference events;
 2. bench_consume_ceiling reads it all once (the ceiling, events/s);
-3. per run: a fresh PostgreSQL database as the DuckLake catalog, a fresh consumer group and data
-   directory; `weir ingest` is started and its /metrics polled every 0.2 s (and its VmHWM) until
-   weir_records_written_total{dataset="events"} == N; then SIGTERM (exit 0 expected) and DuckDB
-   counts the table's rows (exactly N expected).
-Prints per run and the median: end-to-end events/s, ceiling events/s, ratio, peak RSS; and the
-target checks (ratio >= 60 %, peak RSS <= flush.max_bytes + 64 MiB).
+3. per run and target, in turn (the order alternates between runs, so drift falls on both):
+   a fresh consumer group and data directory, and a fresh lake: `ducklake` — a new PostgreSQL
+   database as the DuckLake catalog, data in the local directory; `iceberg` — a new namespace on
+   the Iceberg REST catalog (its warehouse a local directory). `weir ingest` is started and its
+   /metrics polled every 0.2 s (and its VmHWM) until
+   weir_records_written_total{dataset="events"} == N; then SIGTERM (exit 0 expected) and the
+   table's rows are counted (DuckDB for DuckLake, a pyiceberg scan for Iceberg; exactly N).
+Prints per run and the median per target: end-to-end events/s, ceiling events/s, ratio, peak
+RSS; the target checks (ratio >= 60 %, peak RSS <= flush.max_bytes + 64 MiB); with both targets,
+Iceberg's events/s over DuckLake's per run and their median (target >= 90 %).
 """
 
 from __future__ import annotations
@@ -163,7 +169,7 @@ def fresh_database(pg_url: str, pg_dsn: str) -> str:
     return f"{pg_dsn} dbname={name}"
 
 
-def count_rows(dsn: str, table: str) -> int:
+def count_ducklake_rows(dsn: str, table: str) -> int:
     import duckdb
 
     con = duckdb.connect(config={"extension_directory": str(EXTENSIONS),
@@ -178,9 +184,22 @@ def count_rows(dsn: str, table: str) -> int:
         con.close()
 
 
-def run_weir(args, bootstrap: str, topic: str, pg_url: str, pg_dsn: str, run: int) -> dict:
-    work = Path(tempfile.mkdtemp(prefix=f"weir-e2e-bench-{run}-"))
-    dsn = fresh_database(pg_url, pg_dsn)
+def count_iceberg_rows(rest_uri: str, namespace: str, table: str) -> int:
+    """Rows of the Iceberg table by a pyiceberg scan of one column (every data file is read),
+    checked against the current snapshot's total-records."""
+    from pyiceberg.catalog.rest import RestCatalog
+
+    tbl = RestCatalog("rest", uri=rest_uri).load_table((namespace, table))
+    rows = tbl.scan(selected_fields=("uuid",)).to_arrow().num_rows
+    summary = tbl.current_snapshot().summary.additional_properties
+    if int(summary.get("total-records", -1)) != rows:
+        raise RuntimeError(f"the scan read {rows} rows, the snapshot says "
+                           f"{summary.get('total-records')}")
+    return rows
+
+
+def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
+    work = Path(tempfile.mkdtemp(prefix=f"weir-e2e-bench-{run}-{target}-"))
     port = free_port()
     log_path = work / "weir.log"
     env = dict(os.environ)
@@ -189,16 +208,36 @@ def run_weir(args, bootstrap: str, topic: str, pg_url: str, pg_dsn: str, run: in
         "WEIR_TOPIC": topic,
         "WEIR_TABLE": "events",
         "WEIR_KAFKA_GROUP_ID": unique("bench_group"),
-        "WEIR_CATALOG_KIND": "postgres",
-        "WEIR_CATALOG_POSTGRES_DSN": dsn,
-        "WEIR_STORAGE_DATA_PATH": str(work / "data") + "/",
         "WEIR_FLUSH_MAX_BYTES": args.flush_max_bytes,
         "WEIR_FLUSH_INTERVAL": args.flush_interval,
         "WEIR_HTTP_PORT": str(port),
         "WEIR_LOG_LEVEL": "info",
     })
+    if target == "ducklake":
+        dsn = fresh_database(args.pg_url, args.pg_dsn)
+        env.update({
+            "WEIR_CATALOG_KIND": "postgres",
+            "WEIR_CATALOG_POSTGRES_DSN": dsn,
+            "WEIR_STORAGE_DATA_PATH": str(work / "data") + "/",
+        })
+        where = f"catalog {dsn}"
+
+        def count() -> int:
+            return count_ducklake_rows(dsn, "events")
+    else:
+        namespace = unique("bench_lake")
+        env.update({
+            "WEIR_LAKE_FORMAT": "iceberg",
+            "WEIR_ICEBERG_CATALOG": "rest",
+            "WEIR_ICEBERG_URI": args.rest_uri,
+            "WEIR_SCHEMA": namespace,
+        })
+        where = f"REST catalog {args.rest_uri}, namespace {namespace}"
+
+        def count() -> int:
+            return count_iceberg_rows(args.rest_uri, namespace, "events")
     binary = args.build / "weir"
-    print(f"run {run}: {binary} ingest, log {log_path}, catalog {dsn}", flush=True)
+    print(f"run {run} {target}: {binary} ingest, log {log_path}, {where}", flush=True)
     with open(log_path, "ab") as log:
         start = time.monotonic()
         proc = subprocess.Popen([str(binary), "ingest"], env=env, cwd=work, stdout=log,
@@ -244,12 +283,12 @@ def run_weir(args, bootstrap: str, topic: str, pg_url: str, pg_dsn: str, run: in
         peak_kib = max(peak_kib, 0)
         if code != 0:
             raise RuntimeError(f"weir ingest exited with {code} after SIGTERM")
-        rows = count_rows(dsn, "events")
+        rows = count()
     except Exception as e:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        print(f"run {run} FAILED: {e}\n--- weir log tail ({log_path}) ---\n{log_tail(log_path)}\n"
+        print(f"run {run} {target} FAILED: {e}\n--- weir log tail ({log_path}) ---\n{log_tail(log_path)}\n"
               "---", flush=True)
         raise SystemExit(1)
     total_s = done - start
@@ -257,6 +296,7 @@ def run_weir(args, bootstrap: str, topic: str, pg_url: str, pg_dsn: str, run: in
     from_first_s = done - (first_consumed or start)
     result = {
         "run": run,
+        "target": target,
         "written": written,
         "rows": rows,
         "total_s": total_s,
@@ -268,17 +308,17 @@ def run_weir(args, bootstrap: str, topic: str, pg_url: str, pg_dsn: str, run: in
         "cpu_s": cpu_s,
         **flushes,
     }
-    print(f"run {run}: {written} written in {total_s:.2f}s from start ({result['eps']:.0f} "
+    print(f"run {run} {target}: {written} written in {total_s:.2f}s from start ({result['eps']:.0f} "
           f"events/s), {from_first_s:.2f}s from first consumed ({result['eps_from_first']:.0f} "
           f"events/s), peak RSS {result['peak_mib']:.1f} MiB, exit {code}, table rows {rows}",
           flush=True)
-    print(f"run {run}: weir CPU {cpu_s:.1f} s over {total_s:.1f} s wall "
+    print(f"run {run} {target}: weir CPU {cpu_s:.1f} s over {total_s:.1f} s wall "
           f"({cpu_s / total_s:.0%} of one core); {flushes['flushes']} flushes of "
           f"{flushes['rows_per_flush']:.0f} rows ({flushes['file_mib']:.1f} MiB Parquet), median "
           f"write {flushes['write_ms']:.0f} ms, commit {flushes['commit_ms']:.0f} ms; total write "
           f"{flushes['write_s']:.1f} s, commit {flushes['commit_s']:.1f} s", flush=True)
     if rows != args.events:
-        print(f"run {run} FAILED: the table has {rows} rows, expected {args.events}\n"
+        print(f"run {run} {target} FAILED: the table has {rows} rows, expected {args.events}\n"
               f"--- weir log tail ({log_path}) ---\n{log_tail(log_path)}\n---", flush=True)
         raise SystemExit(1)
     if not args.keep:
@@ -300,12 +340,20 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800, help="per weir run, seconds")
     parser.add_argument("--topic", help="reuse this already filled topic (skips the fill)")
     parser.add_argument("--keep", action="store_true", help="keep data directories and logs")
+    parser.add_argument("--targets", default="ducklake",
+                        help="comma list of ducklake (PostgreSQL catalog) and iceberg (REST)")
     args = parser.parse_args()
     args.build = args.build if args.build.is_absolute() else ROOT / args.build
+    targets = [t for t in args.targets.split(",") if t]
+    if not targets or any(t not in ("ducklake", "iceberg") for t in targets):
+        raise SystemExit(f"--targets: expected ducklake and/or iceberg, got {args.targets}")
 
     bootstrap = require_env("WEIR_TEST_KAFKA_BOOTSTRAP")
-    pg_dsn = require_env("WEIR_TEST_PG_DSN")
-    pg_url = require_env("WEIR_TEST_PG_URL")
+    if "ducklake" in targets:
+        args.pg_dsn = require_env("WEIR_TEST_PG_DSN")
+        args.pg_url = require_env("WEIR_TEST_PG_URL")
+    if "iceberg" in targets:
+        args.rest_uri = require_env("WEIR_TEST_ICEBERG_REST_URI")
     flush_bytes = parse_bytes(args.flush_max_bytes)
 
     topic = args.topic or unique("bench_e2e")
@@ -314,34 +362,56 @@ def main() -> None:
                    args.compression)
     ceiling = consume_ceiling(args.build, bootstrap, topic, args.events)
 
-    results = [run_weir(args, bootstrap, topic, pg_url, pg_dsn, run)
-               for run in range(1, args.runs + 1)]
+    # Each run goes round the targets, the order alternating, so drift falls on all alike.
+    results = []
+    for run in range(1, args.runs + 1):
+        order = targets if run % 2 else list(reversed(targets))
+        for target in order:
+            results.append(run_weir(args, target, bootstrap, topic, run))
 
     print()
     print(f"events {args.events}, topic {topic} ({args.partitions} partitions, "
           f"{args.compression}), flush.max_bytes {args.flush_max_bytes} ({flush_bytes} B), "
           f"flush.interval {args.flush_interval}, build {args.build}")
-    header = (f"{'run':>4} {'total_s':>8} {'e2e_ev/s':>10} {'first_s':>8} {'first_ev/s':>10} "
-              f"{'ceiling':>10} {'ratio':>7} {'peakMiB':>8} {'rows':>9} {'cpu%':>5} {'flushes':>7} "
-              f"{'write_ms':>8} {'commit_ms':>9}")
+    header = (f"{'run':>4} {'target':>9} {'total_s':>8} {'e2e_ev/s':>10} {'first_s':>8} "
+              f"{'first_ev/s':>10} {'ceiling':>10} {'ratio':>7} {'peakMiB':>8} {'rows':>9} "
+              f"{'cpu%':>5} {'flushes':>7} {'write_ms':>8} {'commit_ms':>9}")
     print(header)
-    for r in results:
-        print(f"{r['run']:>4} {r['total_s']:>8.2f} {r['eps']:>10.0f} {r['from_first_s']:>8.2f} "
-              f"{r['eps_from_first']:>10.0f} {ceiling:>10.0f} {r['eps'] / ceiling:>7.1%} "
-              f"{r['peak_mib']:>8.1f} {r['rows']:>9} {r['cpu_s'] / r['total_s']:>5.0%} "
-              f"{r['flushes']:>7} {r['write_ms']:>8.0f} {r['commit_ms']:>9.0f}")
-    eps = statistics.median(r["eps"] for r in results)
-    eps_first = statistics.median(r["eps_from_first"] for r in results)
-    peak = statistics.median(r["peak_mib"] for r in results)
-    peak_max = max(r["peak_mib"] for r in results)
-    ratio = eps / ceiling
+    for r in sorted(results, key=lambda r: (r["run"], targets.index(r["target"]))):
+        print(f"{r['run']:>4} {r['target']:>9} {r['total_s']:>8.2f} {r['eps']:>10.0f} "
+              f"{r['from_first_s']:>8.2f} {r['eps_from_first']:>10.0f} {ceiling:>10.0f} "
+              f"{r['eps'] / ceiling:>7.1%} {r['peak_mib']:>8.1f} {r['rows']:>9} "
+              f"{r['cpu_s'] / r['total_s']:>5.0%} {r['flushes']:>7} {r['write_ms']:>8.0f} "
+              f"{r['commit_ms']:>9.0f}")
     budget_mib = flush_bytes / (1 << 20) + 64
-    print(f"median: {eps:.0f} events/s end to end ({eps_first:.0f} from first consumed), "
-          f"ceiling {ceiling:.0f} events/s, ratio {ratio:.1%}, peak RSS {peak:.1f} MiB "
-          f"(max {peak_max:.1f})")
-    print(f"target ratio >= 60%: {'PASS' if ratio >= 0.6 else 'FAIL'} ({ratio:.1%})")
-    print(f"target peak RSS <= flush.max_bytes + 64 MiB = {budget_mib:.0f} MiB: "
-          f"{'PASS' if peak_max <= budget_mib else 'FAIL'} (max {peak_max:.1f} MiB)")
+    medians = {}
+    for target in targets:
+        mine = [r for r in results if r["target"] == target]
+        eps = statistics.median(r["eps"] for r in mine)
+        eps_first = statistics.median(r["eps_from_first"] for r in mine)
+        peak = statistics.median(r["peak_mib"] for r in mine)
+        peak_max = max(r["peak_mib"] for r in mine)
+        medians[target] = eps
+        ratio = eps / ceiling
+        print(f"{target} median: {eps:.0f} events/s end to end ({eps_first:.0f} from first "
+              f"consumed), ceiling {ceiling:.0f} events/s, ratio {ratio:.1%}, peak RSS "
+              f"{peak:.1f} MiB (max {peak_max:.1f})")
+        print(f"{target} target ratio >= 60%: {'PASS' if ratio >= 0.6 else 'FAIL'} ({ratio:.1%})")
+        print(f"{target} target peak RSS <= flush.max_bytes + 64 MiB = {budget_mib:.0f} MiB: "
+              f"{'PASS' if peak_max <= budget_mib else 'FAIL'} (max {peak_max:.1f} MiB)")
+    if len(medians) == 2:
+        by_run = {}
+        for r in results:
+            by_run.setdefault(r["run"], {})[r["target"]] = r
+        ratios = [pair["iceberg"]["eps"] / pair["ducklake"]["eps"] for pair in by_run.values()]
+        rss = [pair["iceberg"]["peak_mib"] / pair["ducklake"]["peak_mib"]
+               for pair in by_run.values()]
+        ratio = statistics.median(ratios)
+        print(f"iceberg / ducklake events/s per run: "
+              f"{', '.join(f'{x:.1%}' for x in ratios)}; median {ratio:.1%}; peak RSS per run: "
+              f"{', '.join(f'{x:.1%}' for x in rss)}")
+        print(f"target iceberg within 10% of ducklake: {'PASS' if ratio >= 0.9 else 'FAIL'} "
+              f"({ratio:.1%})")
 
 
 if __name__ == "__main__":
