@@ -194,26 +194,17 @@ def running_weir(kafka, postgres, s3, build_dir, tmp_path_factory):
     root = tmp_path_factory.mktemp("deploy-run")
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
     topic, table = unique("events"), unique("events")
-    dsn = fresh_postgres_database(postgres)
-    pg = dict(kv.split("=", 1) for kv in shlex.split(dsn))
-    bucket = fresh_bucket(s3)
-    lake = Lake(root / "lake", catalog="postgres", storage="s3", postgres_dsn=dsn, s3=bucket)
+    lake, lake_values, secrets = harness_lake_values(postgres, s3, root)
     values = root / "values.yaml"
     values.write_text(yaml.safe_dump({
         "kafka": {"bootstrapServers": bootstrap},
-        "lake": {"catalog": {"host": pg["host"], "port": int(pg["port"]),
-                             "database": pg["dbname"], "user": pg["user"]},
-                 "dataPath": f"s3://{bucket['bucket']}/lake/",
-                 "s3": {"region": bucket["region"], "endpoint": bucket["endpoint"],
-                        "useSsl": False, "urlStyle": "path"}},
+        "lake": lake_values,
         "ingest": {"httpPort": free_port()},
         "static": {"pipelines": {"events": {"topic": topic, "table": table, "replicas": 2,
                                             "flushIntervalMs": "1000"}}},
         "serve": {"port": free_port(), "httpPort": free_port()},
     }))
     manifests = helm_template("-f", values)
-    secrets = {"postgres-password": "unused", "s3-access-key-id": bucket["access_key"],
-               "s3-secret-access-key": bucket["secret_key"], "password": "deploy-test-pw"}
     base = {k: v for k, v in os.environ.items() if not k.startswith(("WEIR_", "KAFKA_"))}
 
     create_topic(bootstrap, topic, PARTITIONS)
@@ -291,6 +282,84 @@ def test_the_rendered_serve_deployment_answers_its_probes(running_weir):
              poll_s=0.5)
     assert http_get(w["serve_http"], "/healthz")[0] == 200
     assert w["serve"].poll() is None, w["serve_log"].read_text()
+
+
+def harness_lake_values(postgres, s3, root: Path) -> tuple[Lake, dict, dict]:
+    """A fresh PostgreSQL catalog and S3 bucket: the Lake, the chart's `lake` values, and the
+    Secret keys a pod would get."""
+    dsn = fresh_postgres_database(postgres)
+    pg = dict(kv.split("=", 1) for kv in shlex.split(dsn))
+    bucket = fresh_bucket(s3)
+    lake = Lake(root / "lake", catalog="postgres", storage="s3", postgres_dsn=dsn, s3=bucket)
+    values = {"catalog": {"host": pg["host"], "port": int(pg["port"]), "database": pg["dbname"],
+                          "user": pg["user"]},
+              "dataPath": f"s3://{bucket['bucket']}/lake/",
+              "s3": {"region": bucket["region"], "endpoint": bucket["endpoint"], "useSsl": False,
+                     "urlStyle": "path"}}
+    secrets = {"postgres-password": "unused", "s3-access-key-id": bucket["access_key"],
+               "s3-secret-access-key": bucket["secret_key"], "password": "deploy-test-pw"}
+    return lake, values, secrets
+
+
+def test_the_rendered_group_deployment_runs_two_consumers_of_one_group(kafka, postgres, s3,
+                                                                        build_dir, tmp_path):
+    """deploy/values/group.yaml pointed at the harness: two pods of the Deployment (the rendered
+    weir.yaml and environment) share the group; both datasets land every event exactly once."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    lake, lake_values, secrets = harness_lake_values(postgres, s3, tmp_path)
+    topics = [unique("events"), unique("pageviews")]
+    group_values = yaml.safe_load((VALUES / "group.yaml").read_text())
+    datasets = group_values["group"]["datasets"]
+    for dataset, topic in zip(datasets, topics):
+        dataset["topic"] = topic
+        dataset["flush"] = {"interval": "1s"}
+    # group.yaml as it is but for where things are: the harness's plaintext broker (no SASL
+    # properties), its PostgreSQL and S3.
+    group_values["group"]["groupId"] = unique("group")
+    group_values["kafka"] = {"bootstrapServers": bootstrap}
+    group_values["lake"] = lake_values
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump(group_values))
+    manifests = helm_template("-f", values)
+    (config,) = [o for o in objects_of(manifests) if o["kind"] == "ConfigMap"]
+    (config_path := tmp_path / "weir.yaml").write_text(config["data"]["weir.yaml"])
+    for topic in topics:
+        create_topic(bootstrap, topic, PARTITIONS)
+        produce(bootstrap, topic, ((None, json.dumps({"id": n}).encode()) for n in range(EVENTS)))
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("WEIR_", "KAFKA_"))}
+    pods = []
+    for i in range(2):
+        env, container = container_env(manifests, "Deployment", "weir-ingest", f"weir-ingest-{i}",
+                                       secrets)
+        args = [str(config_path) if a == "/etc/weir/weir.yaml" else a for a in container["args"]]
+        port = free_port()  # two pods on one machine: not the rendered http.port
+        (tmp_path / f"pod{i}").mkdir()
+        log_path = tmp_path / f"pod{i}.log"
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen([str(build_dir / "weir"), *args],
+                                       env={**base, **env, "WEIR_HTTP_PORT": str(port)},
+                                       cwd=tmp_path / f"pod{i}", stdout=log,
+                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        pods.append((process, port, log_path))
+    try:
+        tables = [d["table"] for d in datasets]
+        wait_for(lambda: all(lake.count(t) == EVENTS for t in tables)
+                 or any(p.poll() is not None for p, _, _ in pods), 240, "both tables")
+        logs = "\n".join(path.read_text()[-2000:] for _, _, path in pods)
+        assert all(process.poll() is None for process, _, _ in pods), logs
+        for table in tables:
+            assert lake.scalar(
+                f"SELECT [count(*), count(DISTINCT id), sum(id)] FROM lake.{table}") == [
+                EVENTS, EVENTS, sum(range(EVENTS))], logs
+        # Both consumers hold partitions of the group (ready: assigned, not draining).
+        for _, port, _ in pods:
+            assert http_get(port, "/readyz")[0] == 200, logs
+    finally:
+        for process, _, _ in pods:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        codes = [process.wait(timeout=150) for process, _, _ in pods]
+    assert codes == [0, 0]
 
 
 def used_metric_names() -> tuple[set[str], set[str]]:
