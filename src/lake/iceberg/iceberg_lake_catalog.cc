@@ -45,6 +45,19 @@ BackoffPolicy ConnectPolicy(const IcebergLakeConfig& config) {
                        .max_attempts = config.max_attempts};
 }
 
+// A partition key whose transform cannot take its column's type (a bucket of a double, a
+// truncate of a boolean) is a fatal error naming the setting; it shows once the type is known:
+// from the first batch when the table is created, from the live table when it exists.
+Status CheckKeyType(const PartitionKey& key, const Type& type, const TableIdent& ident) {
+  const auto result = Transform::Of(key.transform).ResultType(type);
+  if (result.ok()) return Status::OK();
+  return ClassifiedError(
+      ErrorClass::kFatal, "iceberg", "partition_refused",
+      fmt::format("partition_by: Iceberg cannot partition {} by {}: column {} is {} ({})",
+                  ident.ToString(), ToString(key), key.column, ToString(type),
+                  result.status().message()));
+}
+
 }  // namespace
 
 IcebergLakeCatalog::IcebergLakeCatalog(IcebergLakeConfig config)
@@ -99,9 +112,7 @@ Result<std::unique_ptr<MetadataStore>> IcebergLakeCatalog::Connect() {
 
 Status IcebergLakeCatalog::CheckSpec(const TableSpec& spec, std::string_view setting) const {
   for (const auto& key : spec.partitioning) {
-    auto parsed = Transform::Parse(ToString(key.transform));
-    if (!parsed.ok()) return WithContext(parsed.status(), setting);
-    const Transform& transform = *parsed;
+    const Transform transform = Transform::Of(key.transform);
     if (key.column == kInsertedAt) {
       auto result = transform.ResultType(Type::Primitive(TypeId::kTimestampTz));
       if (!result.ok()) {
@@ -139,7 +150,8 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
                                       "table's columns",
                                       ident.ToString(), key.column)};
       }
-      WEIR_ASSIGN_OR_RAISE(Transform transform, Transform::Parse(ToString(key.transform)));
+      WEIR_RETURN_NOT_OK(CheckKeyType(key, source->type, ident));
+      const Transform transform = Transform::Of(key.transform);
       table.partition_fields.push_back(
           PartitionField{source->id, 0, key.column + Suffix(key.transform.kind), transform});
     }
@@ -168,6 +180,11 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
     }
     WEIR_ASSIGN_OR_RAISE(loaded, store->Load(ident));
     if (!loaded) return Status::IOError("table ", ident.ToString(), " missing after creation");
+  }
+  for (const auto& key : spec.partitioning) {
+    if (const NestedField* live = loaded->metadata.current_schema().FindTopLevel(key.column)) {
+      WEIR_RETURN_NOT_OK(CheckKeyType(key, live->type, ident));
+    }
   }
   auto opened = std::make_unique<IcebergTable>(std::move(store), io_, ident, std::move(*loaded));
   WEIR_RETURN_NOT_OK(opened->CheckPartitioning(spec.partitioning));
