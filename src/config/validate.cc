@@ -10,6 +10,7 @@
 #include "config/setting_table.h"
 
 #include "base/text.h"
+#include "lake/table_spec.h"
 #include "records/dataset_mapping.h"
 #include "records/typed_columns.h"
 
@@ -305,29 +306,13 @@ std::optional<PartitionKey> ParsePartitionKey(std::string_view text) {
   if (IsIdentifier(text)) return PartitionKey{"identity", std::string(text)};
   const size_t open = text.find('(');
   if (open == std::string_view::npos || text.back() != ')') return std::nullopt;
-  const std::string_view transform = text.substr(0, open);
   const std::string_view column = text.substr(open + 1, text.size() - open - 2);
-  const auto parameterized = [&](std::string_view name) {
-    if (!transform.starts_with(name) || transform.size() <= name.size() + 1 ||
-        transform.back() != ']') {
-      return false;
-    }
-    const std::string_view digits =
-        transform.substr(name.size(), transform.size() - name.size() - 1);
-    if (digits.size() > 9) return false;
-    int64_t n = 0;
-    for (const char c : digits) {
-      if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-      n = n * 10 + (c - '0');
-    }
-    return n >= 1;
-  };
-  if (transform != "year" && transform != "month" && transform != "day" && transform != "hour" &&
-      !parameterized("bucket[") && !parameterized("truncate[")) {
-    return std::nullopt;
-  }
+  // The transform's grammar is lake's, the one parser of transform text; identity is written
+  // as the bare column.
+  const auto transform = lake::ParseTransform(text.substr(0, open));
+  if (!transform.ok() || transform->kind == lake::TransformKind::kIdentity) return std::nullopt;
   if (!IsIdentifier(column)) return std::nullopt;
-  return PartitionKey{std::string(transform), std::string(column)};
+  return PartitionKey{lake::ToString(*transform), std::string(column)};
 }
 
 std::vector<std::string> ValidationErrors(const IngestSettings& settings, const Origins& origins) {

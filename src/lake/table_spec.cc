@@ -1,8 +1,12 @@
 #include "lake/table_spec.h"
 
 #include <charconv>
+#include <climits>
+#include <tuple>
 
 #include <fmt/format.h>
+
+#include "base/text.h"
 
 namespace weir::lake {
 
@@ -39,29 +43,43 @@ bool Transform::IsTime() const {
          kind == TransformKind::kDay || kind == TransformKind::kHour;
 }
 
-Result<Transform> ParseTransform(std::string_view text) {
-  if (text == "identity") return Transform{TransformKind::kIdentity, 0};
-  if (text == "year") return Transform{TransformKind::kYear, 0};
-  if (text == "month") return Transform{TransformKind::kMonth, 0};
-  if (text == "day") return Transform{TransformKind::kDay, 0};
-  if (text == "hour") return Transform{TransformKind::kHour, 0};
-  for (const auto& [name, kind] :
-       {std::pair{std::string_view("bucket"), TransformKind::kBucket},
-        std::pair{std::string_view("truncate"), TransformKind::kTruncate}}) {
-    if (!text.starts_with(name) || text.size() < name.size() + 3 || text[name.size()] != '[' ||
-        text.back() != ']') {
-      continue;
-    }
-    const std::string_view digits = text.substr(name.size() + 1, text.size() - name.size() - 2);
-    int32_t parameter = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), parameter);
-    if (ec == std::errc() && end == digits.data() + digits.size() && parameter >= 1) {
-      return Transform{kind, parameter};
-    }
+Result<std::optional<Transform>> ParseKnownTransform(std::string_view text) {
+  const std::string_view name = TrimSpace(text);
+  for (const auto& [word, kind] :
+       {std::pair{"identity", TransformKind::kIdentity}, std::pair{"year", TransformKind::kYear},
+        std::pair{"month", TransformKind::kMonth}, std::pair{"day", TransformKind::kDay},
+        std::pair{"hour", TransformKind::kHour}}) {
+    if (name == word) return std::optional<Transform>(Transform{kind, 0});
   }
-  return Status::Invalid("\"", text,
-                         "\" is not a partition transform (identity, year, month, day, hour, "
-                         "bucket[N], truncate[W])");
+  for (const auto& [prefix, kind, what] :
+       {std::tuple{std::string_view("bucket"), TransformKind::kBucket, "bucket count"},
+        std::tuple{std::string_view("truncate"), TransformKind::kTruncate, "truncate width"}}) {
+    if (!name.starts_with(prefix)) continue;
+    std::string_view rest = TrimSpace(name.substr(prefix.size()));
+    if (rest.size() < 2 || rest.front() != '[' || rest.back() != ']') break;
+    rest = TrimSpace(rest.substr(1, rest.size() - 2));
+    int64_t n = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
+    if (ec != std::errc() || end != rest.data() + rest.size()) {
+      return Status::Invalid("transform \"", text, "\": the ", what, " must be an integer");
+    }
+    if (n <= 0 || n > INT32_MAX) {
+      return Status::Invalid("transform \"", text, "\": the ", what, " must be positive (1..",
+                             INT32_MAX, "), got ", n);
+    }
+    return std::optional<Transform>(Transform{kind, static_cast<int32_t>(n)});
+  }
+  return std::optional<Transform>();
+}
+
+Result<Transform> ParseTransform(std::string_view text) {
+  WEIR_ASSIGN_OR_RAISE(const auto known, ParseKnownTransform(text));
+  if (!known) {
+    return Status::Invalid("unknown transform \"", text,
+                           "\" (known: identity, year, month, day, hour, bucket[N], "
+                           "truncate[W])");
+  }
+  return *known;
 }
 
 std::string ToString(const Transform& transform) {

@@ -56,8 +56,15 @@ struct Transform {
   bool IsTime() const;  // year, month, day or hour
 };
 
-// "identity", "year", "month", "day", "hour", "bucket[N]", "truncate[W]" (N, W ≥ 1).
+// The one parser of transform text (the configuration, DuckLake's catalog rows and Iceberg
+// metadata all come here): "identity", "year", "month", "day", "hour", "bucket[N]",
+// "truncate[W]" with 1 ≤ N, W ≤ 2^31-1; blanks around the name and the number are ignored.
+// The message names the text; callers add the setting it came from.
 Result<Transform> ParseTransform(std::string_view text);
+// As ParseTransform, but a name that is none of those is nullopt rather than an error, for a
+// format that keeps other engines' transforms (Iceberg's void, zorder, ...). A known name with
+// a bad parameter ("bucket[0]") is still an error.
+Result<std::optional<Transform>> ParseKnownTransform(std::string_view text);
 std::string ToString(const Transform& transform);
 
 // One partition key: a transform of a column.

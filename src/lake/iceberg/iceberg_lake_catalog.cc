@@ -109,6 +109,19 @@ std::string SettingsOf(files::StorageKind kind) {
   }
 }
 
+// A partition key whose transform cannot take its column's type (a bucket of a double, a
+// truncate of a boolean) is a fatal error naming the setting; it shows once the type is known:
+// from the first batch when the table is created, from the live table when it exists.
+Status CheckKeyType(const PartitionKey& key, const Type& type, const TableIdent& ident) {
+  const auto result = Transform::Of(key.transform).ResultType(type);
+  if (result.ok()) return Status::OK();
+  return ClassifiedError(
+      ErrorClass::kFatal, "iceberg", "partition_refused",
+      fmt::format("partition_by: Iceberg cannot partition {} by {}: column {} is {} ({})",
+                  ident.ToString(), ToString(key), key.column, ToString(type),
+                  result.status().message()));
+}
+
 }  // namespace
 
 IcebergLakeCatalog::IcebergLakeCatalog(IcebergLakeConfig config)
@@ -232,9 +245,7 @@ Result<std::vector<std::string>> IcebergLakeCatalog::ProbeStorage(
 
 Status IcebergLakeCatalog::CheckSpec(const TableSpec& spec, std::string_view setting) const {
   for (const auto& key : spec.partitioning) {
-    auto parsed = Transform::Parse(ToString(key.transform));
-    if (!parsed.ok()) return WithContext(parsed.status(), setting);
-    const Transform& transform = *parsed;
+    const Transform transform = Transform::Of(key.transform);
     if (key.column == kInsertedAt) {
       auto result = transform.ResultType(Type::Primitive(TypeId::kTimestampTz));
       if (!result.ok()) {
@@ -272,7 +283,8 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
                                       "table's columns",
                                       ident.ToString(), key.column)};
       }
-      WEIR_ASSIGN_OR_RAISE(Transform transform, Transform::Parse(ToString(key.transform)));
+      WEIR_RETURN_NOT_OK(CheckKeyType(key, source->type, ident));
+      const Transform transform = Transform::Of(key.transform);
       table.partition_fields.push_back(
           PartitionField{source->id, 0, key.column + Suffix(key.transform.kind), transform});
     }
@@ -322,6 +334,11 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
     }
     WEIR_ASSIGN_OR_RAISE(loaded, store->Load(ident));
     if (!loaded) return Status::IOError("table ", ident.ToString(), " missing after creation");
+  }
+  for (const auto& key : spec.partitioning) {
+    if (const NestedField* live = loaded->metadata.current_schema().FindTopLevel(key.column)) {
+      WEIR_RETURN_NOT_OK(CheckKeyType(key, live->type, ident));
+    }
   }
   // The table's own store: a REST server chooses the location (local, s3://, abfss://).
   auto io = IoFor(loaded->metadata.location());

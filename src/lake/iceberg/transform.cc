@@ -1,6 +1,5 @@
 #include "lake/iceberg/transform.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -140,33 +139,32 @@ size_t Utf8Prefix(std::string_view text, int64_t code_points) {
 
 }  // namespace
 
+Transform Transform::Of(const lake::Transform& transform) {
+  switch (transform.kind) {
+    case lake::TransformKind::kIdentity:
+      return Transform{TransformKind::kIdentity, 0, ""};
+    case lake::TransformKind::kYear:
+      return Transform{TransformKind::kYear, 0, ""};
+    case lake::TransformKind::kMonth:
+      return Transform{TransformKind::kMonth, 0, ""};
+    case lake::TransformKind::kDay:
+      return Transform{TransformKind::kDay, 0, ""};
+    case lake::TransformKind::kHour:
+      return Transform{TransformKind::kHour, 0, ""};
+    case lake::TransformKind::kBucket:
+      return Transform{TransformKind::kBucket, transform.parameter, ""};
+    case lake::TransformKind::kTruncate:
+      return Transform{TransformKind::kTruncate, transform.parameter, ""};
+  }
+  return Transform{TransformKind::kUnknown, 0, lake::ToString(transform)};
+}
+
 Result<Transform> Transform::ParseFromMetadata(std::string_view text) {
   const std::string_view trimmed = TrimSpace(text);
-  Transform t;
-  if (trimmed == "identity") return Transform{TransformKind::kIdentity, 0, ""};
-  if (trimmed == "year") return Transform{TransformKind::kYear, 0, ""};
-  if (trimmed == "month") return Transform{TransformKind::kMonth, 0, ""};
-  if (trimmed == "day") return Transform{TransformKind::kDay, 0, ""};
-  if (trimmed == "hour") return Transform{TransformKind::kHour, 0, ""};
   if (trimmed == "void") return Transform{TransformKind::kVoid, 0, ""};
-  for (const auto& [prefix, kind, what] :
-       {std::tuple{std::string_view("bucket"), TransformKind::kBucket, "bucket count"},
-        std::tuple{std::string_view("truncate"), TransformKind::kTruncate, "truncate width"}}) {
-    if (trimmed.substr(0, prefix.size()) != prefix) continue;
-    std::string_view rest = TrimSpace(trimmed.substr(prefix.size()));
-    if (rest.size() < 2 || rest.front() != '[' || rest.back() != ']') break;
-    rest = TrimSpace(rest.substr(1, rest.size() - 2));
-    int64_t n = 0;
-    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
-    if (ec != std::errc() || end != rest.data() + rest.size()) {
-      return Status::Invalid("transform \"", text, "\": the ", what, " must be an integer");
-    }
-    if (n <= 0 || n > INT32_MAX) {
-      return Status::Invalid("transform \"", text, "\": the ", what, " must be positive (1..",
-                             INT32_MAX, "), got ", n);
-    }
-    return Transform{kind, n, ""};
-  }
+  // The grammar of every transform both sides know is lake's (lake/table_spec.h).
+  WEIR_ASSIGN_OR_RAISE(const auto known, lake::ParseKnownTransform(trimmed));
+  if (known) return Of(*known);
   return Transform{TransformKind::kUnknown, 0, std::string(trimmed)};
 }
 

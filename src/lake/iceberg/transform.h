@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "lake/iceberg/types.h"
 #include "lake/iceberg/value.h"
+#include "lake/table_spec.h"
 
 namespace weir::lake::iceberg {
 
@@ -30,13 +31,17 @@ struct Transform {
   int64_t parameter = 0;  // N of bucket[N], W of truncate[W]
   std::string text;       // the spec text, kept verbatim for an unknown transform
 
-  // Parses "identity", "bucket[16]", "truncate[4]", "day", ...; refuses an unknown transform
-  // and a bucket count or width that is not positive. The message names the value; callers
-  // add the setting it came from.
+  // Parses "identity", "bucket[16]", "truncate[4]", "day", ..., "void"; refuses an unknown
+  // transform and a bucket count or width that is not positive. The text of every transform
+  // but void is parsed by lake::ParseKnownTransform, the one grammar of transform text. The
+  // message names the value; callers add the setting it came from.
   static Result<Transform> Parse(std::string_view text);
   // As Parse, but a transform this version does not know (another engine's) becomes kUnknown,
   // which readers ignore and writers refuse (see ResultType).
   static Result<Transform> ParseFromMetadata(std::string_view text);
+
+  // The Iceberg transform of a format-neutral one (the kinds match one to one).
+  static Transform Of(const lake::Transform& transform);
 
   static Transform Identity() { return Transform{TransformKind::kIdentity, 0, ""}; }
   static Transform Bucket(int64_t n) { return Transform{TransformKind::kBucket, n, ""}; }
