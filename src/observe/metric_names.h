@@ -123,11 +123,11 @@ inline constexpr MetricDef kSortSkipped{
 
 // Every standard family, for documentation and tests.
 inline constexpr std::array<const MetricDef*, 23> kStandardMetrics = {
-    &kRecordsConsumed, &kRecordsWritten,      &kRecordsRejected, &kRecordsFiltered,
-    &kFieldsDropped,   &kFieldsRenamed,       &kValuesNulled,    &kErrors,
-    &kFlushDuration,   &kCommitDuration,      &kBytesWritten,    &kFilesWritten,
-    &kCommitRetries,   &kCommitConflicts,     &kOrphanedObjects, &kBufferBytes,
-    &kConsumerLag,     &kPausedPartitions,    &kCommits,         &kFencedCommits,
+    &kRecordsConsumed, &kRecordsWritten,       &kRecordsRejected, &kRecordsFiltered,
+    &kFieldsDropped,   &kFieldsRenamed,        &kValuesNulled,    &kErrors,
+    &kFlushDuration,   &kCommitDuration,       &kBytesWritten,    &kFilesWritten,
+    &kCommitRetries,   &kCommitConflicts,      &kOrphanedObjects, &kBufferBytes,
+    &kConsumerLag,     &kPausedPartitions,     &kCommits,         &kFencedCommits,
     &kColumnsCoerced,  &kColumnCoercionErrors, &kSortSkipped};
 
 }  // namespace weir::observe
