@@ -8,6 +8,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace weir::bench {
@@ -50,6 +51,51 @@ inline Summary Summarise(std::vector<double> ms) {
   out.mean_ms = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
   out.max_ms = ms.back();
   return out;
+}
+
+// The options both commit benchmarks (bench_commit, bench_iceberg_commit) take.
+struct CommitBenchOptions {
+  int commits = 200;
+  int warmup = 10;
+  int partitions = 8;
+  std::vector<int> files = {1, 16, 64};
+  std::vector<std::string> catalogs;
+};
+
+// --commits N --warmup N --partitions N --files 1,16,64 --catalogs a,b; `catalogs` is the
+// default list and names the choices in the usage line.
+inline CommitBenchOptions ParseCommitBenchArgs(int argc, char** argv,
+                                               std::vector<std::string> catalogs) {
+  CommitBenchOptions options;
+  std::string choices;
+  for (const std::string& c : catalogs) choices += (choices.empty() ? "" : ",") + c;
+  options.catalogs = std::move(catalogs);
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Die("missing value after " + arg);
+      return argv[++i];
+    };
+    if (arg == "--commits") {
+      options.commits = std::stoi(value());
+    } else if (arg == "--warmup") {
+      options.warmup = std::stoi(value());
+    } else if (arg == "--partitions") {
+      options.partitions = std::stoi(value());
+    } else if (arg == "--files") {
+      options.files.clear();
+      for (const auto& item : SplitComma(value())) options.files.push_back(std::stoi(item));
+    } else if (arg == "--catalogs") {
+      options.catalogs = SplitComma(value());
+    } else {
+      Die("unknown argument " + arg +
+          " (--commits N --warmup N --partitions N --files 1,16,64 --catalogs " + choices + ")");
+    }
+  }
+  if (options.commits < 1 || options.partitions < 1 || options.files.empty()) {
+    Die("--commits, --partitions and --files must be positive");
+  }
+  return options;
 }
 
 }  // namespace weir::bench

@@ -37,45 +37,8 @@ namespace weir {
 namespace {
 
 using bench::Die;
-using bench::SplitComma;
 
-struct Options {
-  int commits = 200;
-  int warmup = 10;
-  int partitions = 8;
-  std::vector<int> files = {1, 16, 64};
-  std::vector<std::string> catalogs = {"sqlite", "rest"};
-};
-
-Options ParseArgs(int argc, char** argv) {
-  Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Die("missing value after " + arg);
-      return argv[++i];
-    };
-    if (arg == "--commits") {
-      options.commits = std::stoi(value());
-    } else if (arg == "--warmup") {
-      options.warmup = std::stoi(value());
-    } else if (arg == "--partitions") {
-      options.partitions = std::stoi(value());
-    } else if (arg == "--files") {
-      options.files.clear();
-      for (const auto& item : SplitComma(value())) options.files.push_back(std::stoi(item));
-    } else if (arg == "--catalogs") {
-      options.catalogs = SplitComma(value());
-    } else {
-      Die("unknown argument " + arg +
-          " (--commits N --warmup N --partitions N --files 1,16,64 --catalogs sqlite,rest)");
-    }
-  }
-  if (options.commits < 1 || options.partitions < 1 || options.files.empty()) {
-    Die("--commits, --partitions and --files must be positive");
-  }
-  return options;
-}
+using Options = bench::CommitBenchOptions;
 
 lake::TableSpec Spec(const std::string& schema) {
   return lake::TableSpec{schema,
@@ -231,7 +194,7 @@ Timings RunOne(const std::string& kind, int files_per_commit, const Options& opt
 }
 
 int Main(int argc, char** argv) {
-  const Options options = ParseArgs(argc, argv);
+  const Options options = bench::ParseCommitBenchArgs(argc, argv, {"sqlite", "rest"});
   const char* rest = std::getenv("WEIR_TEST_ICEBERG_REST_URI");
 
   std::printf("%-9s %6s %8s %9s %9s %9s %9s %11s %11s\n", "catalog", "files", "commits", "p50_ms",
