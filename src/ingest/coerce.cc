@@ -13,22 +13,6 @@
 namespace weir::ingest {
 namespace {
 
-std::optional<int64_t> ParseInt64(std::string_view text) {
-  int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-std::optional<double> ParseDouble(std::string_view text) {
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
-
 template <typename Builder, typename Fn>
 Result<Coerced> Convert(const arrow::Array& array, std::shared_ptr<arrow::DataType> type,
                         Fn&& convert) {
@@ -115,7 +99,7 @@ Result<Coerced> CoerceTo(const arrow::Array& array, lake::ColumnType type) {
           return static_cast<double>(static_cast<const arrow::Int64Array&>(array).Value(i));
         }
         if (id == arrow::Type::STRING) {
-          return ParseDouble(static_cast<const arrow::StringArray&>(array).GetView(i));
+          return ParseFiniteDoubleText(static_cast<const arrow::StringArray&>(array).GetView(i));
         }
         return std::nullopt;
       });
@@ -131,9 +115,9 @@ Result<Coerced> CoerceTo(const arrow::Array& array, lake::ColumnType type) {
         }
         if (id == arrow::Type::STRING) {
           const auto text = static_cast<const arrow::StringArray&>(array).GetView(i);
-          if (auto exact = ParseInt64(text)) return exact;
+          if (auto exact = ParseInt64Text(text)) return exact;
           // "3.0" (a JSON double that became text when its column was promoted) is integral.
-          const auto v = ParseDouble(text);
+          const auto v = ParseFiniteDoubleText(text);
           if (v && std::trunc(*v) == *v && std::fabs(*v) < 9007199254740992.0) {
             return static_cast<int64_t>(*v);
           }

@@ -54,22 +54,6 @@ std::shared_ptr<arrow::DataType> ArrowTypeOf(TypedKind kind) {
   return arrow::utf8();
 }
 
-std::optional<int64_t> ParseInt64(std::string_view text) {
-  int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-std::optional<double> ParseDouble(std::string_view text) {
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
-
 // A double that is an integer inside int64's range.
 std::optional<int64_t> IntegralDouble(double v) {
   if (std::trunc(v) == v && v >= -9223372036854775808.0 && v < 9223372036854775808.0) {
@@ -124,9 +108,10 @@ Result<std::shared_ptr<arrow::Array>> CastColumn(const arrow::Array& array, Type
               return IntegralDouble(static_cast<const arrow::DoubleArray&>(array).Value(i));
             }
             if (id == arrow::Type::STRING) {
-              if (auto exact = ParseInt64(text(i))) return exact;
+              if (auto exact = ParseInt64Text(text(i))) return exact;
               // "3.0": a JSON double that became text when its column was promoted.
-              if (auto real = ParseDouble(text(i)); real && std::fabs(*real) < 9007199254740992.0) {
+              if (auto real = ParseFiniteDoubleText(text(i));
+                  real && std::fabs(*real) < 9007199254740992.0) {
                 return IntegralDouble(*real);
               }
             }
@@ -140,7 +125,7 @@ Result<std::shared_ptr<arrow::Array>> CastColumn(const arrow::Array& array, Type
             if (id == arrow::Type::INT64) {
               return static_cast<double>(static_cast<const arrow::Int64Array&>(array).Value(i));
             }
-            if (id == arrow::Type::STRING) return ParseDouble(text(i));
+            if (id == arrow::Type::STRING) return ParseFiniteDoubleText(text(i));
             return std::nullopt;
           });
     case TypedKind::kBoolean:

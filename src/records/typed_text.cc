@@ -1,5 +1,7 @@
 #include "records/typed_text.h"
 
+#include "base/uuid.h"
+
 namespace weir::records {
 namespace {
 
@@ -68,17 +70,7 @@ std::optional<UuidBytes> ParseUuidText(std::string_view text) {
   return ParseBareUuid(text);
 }
 
-std::string UuidText(const UuidBytes& bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(36);
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
-    out.push_back(kHex[bytes[i] >> 4]);
-    out.push_back(kHex[bytes[i] & 0xF]);
-  }
-  return out;
-}
+std::string UuidText(const UuidBytes& bytes) { return Uuid{bytes}.ToString(); }
 
 std::optional<int64_t> ParseTimestampText(std::string_view text) {
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
