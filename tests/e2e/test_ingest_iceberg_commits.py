@@ -141,7 +141,8 @@ def test_a_lost_commit_answer_is_resolved_by_reading_the_table_back(
         assert (len(dropped.hits), len(gateway.hits), len(unsent.hits)) == (2, 1, 1)
     log = weir.log_path.read_text()
     assert log.count("outcome of the commit unknown") == 4, weir.log()
-    assert log.count("the commit had landed, in snapshot") == 3, weir.log()
+    assert log.count("the commit to " + namespace + ".events had landed, in snapshot") == 3, \
+        weir.log()
     table = reader.table("events")
     # Exactly one snapshot per commit id, and one per commit weir counted (a re-sent commit
     # that had landed would be a second snapshot of the same rows).
