@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -9,11 +10,32 @@
 
 #include <httplib.h>
 
+#include "observe/status_page.h"
+
 namespace weir::observe {
 namespace {
 
 constexpr char kMetricsContentType[] = "text/plain; version=0.0.4; charset=utf-8";
 constexpr char kTextContentType[] = "text/plain; charset=utf-8";
+constexpr char kHtmlContentType[] = "text/html; charset=utf-8";
+constexpr char kJsonContentType[] = "application/json";
+constexpr int kDefaultRefreshSeconds = 15;
+
+// The refresh of /status: `?refresh=N` within 0..3600, the default otherwise.
+int RefreshSeconds(const httplib::Request& request) {
+  if (!request.has_param("refresh")) return kDefaultRefreshSeconds;
+  const std::string text = request.get_param_value("refresh");
+  if (text.empty() || text.size() > 4 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return kDefaultRefreshSeconds;
+  }
+  return std::min(std::stoi(text), 3600);
+}
+
+void NoStatusModel(httplib::Response& response) {
+  response.status = 404;
+  response.set_content("no status page\n", kTextContentType);
+}
 
 // Worker threads answering requests; scrapes and probes are small and rare.
 constexpr size_t kWorkerThreads = 2;
@@ -65,13 +87,20 @@ void HttpServer::Route(httplib::Server& server) const {
   server.Get("/readyz", [this](const httplib::Request&, httplib::Response& response) {
     AnswerProbe(options_.readiness(), response);
   });
-  server.Get("/status", [this](const httplib::Request&, httplib::Response& response) {
-    if (!options_.status_page) {
-      response.status = 404;
-      response.set_content("no status page\n", kTextContentType);
-      return;
-    }
-    response.set_content(options_.status_page(), kTextContentType);
+  server.Get("/status", [this](const httplib::Request& request, httplib::Response& response) {
+    if (options_.status == nullptr) return NoStatusModel(response);
+    response.set_header("Content-Security-Policy", kStatusPageCsp);
+    response.set_header("X-Content-Type-Options", "nosniff");
+    response.set_header("Referrer-Policy", "no-referrer");
+    response.set_header("Cache-Control", "no-store");
+    response.set_content(RenderStatusHtml(options_.status->Snapshot(), RefreshSeconds(request)),
+                         kHtmlContentType);
+  });
+  server.Get("/status.json", [this](const httplib::Request&, httplib::Response& response) {
+    if (options_.status == nullptr) return NoStatusModel(response);
+    response.set_header("X-Content-Type-Options", "nosniff");
+    response.set_header("Cache-Control", "no-store");
+    response.set_content(RenderStatusJson(options_.status->Snapshot()), kJsonContentType);
   });
 }
 
@@ -86,6 +115,7 @@ Status HttpServer::Start() {
   server->set_keep_alive_timeout(1);  // so Stop() does not wait long for idle connections
   server->set_read_timeout(5, 0);
   server->set_write_timeout(5, 0);
+  server->set_payload_max_length(64 << 10);  // every route is a GET; bodies are refused
   Route(*server);
 
   errno = 0;

@@ -1,5 +1,6 @@
 // The operations HTTP endpoint on one port: GET /metrics (Prometheus text 0.0.4), /healthz,
-// /readyz and /status; 404 for anything else.
+// /readyz, /status (HTML, `?refresh=N` seconds, 0 for none; served with a Content-Security-Policy
+// that lets nothing load) and /status.json; 404 for anything else.
 //
 // Lifecycle: Make() validates the options; Start() binds and starts serving on a background
 // thread; Stop() (also run by the destructor) closes the socket and joins the threads. Start()
@@ -20,6 +21,7 @@
 
 #include "base/status.h"
 #include "observe/metrics_registry.h"
+#include "observe/status_model.h"
 
 namespace httplib {
 class Server;
@@ -37,9 +39,9 @@ struct HttpServerOptions {
   std::string host = "0.0.0.0";
   int port = 0;  // 0 picks a free port; port() tells which
   MetricsRegistry* registry = nullptr;
-  std::function<ProbeResult()> health;       // /healthz: the loop is alive
-  std::function<ProbeResult()> readiness;    // /readyz: validated, assigned, not draining
-  std::function<std::string()> status_page;  // /status (optional; 404 without it)
+  std::function<ProbeResult()> health;     // /healthz: the loop is alive
+  std::function<ProbeResult()> readiness;  // /readyz: validated, assigned, not draining
+  const StatusModel* status = nullptr;     // /status, /status.json (optional; 404 without)
 };
 
 class HttpServer {

@@ -10,6 +10,7 @@
 #include "observe/http_server.h"
 #include "observe/metric_names.h"
 #include "observe/metrics_registry.h"
+#include "observe/status_page.h"
 
 namespace weir::observe {
 namespace {
@@ -214,11 +215,12 @@ class HttpServerTest : public ::testing::Test {
     options.readiness = [this] {
       return ready_.load() ? ProbeResult{true, ""} : ProbeResult{false, "draining"};
     };
-    options.status_page = [] { return std::string("weir status\ndataset events: 5 records\n"); };
+    options.status = &status_;
     return options;
   }
 
   MetricsRegistry registry_;
+  StatusModel status_{"ingest", "test"};
   std::atomic<bool> healthy_{true};
   std::atomic<bool> ready_{false};
 };
@@ -257,10 +259,22 @@ TEST_F(HttpServerTest, ServesMetricsProbesAndStatus) {
   EXPECT_EQ(ready->status, 200);
   EXPECT_EQ(ready->body, "ok\n");
 
-  auto status = client.Get("/status");
+  status_.Dataset("events", "events-topic").Consumed(10);
+  auto status = client.Get("/status?refresh=0");
   ASSERT_TRUE(status);
   EXPECT_EQ(status->status, 200);
-  EXPECT_EQ(status->body, "weir status\ndataset events: 5 records\n");
+  EXPECT_EQ(status->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(status->get_header_value("Content-Security-Policy"), kStatusPageCsp);
+  EXPECT_NE(status->body.find("data-dataset=\"events\""), std::string::npos);
+  EXPECT_EQ(status->body.find("http-equiv=\"refresh\""), std::string::npos);
+  auto refreshing = client.Get("/status");
+  ASSERT_TRUE(refreshing);
+  EXPECT_NE(refreshing->body.find("http-equiv=\"refresh\" content=\"15\""), std::string::npos);
+  auto json = client.Get("/status.json");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->status, 200);
+  EXPECT_EQ(json->get_header_value("Content-Type"), "application/json");
+  EXPECT_NE(json->body.find("\"events_total\":1,"), std::string::npos) << json->body;
 
   auto missing = client.Get("/nope");
   ASSERT_TRUE(missing);
