@@ -9,6 +9,7 @@
 #include "app/load_settings.h"
 #include "app/s3_settings.h"
 #include "app/stop_signals.h"
+#include "app/version.h"
 #include "base/clock.h"
 #include "base/logging.h"
 #include "base/uuid.h"
@@ -21,6 +22,7 @@
 #include "lake/ducklake/ducklake_catalog.h"
 #include "lake/iceberg/iceberg_lake_catalog.h"
 #include "observe/http_server.h"
+#include "observe/status_model.h"
 #include "records/dataset_mapping.h"
 #include "records/typed_columns.h"
 
@@ -244,6 +246,8 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     return kExitFailure;
   }
   observe::MetricsRegistry registry;
+  observe::StatusModel status("ingest", kVersion);
+  options->status = &status;
   lake::Catalog* lake = catalog->get();
   auto pipeline = ingest::Pipeline::Make(std::move(*options), lake, &registry);
   if (!pipeline.ok()) {
@@ -256,6 +260,7 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     observe::HttpServerOptions http_options;
     http_options.port = settings->http_port;
     http_options.registry = &registry;
+    http_options.status = &status;
     http_options.health = [p] {
       const auto age = std::chrono::steady_clock::now() - p->last_loop();
       const bool ok = age < std::chrono::seconds(60);
@@ -272,7 +277,7 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
       return kExitFailure;
     }
     http = std::move(*server);
-    spdlog::info("HTTP on port {}: /metrics /healthz /readyz", http->port());
+    spdlog::info("HTTP on port {}: /metrics /healthz /readyz /status /status.json", http->port());
   }
   const Status ran = (*pipeline)->Run(stop);
   if (http) http->Stop();

@@ -18,6 +18,7 @@
 #include "app/cli.h"
 #include "app/load_settings.h"
 #include "app/s3_settings.h"
+#include "app/version.h"
 #include "base/logging.h"
 #include "config/describe.h"
 #include "config/load.h"
@@ -209,6 +210,8 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   }
   observe::MetricsRegistry registry;
   options.registry = &registry;
+  observe::StatusModel status("serve", kVersion);
+  options.status = &status.Serve();
   options.stop_flag = &g_serve_stop;
   g_sigpipe_counter.store(&registry.Counter(
       "weir_serve_sigpipe_total",
@@ -231,6 +234,7 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
     http_options.host = s.host;
     http_options.port = s.http_port;
     http_options.registry = &registry;
+    http_options.status = &status;
     http_options.health = [] { return observe::ProbeResult{true, "serving"}; };
     http_options.readiness = [] {
       return g_serve_stop.load() ? observe::ProbeResult{false, "stopping"}
@@ -255,7 +259,10 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   }
   out << "weir serve: listening on " << s.host << ":" << (*server)->port() << " (" << addresses
       << "; TLS required, SCRAM-SHA-256)" << std::endl;
-  while (!g_serve_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!g_serve_stop.load()) {
+    status.Tick();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   (*server)->Stop();
   if (http) http->Stop();
   if (const uint64_t sigpipes = g_sigpipes.load(); sigpipes > 0) {

@@ -520,6 +520,7 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
         const int64_t files = static_cast<int64_t>(written->data.size() + written->rejects.size());
         if (landing.ok() && *landing == Landing::kLanded) {
           outcome.files += files;
+          for (const auto& file : written->data) outcome.file_sizes.push_back(file.info.size_bytes);
           outcome.rows = flush.batch->num_rows();
           if (!rejects_apart) {
             outcome.rejects = with_rejects ? static_cast<int64_t>(flush.rejects.size()) : 0;

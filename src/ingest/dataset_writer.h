@@ -73,7 +73,8 @@ struct FlushOutcome {
   bool already_committed = false;  // found landed by an earlier attempt (after an unknown outcome)
   int64_t snapshot_id = -1;
   int64_t rows = 0, rejects = 0, files = 0, bytes_written = 0;
-  int64_t values_nulled = 0;  // values the live column type could not hold
+  std::vector<int64_t> file_sizes;  // bytes of each data file committed (the status page)
+  int64_t values_nulled = 0;        // values the live column type could not hold
   // Values of fields the table resolution dropped (refused_by_catalog) or wrote under another
   // spelling (case_variant), by reason; the decoder counts its own (decode::DecodeStats).
   std::map<std::string, int64_t> fields_dropped, fields_renamed;

@@ -61,6 +61,7 @@ struct Pipeline::Dataset {
   m::Gauge* buffer_bytes = nullptr;
   m::Histogram* flush_seconds = nullptr;
   m::Histogram* commit_seconds = nullptr;
+  m::DatasetStatus* status = nullptr;  // /status, when the app keeps a model
 };
 
 Pipeline::Pipeline(PipelineOptions options, lake::Catalog* catalog,
@@ -133,6 +134,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     dataset->buffer_bytes = &metrics->Gauge(m::kBufferBytes, labels);
     dataset->flush_seconds = &metrics->Histogram(m::kFlushDuration, labels);
     dataset->commit_seconds = &metrics->Histogram(m::kCommitDuration, labels);
+    if (auto* model = pipeline->options_.status) {
+      dataset->status = &model->Dataset(options_of.config.name, options_of.config.topic);
+    }
     auto with_reason = [&](std::string reason) {
       auto l = labels;
       l[std::string(m::kLabelReason)] = std::move(reason);
@@ -246,6 +250,7 @@ void Pipeline::Accept(const kafka::Message& message) {
   if (d.records == 0) d.first_record = SteadyClock::now();
   ++d.records;
   d.consumed->Increment();
+  if (d.status != nullptr) d.status->Consumed(static_cast<int64_t>(message.payload.size()));
 
   const int64_t field_events = d.builder->stats().field_events;
   const Status appended = d.builder->Append(message.payload);
@@ -263,6 +268,7 @@ void Pipeline::Accept(const kafka::Message& message) {
       ->Counter(m::kRecordsRejected, {{std::string(m::kLabelDataset), d.options.config.name},
                                       {std::string(m::kLabelReason), detail->code()}})
       .Increment();
+  if (d.status != nullptr) d.status->Rejected(detail->code());
   if (!d.options.config.rejects_enabled) return;
   RejectRecord reject;
   reject.topic = tp.topic;
@@ -450,6 +456,12 @@ void Pipeline::FlushLoop(Dataset& d) {
         d.conflicts->Increment(static_cast<double>(outcome->conflicts));
         d.flush_seconds->Observe(static_cast<double>(outcome->write_time.count()) / 1000.0);
         d.commit_seconds->Observe(static_cast<double>(outcome->commit_time.count()) / 1000.0);
+        if (d.status != nullptr) {
+          d.status->Committed(
+              {outcome->snapshot_id, outcome->rows, outcome->rejects, outcome->files,
+               outcome->bytes_written, outcome->write_time.count(), outcome->commit_time.count()},
+              outcome->file_sizes);
+        }
         spdlog::info(
             "dataset {} committed snapshot {}: {} rows, {} rejects, {} file(s), {} bytes, "
             "write {} ms, commit {} ms",
@@ -487,6 +499,8 @@ void Pipeline::ApplyBackpressure() {
       paused_gauge.Set(static_cast<double>(owned.size()));
       spdlog::warn("memory budget of {} bytes reached ({} in use): {} partition(s) paused",
                    options_.memory_budget_bytes, used, owned.size());
+      PublishPaused(owned, fmt::format("memory budget of {} bytes reached ({} in use)",
+                                       options_.memory_budget_bytes, used));
       // Whatever is buffered goes to the flush threads so the budget frees up.
       SealAll();
     }
@@ -494,6 +508,7 @@ void Pipeline::ApplyBackpressure() {
     if (consumer_->Resume(consumer_->Assignment()).ok()) {
       paused_ = false;
       paused_gauge.Set(0);
+      PublishPaused({}, "");
       spdlog::info("memory back under budget ({} bytes): partitions resumed", used);
     }
   }
@@ -516,13 +531,36 @@ void Pipeline::PublishLag() {
   const auto now = SteadyClock::now();
   if (!consumer_ || now - lag_published_ < std::chrono::seconds(5)) return;
   lag_published_ = now;
+  std::map<Dataset*, std::map<int32_t, int64_t>> by_dataset;
+  for (const auto& d : datasets_) by_dataset[d.get()];  // revoked partitions leave the page
   for (const auto& lag : consumer_->Lag()) {
     if (lag.lag < 0) continue;
+    if (auto found = by_topic_.find(lag.partition.topic); found != by_topic_.end()) {
+      by_dataset[found->second][lag.partition.partition] = lag.lag;
+    }
     metrics_
         ->Gauge(m::kConsumerLag,
                 {{std::string(m::kLabelTopic), lag.partition.topic},
                  {std::string(m::kLabelPartition), std::to_string(lag.partition.partition)}})
         .Set(static_cast<double>(lag.lag));
+  }
+  for (auto& [d, lag] : by_dataset) {
+    if (d->status != nullptr) d->status->SetLag(std::move(lag));
+  }
+}
+
+void Pipeline::PublishPaused(const std::vector<kafka::TopicPartition>& paused,
+                             const std::string& reason) {
+  std::map<Dataset*, observe::PausedState> by_dataset;
+  for (const auto& d : datasets_) by_dataset[d.get()];
+  for (const auto& tp : paused) {
+    if (auto found = by_topic_.find(tp.topic); found != by_topic_.end()) {
+      by_dataset[found->second].partitions.push_back(tp.partition);
+      by_dataset[found->second].reason = reason;
+    }
+  }
+  for (auto& [d, state] : by_dataset) {
+    if (d->status != nullptr) d->status->SetPaused(std::move(state));
   }
 }
 
@@ -540,6 +578,7 @@ void Pipeline::DropConsumer() {
 
 Status Pipeline::ConnectConsumer() {
   abandoning_ = false;
+  if (paused_) PublishPaused({}, "");
   paused_ = false;
   WEIR_ASSIGN_OR_RAISE(consumer_, kafka::Consumer::Make(options_.consumer, this));
   consumer_->SetStatisticsSink([this](std::string_view json) { kafka_statistics_.Update(json); });
@@ -588,6 +627,7 @@ Status Pipeline::Run(std::stop_token stop) {
     ApplyBackpressure();
     CommitKafkaOffsets();
     PublishLag();
+    if (options_.status != nullptr) options_.status->Tick();
   }
 
   // Drain: stop fetching, flush and commit everything buffered, leave the group.

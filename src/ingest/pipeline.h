@@ -27,6 +27,7 @@
 #include "kafka/consumer_config.h"
 #include "lake/catalog.h"
 #include "observe/metrics_registry.h"
+#include "observe/status_model.h"
 #include "records/jmespath/mapping.h"
 #include "records/typed_columns.h"
 
@@ -50,6 +51,9 @@ struct PipelineOptions {
   int64_t memory_budget_bytes = 1LL << 30;
   int consume_batch_size = 1000;
   std::chrono::milliseconds drain_timeout{96000};
+  // Fed with records, rejects, lag, pauses and commits for /status (optional; outlives the
+  // pipeline).
+  observe::StatusModel* status = nullptr;
 };
 
 class Pipeline final : public kafka::AssignmentListener {
@@ -97,6 +101,8 @@ class Pipeline final : public kafka::AssignmentListener {
                       const std::map<std::string, int64_t>& counts,
                       std::map<std::string, int64_t>* published);
   void PublishLag();
+  // Tells the status model which partitions are paused, and why (none: resumed).
+  void PublishPaused(const std::vector<kafka::TopicPartition>& paused, const std::string& reason);
   int64_t BufferedBytes() const;
   Status ConnectConsumer();
   void DropConsumer();

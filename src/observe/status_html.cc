@@ -89,9 +89,11 @@ void AppendDataset(std::string& out, const DatasetSnapshot& d, size_t index) {
   out += fmt::format("</div><div><h3>file sizes, last {} files</h3>", d.file_sizes_seen);
   std::vector<std::string> labels;
   for (int64_t bound : FileSizeBounds()) {
-    labels.push_back("≤" + DisplayBytes(static_cast<double>(bound)).substr(0, 8));
+    labels.push_back(bound >= (1LL << 30)   ? fmt::format("{}G", bound >> 30)
+                     : bound >= (1LL << 20) ? fmt::format("{}M", bound >> 20)
+                                            : fmt::format("{}K", bound >> 10));
   }
-  labels.push_back("more");
+  labels.push_back(">" + labels.back());
   out += BarChartSvg(fmt::format("file-sizes-{}", index), labels, d.file_size_counts);
   out += "</div></div>";
 
@@ -195,7 +197,9 @@ void AppendServe(std::string& out, const ServeSnapshot& s) {
 }  // namespace
 
 std::string RenderStatusHtml(const StatusSnapshot& status, int refresh_seconds) {
-  std::string out = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">";
+  std::string out =
+      "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><link rel=\"icon\" "
+      "href=\"data:,\">";
   if (refresh_seconds > 0) {
     out += fmt::format("<meta http-equiv=\"refresh\" content=\"{}\">", refresh_seconds);
   }

@@ -69,6 +69,7 @@ Result<std::unique_ptr<Server>> Server::Make(ServerOptions options, Engine* engi
   std::unique_ptr<Server> server(new Server(std::move(options), engine));
   server->metrics_ = std::make_unique<ServeMetrics>(
       server->options_.registry != nullptr ? *server->options_.registry : server->own_registry_);
+  server->metrics_->status = server->options_.status;
   WEIR_ASSIGN_OR_RAISE(server->tls_context_, auth::MakeServerContext(server->options_.cert_path,
                                                                      server->options_.key_path));
   unsigned char secret[32];
@@ -419,6 +420,7 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
   ProtocolSession protocol(session->get(), std::move(io), session_options, metrics_.get(),
                            stopping_, std::move(settings));
   metrics_->sessions.Add(1);
+  if (metrics_->status != nullptr) metrics_->status->SessionOpened();
   {
     std::lock_guard lock(mutex_);
     live_[{process_id, secret_key}] = &protocol;
@@ -450,6 +452,7 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
     last = Fatal("57P01", "terminating connection due to administrator command");
   }
   metrics_->sessions.Add(-1);
+  if (metrics_->status != nullptr) metrics_->status->SessionClosed();
   if (conn.send_timed_out) {
     spdlog::warn(
         "serve: ended the session of {} from {}: it read nothing of its results for {} ms "

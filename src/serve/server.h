@@ -26,6 +26,7 @@
 #include "base/scoped_fd.h"
 #include "base/status.h"
 #include "observe/metrics_registry.h"
+#include "observe/status_model.h"
 #include "serve/auth/scram.h"
 #include "serve/auth/tls.h"
 #include "serve/engine.h"
@@ -59,6 +60,7 @@ struct ServerOptions {
   size_t session_memory_limit = 256 << 20;            // bytes of buffered results per session
   bool query_log = true;                              // one log line per statement
   observe::MetricsRegistry* registry = nullptr;       // where the metrics go (else a private one)
+  observe::ServeStatus* status = nullptr;  // fed for /status (optional; outlives the server)
   // The shutdown flag, raised by Stop. A SIGTERM handler raises it directly (a lock-free
   // atomic store is async-signal-safe), so sessions stop taking statements the moment the
   // signal arrives rather than when the thread that calls Stop gets to it. Must outlive the

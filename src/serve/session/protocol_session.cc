@@ -100,6 +100,12 @@ void ProtocolSession::LogQuery(const std::string& statement, const Status& statu
      : code == "57014" ? metrics_->queries_cancelled
                        : metrics_->queries_error)
         .Increment();
+    if (metrics_->status != nullptr) {
+      metrics_->status->StatementFinished(status.ok()       ? observe::QueryOutcome::kOk
+                                          : code == "57014" ? observe::QueryOutcome::kCancelled
+                                                            : observe::QueryOutcome::kError,
+                                          seconds, statement, options_.user);
+    }
   }
   if (!options_.query_log) return;
   spdlog::info(
