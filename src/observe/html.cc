@@ -41,6 +41,7 @@ std::string HtmlEscape(std::string_view text) {
 
 std::string DisplayNumber(double value) {
   if (!std::isfinite(value)) return "-";
+  if (std::fabs(value) >= 100 && std::fabs(value) < 1e15) value = std::round(value);
   if (value == std::floor(value) && std::fabs(value) < 1e15) {
     std::string digits = fmt::format("{}", static_cast<int64_t>(std::fabs(value)));
     std::string out;

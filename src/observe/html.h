@@ -12,8 +12,8 @@ namespace weir::observe {
 // `text` with & < > " ' escaped, safe in element text and in quoted attribute values.
 std::string HtmlEscape(std::string_view text);
 
-// A number for display: integers with thin grouping ("1 234 567"), others with 3 significant
-// decimals at most ("12.3").
+// A number for display: integers, and values of 100 or more rounded to one, in groups of three
+// digits ("1 234 567"); smaller values with 3 significant digits ("12.3", "0.25").
 std::string DisplayNumber(double value);
 
 // A byte count with a binary unit ("1.5 MiB").

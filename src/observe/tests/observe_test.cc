@@ -1,3 +1,8 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <set>
 #include <string>
 #include <thread>
@@ -313,6 +318,43 @@ TEST_F(HttpServerTest, StopIsIdempotentAndRestartWorks) {
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
   // The destructor stops it again.
+}
+
+// Peers that stall mid-request, lie about a body's length or vanish cost a worker for at most
+// the read timeout; the server answers /status.json afterwards and memory stays bounded.
+TEST_F(HttpServerTest, HostilePeersCostTheirConnectionOnly) {
+  auto server = HttpServer::Make(Options()).ValueOrDie();
+  ASSERT_TRUE(server->Start().ok());
+  auto connect_raw = [&] {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(server->port()));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    return fd;
+  };
+  auto send_text = [](int fd, const std::string& text) {
+    (void)send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+  };
+  const int stalled = connect_raw();
+  send_text(stalled, "GET /status HTTP/1.1\r\nHost: x\r\n");  // and nothing more
+  const int liar = connect_raw();
+  send_text(liar, "GET /status.json HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n");
+  const int huge = connect_raw();
+  send_text(huge, "GET /status?" + std::string(1 << 20, 'a') + " HTTP/1.1\r\n\r\n");
+  const int vanished = connect_raw();
+  send_text(vanished, "GET /status HTT");
+  close(vanished);
+
+  httplib::Client client("127.0.0.1", server->port());
+  client.set_read_timeout(30, 0);
+  auto json = client.Get("/status.json");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->status, 200);
+  EXPECT_NE(json->body.find("\"service\":\"ingest\""), std::string::npos);
+  for (int fd : {stalled, liar, huge}) close(fd);
+  server->Stop();
 }
 
 TEST(HttpServerMakeTest, RejectsIncompleteOptions) {

@@ -49,6 +49,8 @@ TEST(HtmlTest, EscapesEveryMarkupCharacter) {
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;");
   EXPECT_EQ(DisplayNumber(1234567), "1 234 567");
   EXPECT_EQ(DisplayNumber(0.25), "0.25");
+  EXPECT_EQ(DisplayNumber(12.345), "12.3");
+  EXPECT_EQ(DisplayNumber(73312.6), "73 313");
   EXPECT_EQ(DisplayBytes(1536), "1.5 KiB");
 }
 
