@@ -43,7 +43,8 @@ size_t DollarTagLength(std::string_view sql, size_t at) {
   return i < sql.size() ? i - at + 1 : std::string_view::npos;
 }
 
-// Appends `text` to `out` unless out has reached `limit` characters; false once it has.
+// The display text being built: at most kStatementDisplayChars characters (UTF-8 code points);
+// `full` once a character did not fit.
 struct BoundedText {
   std::string out;
   size_t chars = 0;
