@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import duckdb
 import pytest
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
@@ -224,3 +225,62 @@ def test_allowlist_on_a_double_column_skips_everything_in_iceberg(kafka, build_d
     # Nothing written, yet the ledger covers all 12 offsets.
     assert iceberg_ledger(lake2, topic2) == 12
     assert lake2.count("events") == 0
+
+
+def test_kill_loop_with_filters_lands_exactly_the_kept_records_once(kafka, build_dir, tmp_path):
+    """SIGKILLs and rebalances while filtering: every kept record lands exactly once, no
+    filtered one lands, and the ledger covers every offset (filtered ones included)."""
+    import random
+    import threading
+    import time
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("filter_kills")
+    total = 40_000
+    create_topic(bootstrap, topic, 4)
+    lake = Lake(tmp_path / "lake")
+    group = unique("group")
+    settings = {"WEIR_FILTER_KEEP_FIELD": "team", "WEIR_FILTER_KEEP_VALUES": "0,1,2",
+                "WEIR_FILTER_DROP_FIELD": "team", "WEIR_FILTER_DROP_VALUES": "2",
+                "WEIR_FLUSH_MAX_BYTES": "1MiB"}
+    args = ("--set", "kafka.properties.session.timeout.ms=6000",
+            "--set", "kafka.properties.heartbeat.interval.ms=1000")
+    workers = [WeirIngest(build_dir, lake, bootstrap, topic, "events", group, settings,
+                          name=f"w{i}") for i in range(2)]
+    for w in workers:
+        w.start(*args)
+
+    def produce_slowly():
+        chunk = total // 40
+        for start in range(0, total, chunk):
+            produce(bootstrap, topic, ((str(i).encode(),
+                                        json.dumps({"id": i, "team": i % 5}).encode())
+                                       for i in range(start, start + chunk)))
+            time.sleep(0.5)
+
+    producer = threading.Thread(target=produce_slowly, daemon=True)
+    producer.start()
+    rng = random.Random(20261201)
+    try:
+        for _ in range(10):
+            time.sleep(rng.uniform(0.5, 3.0))
+            victim = workers[rng.randrange(2)]
+            victim.kill()
+            victim.start(*args)
+        producer.join(timeout=120)
+        assert not producer.is_alive()
+        def ledger() -> int:
+            try:
+                return ducklake_ledger(lake) or 0
+            except duckdb.Error:  # no catalog or no ledger yet
+                return 0
+
+        wait_for(lambda: ledger() == total, 240, "every offset in the ledger")
+    finally:
+        codes = [w.stop() for w in workers]
+    assert codes == [0, 0], "\n".join(w.log() for w in workers)
+    kept = [i for i in range(total) if i % 5 in (0, 1)]
+    assert lake.scalar("SELECT count(*) FROM lake.events") == len(kept)
+    assert lake.scalar("SELECT count(DISTINCT id) FROM lake.events") == len(kept)
+    assert lake.scalar("SELECT sum(id) FROM lake.events") == sum(kept)
+    assert lake.scalar("SELECT count(*) FROM lake.events WHERE team NOT IN (0, 1)") == 0
