@@ -293,3 +293,34 @@ def test_shadow_starts_on_the_static_values_while_the_endpoint_is_down(
     finally:
         con.close()
     assert teams == [1, 1, 1, 1, 2, 2, 2, 2]
+
+
+def test_authoritative_allowlist_in_iceberg(kafka, build_dir, tmp_path):
+    """The polled set ∪ the pins decides what lands in an Iceberg table too."""
+    from tests.e2e.test_ingest_iceberg import IcebergLake
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("include_iceberg")
+    create_topic(bootstrap, topic, 1)
+    endpoint = Endpoint().start()
+    endpoint.set([2, 3])
+    lake = IcebergLake(tmp_path / "lake")
+    env = {**POLL, "WEIR_FILTER_KEEP_FIELD": "team_id", "WEIR_FILTER_KEEP_VALUES": "1",
+           "WEIR_INCLUDE_VALUES_URL": endpoint.url, "WEIR_INCLUDE_VALUES_MODE": "authoritative"}
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"), env).start()
+    m = weir.metric
+    try:
+        settle(lambda: m("weir_include_values_size") == 3, "the first poll", weir)
+        produce(bootstrap, topic, team_records(0, range(1, 6)))
+        settle(lambda: accounted(weir) == 10, "every record", weir)
+        assert m("weir_records_written_total") == 6
+        assert m("weir_records_filtered_total", reason="filter_excluded") == 4
+        assert {v: m("weir_filter_matched_total", value=v) for v in "123"} == \
+            {"1": 2, "2": 2, "3": 2}
+    finally:
+        code = weir.stop()
+        endpoint.stop()
+    assert code == 0, weir.log()
+    rows = lake.table("events").scan().to_arrow().to_pylist()
+    assert sorted((r["team_id"], r["id"]) for r in rows) == \
+        [(1, 0), (1, 1), (2, 2), (2, 3), (3, 4), (3, 5)]
