@@ -7,6 +7,7 @@
 
 #include "app/cli.h"
 #include "app/load_settings.h"
+#include "app/record_filters.h"
 #include "app/s3_settings.h"
 #include "app/stop_signals.h"
 #include "app/version.h"
@@ -110,6 +111,7 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
       }
       o.typed_columns = std::move(*made);
     }
+    WEIR_ASSIGN_OR_RAISE(o.filter, MakeStaticFilter(d));
     options.datasets.push_back(std::move(o));
   }
   return options;
@@ -248,6 +250,12 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
   observe::MetricsRegistry registry;
   observe::StatusModel status("ingest", kVersion);
   options->status = &status;
+  // Include-values pollers before consuming: an authoritative one waits for its first good poll.
+  auto pollers = IncludeValuesPollers::Start(*settings, &*options, &registry, stop);
+  if (!pollers.ok()) {
+    spdlog::error("startup check failed: {}", pollers.status().message());
+    return kExitFailure;
+  }
   lake::Catalog* lake = catalog->get();
   auto pipeline = ingest::Pipeline::Make(std::move(*options), lake, &registry);
   if (!pipeline.ok()) {
@@ -280,6 +288,7 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     spdlog::info("HTTP on port {}: /metrics /healthz /readyz /status /status.json", http->port());
   }
   const Status ran = (*pipeline)->Run(stop);
+  (*pollers)->Stop();
   if (http) http->Stop();
   if (!ran.ok()) {
     spdlog::error("weir ingest stopped: {}", ran.ToString());

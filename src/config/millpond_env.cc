@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -26,6 +28,28 @@ RawValue Raw(std::string text, std::string_view variable) {
   raw.text = std::move(text);
   raw.origin = fmt::format("{} (millpond)", variable);
   return raw;
+}
+
+// "1.5" → "1500ms" (seconds with an optional fraction, to the millisecond); nullopt otherwise.
+std::optional<std::string> SecondsAsMilliseconds(std::string_view text) {
+  const size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view fraction =
+      dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
+  auto digits = [](std::string_view part) {
+    return std::all_of(part.begin(), part.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  };
+  if (whole.empty() || whole.size() > 9 || !digits(whole) || !digits(fraction) ||
+      (dot != std::string_view::npos && fraction.empty())) {
+    return std::nullopt;
+  }
+  int64_t ms = std::stoll(std::string(whole)) * 1000;
+  int64_t scale = 100;
+  for (size_t i = 0; i < fraction.size() && scale > 0; ++i, scale /= 10) {
+    ms += (fraction[i] - '0') * scale;
+  }
+  return std::to_string(ms) + "ms";
 }
 
 }  // namespace
@@ -57,10 +81,12 @@ const std::vector<MillpondVariable>& MillpondVariables() {
        "refused as by millpond: use KAFKA_AUTO_OFFSET_RESET"},
       {"MILLPOND_DESTINATION", H::kSpecial,
        "`ducklake` (or empty) accepted; any other destination refused"},
-      {"MILLPOND_FILTER_*", H::kRefused,
-       "record filters are not configurable in weir yet; refused so rows millpond would drop "
-       "are not landed"},
-      {"MILLPOND_INCLUDE_VALUES_*", H::kRefused, "the dynamic allowlist is not configurable yet"},
+      {"MILLPOND_INCLUDE_VALUES_POLL_INTERVAL_S", H::kSpecial,
+       "datasets[].include_values.poll_interval, in seconds (fractions allowed)"},
+      {"MILLPOND_INCLUDE_VALUES_REQUEST_TIMEOUT_S", H::kSpecial,
+       "datasets[].include_values.request_timeout, in seconds (fractions allowed)"},
+      {"MILLPOND_INCLUDE_VALUES_STARTUP_TIMEOUT_S", H::kSpecial,
+       "datasets[].include_values.startup_timeout, in seconds (fractions allowed)"},
       {"MILLPOND_VARIANT_COLUMNS", H::kRefused, "VARIANT dual-write is not configurable yet"},
       {"DUCKLAKE_CONNECTION", H::kIgnored,
        "weir writes the catalog itself from DUCKLAKE_RDS_* (or catalog.*)"},
@@ -84,6 +110,11 @@ MillpondEnvironment ReadMillpondEnvironment(const std::map<std::string, std::str
       if (setting.millpond_env != name) continue;
       aliased = true;
       RawValue raw = Raw(text, name);
+      if (name.size() > 2 && name.substr(name.size() - 2) == "_S" &&
+          StartsWith(name, "MILLPOND_INCLUDE_VALUES_")) {
+        // millpond's unit (a float of seconds); anything else stays as is and fails parsing.
+        if (const auto ms = SecondsAsMilliseconds(text)) raw.text = *ms;
+      }
       if (name == "FLUSH_INTERVAL_MS") {
         // millpond's unit; a value that is not a number stays as is and fails parsing.
         const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {

@@ -67,5 +67,7 @@ inline constexpr int64_t kDayMs = 24 * 3600 * 1000LL;
 
 // The rows of `weir serve`'s own settings (setting_table_serve.cc), in the table's order.
 std::vector<Setting> ServeRows();
+// The rows of the record filters and the dynamic allowlist (setting_table_filters.cc).
+std::vector<Setting> FilterRows();
 
 }  // namespace weir::config::table_rows

@@ -9,6 +9,7 @@ namespace weir::config {
 namespace {
 
 using table_rows::Assign;
+using table_rows::FilterRows;
 using table_rows::kGiB;
 using table_rows::kMiB;
 using table_rows::ServeRows;
@@ -454,6 +455,7 @@ std::vector<Setting> BuildTable() {
        WEIR_DATASET_FIELD(typed_columns)},
   };
   for (Setting& row : datasets) table.push_back(std::move(row));
+  for (Setting& row : FilterRows()) table.push_back(std::move(row));
   return table;
 }
 

@@ -66,6 +66,27 @@ struct FlushSettings {
   std::chrono::milliseconds interval{60000};
 };
 
+// The record filters of a dataset (millpond's MILLPOND_FILTER_*).
+struct FilterSettings {
+  std::string keep_field;                // the allowlist's column; empty: no allowlist
+  std::vector<std::string> keep_values;  // its static values (the pins of include_values)
+  std::string drop_field;                // the denylist's column; empty: no denylist
+  std::vector<std::string> drop_values;
+};
+
+// The allowlist's HTTP source (millpond's MILLPOND_INCLUDE_VALUES_*).
+struct IncludeValuesSettings {
+  std::string url;                                 // empty: the static keep_values only
+  std::string mode;                                // "" (= shadow) | shadow | authoritative
+  std::chrono::milliseconds poll_interval{60000};  // jittered ±10 %
+  int removal_polls = 5;
+  std::chrono::milliseconds request_timeout{10000};
+  std::chrono::milliseconds startup_timeout{60000};
+  std::string auth_header_name;
+  std::string auth_token;
+  int64_t max_bytes = 4 << 20;
+};
+
 struct DatasetSettings {
   std::string name;   // defaults to table
   std::string topic;  // required
@@ -86,6 +107,9 @@ struct DatasetSettings {
   std::map<std::string, std::string> mapping;
   // `column:type` pins (timestamptz | bigint | double | boolean | varchar | uuid).
   std::vector<std::string> typed_columns;
+  // Record filters and the dynamic allowlist (setting_table_filters.cc).
+  FilterSettings filter;
+  IncludeValuesSettings include_values;
 };
 
 // The Iceberg lake (lake.format iceberg): its catalog and warehouse.

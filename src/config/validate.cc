@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "config/setting_table.h"
+#include "config/validate_filters.h"
 
 #include "base/text.h"
 #include "lake/table_spec.h"
@@ -95,6 +96,9 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
     } else {
       errors.Dataset(index, dataset, "typed_columns", typed.status().message());
     }
+  }
+  for (const auto& [name, problem] : FilterSettingProblems(dataset)) {
+    errors.Dataset(index, dataset, name, problem);
   }
   std::set<std::string> sort_keys;
   for (const std::string& key : dataset.sort_by) {

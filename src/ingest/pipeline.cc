@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/retry.h"
 #include "ingest/coercion_metrics.h"
+#include "ingest/filter_metrics.h"
 #include "observe/metric_names.h"
 #include "records/mapped_batch_builder.h"
 
@@ -418,6 +419,17 @@ void Pipeline::FlushLoop(Dataset& d) {
         PublishCoercions(*metrics_, field_log_limiter_, name, *d.coercion_nulled, coercions);
       }
     }
+    records::FilterOutcome filtered;
+    if (fatal().ok() && d.options.filter) {
+      // The filters, on the typed columns (millpond's order); skipped records stay inside the
+      // flush's offset ranges, so the commit accounts for them.
+      auto kept = d.options.filter->Apply(flush.batch, &filtered);
+      if (!kept.ok()) {
+        SetFatal(WithContext(kept.status(), "dataset " + name + ": filters"));
+      } else {
+        flush.batch = std::move(*kept);
+      }
+    }
     if (fatal().ok()) {
       auto outcome = d.writer->Write(flush);
       if (!outcome.ok()) {
@@ -432,6 +444,7 @@ void Pipeline::FlushLoop(Dataset& d) {
             name, outcome->orphaned_files);
         restart_.store(true);
       } else {
+        PublishFilterOutcome(*metrics_, name, filtered);  // once per landed flush
         d.commits->Increment();
         d.written->Increment(static_cast<double>(outcome->rows));
         d.bytes_written->Increment(static_cast<double>(outcome->bytes_written));

@@ -29,6 +29,7 @@
 #include "observe/metrics_registry.h"
 #include "observe/status_model.h"
 #include "records/jmespath/mapping.h"
+#include "records/record_filter.h"
 #include "records/typed_columns.h"
 
 namespace weir::ingest {
@@ -43,6 +44,8 @@ struct DatasetOptions {
   std::shared_ptr<const records::jmespath::Mapping> mapping;
   // Columns pinned to a type, cast on the flush thread before each write.
   records::TypedColumns typed_columns;
+  // The allowlist and denylist, applied on the flush thread after the typed columns; null: none.
+  std::shared_ptr<const records::RecordFilter> filter;
 };
 
 struct PipelineOptions {

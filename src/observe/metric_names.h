@@ -31,10 +31,12 @@ inline constexpr MetricDef kRecordsRejected{"weir_records_rejected_total",
                                             "Records rejected as bad data, by reason.",
                                             MetricType::kCounter,
                                             {kLabelDataset, kLabelReason}};
-inline constexpr MetricDef kRecordsFiltered{"weir_records_filtered_total",
-                                            "Records skipped by the dataset's filter.",
-                                            MetricType::kCounter,
-                                            {kLabelDataset}};
+inline constexpr MetricDef kRecordsFiltered{
+    "weir_records_filtered_total",
+    "Records skipped by the dataset's filters, by reason (filter_field_missing, "
+    "filter_excluded, filter_value_invalid, filter_dropped); accounted in the offset ledger.",
+    MetricType::kCounter,
+    {kLabelDataset, kLabelReason}};
 inline constexpr MetricDef kFieldsDropped{
     "weir_fields_dropped_total",
     "Fields dropped from otherwise accepted records, by reason.",
