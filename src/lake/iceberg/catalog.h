@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/status.h"
 
 namespace weir::lake::iceberg {
@@ -36,7 +38,7 @@ struct TableIdent {
 // The current state of a table as a catalog reports it.
 struct LoadedTable {
   std::string metadata_location;
-  std::string metadata_json;                  // the table metadata file's text
+  nlohmann::json metadata;                    // the table metadata document, parsed once
   std::map<std::string, std::string> config;  // FileIO properties for this table (REST)
 };
 

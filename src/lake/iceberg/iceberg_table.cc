@@ -221,6 +221,7 @@ void IcebergTable::Adopt(CurrentMetadata current) {
 }
 
 Result<bool> IcebergTable::Reload() {
+  current_is_own_commit_ = false;
   WEIR_ASSIGN_OR_RAISE(auto loaded, store_->Load(ident_));
   if (!loaded) return false;
   Adopt(std::move(*loaded));
@@ -275,8 +276,9 @@ Result<EvolveResult> IcebergTable::Evolve(const SchemaChange& change) {
     WEIR_ASSIGN_OR_RAISE(const int schema_id, next.AddSchema(std::move(*evolved), now));
     WEIR_RETURN_NOT_OK(next.SetCurrentSchema(schema_id, now));
     std::vector<std::string> written;
-    WEIR_ASSIGN_OR_RAISE(const auto committed, store_->Commit(ident_, current_, next,
-                                                              {std::nullopt, schema_id}, written));
+    WEIR_ASSIGN_OR_RAISE(
+        const StoreCommit committed,
+        store_->Commit(ident_, current_, next, {std::nullopt, schema_id}, written));
     if (committed.outcome == CommitOutcome::kConflict) {
       for (const auto& uri : written) {
         if (auto path = io_.PathOf(uri); path.ok()) (void)io_.fs->DeleteFile(*path);
@@ -381,12 +383,30 @@ Result<lake::CommitResult> IcebergTable::Commit(const CommitRequest& request) {
     return Status::Invalid("an Iceberg commit cannot carry a companion table's files");
   }
   const int spec_before = current_.metadata.default_spec_id();
+  // Right after this handle's own commit, current_ is the catalog's answer to it: committing on
+  // it saves reading the table back. Should the table have moved since, the catalog refuses
+  // the attempt (requirements / compare-and-swap) and it is made again on a fresh read, as is
+  // any verdict the checks give on the unread state (kFenced, kTableChanged).
+  const bool reuse = current_is_own_commit_;
+  current_is_own_commit_ = false;
+  if (reuse) {
+    WEIR_ASSIGN_OR_RAISE(auto attempt, TryCommit(request, spec_before, /*verified=*/false));
+    if (attempt) return std::move(*attempt);
+  }
   WEIR_ASSIGN_OR_RAISE(const bool exists, Reload());
   if (!exists) return Outcome(CommitStatus::kTableChanged, "table " + name_ + " is gone");
+  WEIR_ASSIGN_OR_RAISE(auto attempt, TryCommit(request, spec_before, /*verified=*/true));
+  return std::move(*attempt);
+}
+
+Result<std::optional<lake::CommitResult>> IcebergTable::TryCommit(const CommitRequest& request,
+                                                                  int spec_before, bool verified) {
+  using Answer = std::optional<lake::CommitResult>;
   const TableMetadata& base = current_.metadata;
   if (!request.writer.empty()) {
+    // Found even in an unread state: snapshots are never un-committed.
     if (const Snapshot* landed = iceberg::FindCommit(base, request.writer)) {
-      return Outcome(CommitStatus::kAlreadyCommitted, "", landed->snapshot_id);
+      return Answer(Outcome(CommitStatus::kAlreadyCommitted, "", landed->snapshot_id));
     }
   }
   // The fence: every range starts where the ledger of the newest weir snapshot says.
@@ -402,18 +422,22 @@ Result<lake::CommitResult> IcebergTable::Commit(const CommitRequest& request) {
     }
   }
   if (!fenced.fenced_ranges.empty()) {
+    if (!verified) return Answer();
     fenced.status = CommitStatus::kFenced;
-    return fenced;
+    return Answer(std::move(fenced));
   }
   if (base.default_spec_id() != spec_before) {
-    return Outcome(CommitStatus::kTableChanged, "the partition spec of " + name_ + " changed");
+    if (!verified) return Answer();
+    return Answer(
+        Outcome(CommitStatus::kTableChanged, "the partition spec of " + name_ + " changed"));
   }
   for (const auto& file : request.files) {
     for (const auto& stats : file.info.columns) {
       if (base.current_schema().FindField(stats.field_id) == nullptr) {
-        return Outcome(CommitStatus::kTableChanged,
-                       fmt::format("a file of {} refers to field id {} the table lacks", name_,
-                                   stats.field_id));
+        if (!verified) return Answer();
+        return Answer(Outcome(CommitStatus::kTableChanged,
+                              fmt::format("a file of {} refers to field id {} the table lacks",
+                                          name_, stats.field_id)));
       }
     }
   }
@@ -428,6 +452,10 @@ Result<lake::CommitResult> IcebergTable::Commit(const CommitRequest& request) {
   append.ledger = std::move(ledger);
   if (!request.message.empty()) append.extra_summary["weir.message"] = request.message;
   append.now_ms = NowMs();
+  const Snapshot* parent = base.RefSnapshot(kMainBranch);
+  if (parent != nullptr && last_list_ && last_list_->first == parent->manifest_list) {
+    append.parent_manifests = &last_list_->second;  // the list this handle wrote: not re-read
+  }
   WEIR_ASSIGN_OR_RAISE(PendingSnapshot pending, BuildAppend(io_, base, append, random_));
   std::vector<std::string> written = pending.written;
   const auto remove_written = [&] {
@@ -439,21 +467,33 @@ Result<lake::CommitResult> IcebergTable::Commit(const CommitRequest& request) {
       store_->Commit(ident_, current_, pending.metadata, {pending.snapshot, std::nullopt}, written);
   if (!committed.ok()) {
     remove_written();  // nothing was sent, or the catalog refused it: nothing landed
+    // On an unread state a refusal may be the staleness's (the table was dropped and made
+    // again; a REST server refusing a sequence number another branch has passed): read again.
+    const auto kind = CatalogErrorKindOf(committed.status());
+    if (!verified && (kind == CatalogErrorKind::kNotFound || kind == CatalogErrorKind::kRejected)) {
+      return Answer();
+    }
     return committed.status();
   }
   switch (committed->outcome) {
     case CommitOutcome::kConflict:
       remove_written();
-      return Outcome(CommitStatus::kConflict, committed->message.empty()
-                                                  ? "the table moved during the commit"
-                                                  : committed->message);
+      if (!verified) return Answer();
+      return Answer(Outcome(CommitStatus::kConflict, committed->message.empty()
+                                                         ? "the table moved during the commit"
+                                                         : committed->message));
     case CommitOutcome::kUnknown:
-      return Outcome(CommitStatus::kOutcomeUnknown, committed->message);
+      return Answer(Outcome(CommitStatus::kOutcomeUnknown, committed->message));
     case CommitOutcome::kCommitted:
       break;
   }
   const int64_t snapshot_id = pending.snapshot.snapshot_id;
-  return Outcome(CommitStatus::kCommitted, "", snapshot_id);
+  last_list_.emplace(pending.snapshot.manifest_list, std::move(pending.manifests));
+  if (committed->current) {
+    Adopt(std::move(*committed->current));
+    current_is_own_commit_ = true;
+  }
+  return Answer(Outcome(CommitStatus::kCommitted, "", snapshot_id));
 }
 
 Result<std::optional<int64_t>> IcebergTable::FindCommit(const CommitRequest& request) {

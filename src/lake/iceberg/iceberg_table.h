@@ -44,7 +44,9 @@ class IcebergTable final : public lake::Table {
   // "<partition path>/<uuidv7>.parquet" under the table's data/ directory.
   std::string NewFilePath(const std::vector<PartitionValue>& partition_values) override;
   // Reloads the table, checks the fence against its ledger, builds the snapshot (manifest,
-  // list, summary with the new ledger and the writer id) and commits it with one CAS. It takes
+  // list, summary with the new ledger and the writer id) and commits it with one CAS. Right
+  // after its own commit the handle skips the reload and commits on the catalog's answer; a
+  // refusal or a negative verdict on that state is retried once on a fresh read. It takes
   // no companion: the rejects table commits on its own, with its own ledger (README.md).
   Result<lake::CommitResult> Commit(const CommitRequest& request) override;
   // The snapshot of main's ancestry whose summary carries the request's writer id.
@@ -60,6 +62,11 @@ class IcebergTable final : public lake::Table {
   void Adopt(CurrentMetadata current);
   Result<std::vector<Value>> PartitionTupleOf(const std::vector<PartitionValue>& values) const;
   Result<iceberg::DataFile> ManifestFileOf(const lake::DataFile& file) const;
+  // One commit attempt on current_. `verified`: current_ was just read from the catalog; when
+  // false (the state this handle's previous commit left), an answer that a stale state could
+  // cause (fenced, table changed, conflict, refused) is nullopt: read the table and try again.
+  Result<std::optional<lake::CommitResult>> TryCommit(const CommitRequest& request, int spec_before,
+                                                      bool verified);
 
   std::unique_ptr<MetadataStore> store_;
   TableIo io_;
@@ -72,6 +79,10 @@ class IcebergTable final : public lake::Table {
   std::string data_directory_;  // the same as a file-system path
   std::mt19937_64 random_;
   UuidV7Generator uuids_;
+  // current_ is the catalog's answer to this handle's last commit, not read since.
+  bool current_is_own_commit_ = false;
+  // The manifest list this handle last committed (its location and entries).
+  std::optional<std::pair<std::string, std::vector<ManifestFile>>> last_list_;
 };
 
 // Iceberg's type of a weir column type, and back (kOther for types weir does not write).

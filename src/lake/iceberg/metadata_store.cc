@@ -18,7 +18,7 @@ Result<std::optional<CurrentMetadata>> Parsed(Result<LoadedTable> loaded) {
     }
     return loaded.status();
   }
-  WEIR_ASSIGN_OR_RAISE(TableMetadata metadata, TableMetadata::Parse(loaded->metadata_json));
+  WEIR_ASSIGN_OR_RAISE(TableMetadata metadata, TableMetadata::FromJson(loaded->metadata));
   return std::optional<CurrentMetadata>(
       CurrentMetadata{loaded->metadata_location, std::move(metadata)});
 }
@@ -59,9 +59,9 @@ class SqlStore final : public MetadataStore {
     return created;
   }
 
-  Result<CommitResult> Commit(const TableIdent& ident, const CurrentMetadata& base,
-                              const TableMetadata& next, const MetadataChange& /*change*/,
-                              std::vector<std::string>& written) override {
+  Result<StoreCommit> Commit(const TableIdent& ident, const CurrentMetadata& base,
+                             const TableMetadata& next, const MetadataChange& /*change*/,
+                             std::vector<std::string>& written) override {
     TableMetadata versioned = next;
     WEIR_RETURN_NOT_OK(
         versioned.RecordPreviousMetadata(base.location, base.metadata.last_updated_ms()));
@@ -70,10 +70,12 @@ class SqlStore final : public MetadataStore {
     const std::string uri = CatalogMetadataUri(versioned, version + 1, random_);
     WEIR_RETURN_NOT_OK(WriteMetadataFile(io_, uri, versioned));
     written.push_back(uri);
-    WEIR_ASSIGN_OR_RAISE(CommitResult result,
+    WEIR_ASSIGN_OR_RAISE(CommitResult swapped,
                          catalog_->SwapMetadataLocation(ident, base.location, uri));
+    StoreCommit result{swapped.outcome, std::move(swapped.message), std::nullopt};
     if (result.outcome == CommitOutcome::kCommitted) {
-      Remember(ident.ToString(), CurrentMetadata{uri, std::move(versioned)});
+      result.current = CurrentMetadata{uri, std::move(versioned)};
+      Remember(ident.ToString(), result.current);
     }
     return result;
   }
@@ -124,12 +126,16 @@ class RestStore final : public MetadataStore {
     return created.status();
   }
 
-  Result<CommitResult> Commit(const TableIdent& ident, const CurrentMetadata& base,
-                              const TableMetadata& next, const MetadataChange& change,
-                              std::vector<std::string>& /*written*/) override {
+  Result<StoreCommit> Commit(const TableIdent& ident, const CurrentMetadata& base,
+                             const TableMetadata& next, const MetadataChange& change,
+                             std::vector<std::string>& /*written*/) override {
     nlohmann::json requirements = nlohmann::json::array();
     nlohmann::json updates = nlohmann::json::array();
     requirements.push_back({{"type", "assert-table-uuid"}, {"uuid", base.metadata.table_uuid()}});
+    // The files are partitioned by the base's default spec: a spec changed meanwhile is a
+    // conflict (the table layer reloads and answers kTableChanged), never a silent commit.
+    requirements.push_back(
+        {{"type", "assert-default-spec-id"}, {"default-spec-id", base.metadata.default_spec_id()}});
     if (change.schema_id) {
       requirements.push_back({{"type", "assert-current-schema-id"},
                               {"current-schema-id", base.metadata.current_schema_id()}});
@@ -152,7 +158,21 @@ class RestStore final : public MetadataStore {
                          {"type", "branch"},
                          {"snapshot-id", change.snapshot->snapshot_id}});
     }
-    return catalog_->CommitTable(ident, requirements.dump(), updates.dump());
+    WEIR_ASSIGN_OR_RAISE(CommitResult answer,
+                         catalog_->CommitTable(ident, requirements.dump(), updates.dump()));
+    StoreCommit result{answer.outcome, std::move(answer.message), std::nullopt};
+    if (result.outcome == CommitOutcome::kCommitted && answer.table) {
+      // The server's metadata after the commit, parsed once. Unreadable (another engine's
+      // metadata weir cannot model) or not showing this commit as main's head: the next
+      // commit reads the table back instead.
+      auto metadata = TableMetadata::FromJson(answer.table->metadata);
+      const auto head = metadata.ok() ? metadata->current_snapshot_id() : std::nullopt;
+      if (head && change.snapshot && *head == change.snapshot->snapshot_id) {
+        result.current =
+            CurrentMetadata{std::move(answer.table->metadata_location), std::move(*metadata)};
+      }
+    }
+    return result;
   }
 
  private:

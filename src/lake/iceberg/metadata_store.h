@@ -4,12 +4,15 @@
 //
 //   Load    the current metadata location and the parsed metadata (nullopt: no such table)
 //   Create  registers a new table whose metadata the caller built (false: it existed already)
-//   Commit  one attempt to move the table from `base` to `next`: kCommitted, kConflict (the
-//           table moved: reload), kUnknown (sent, no answer: read it back before any retry)
+//   Commit  one attempt to move the table from `base` to `next`: kCommitted (with the new
+//           state), kConflict (the table moved: reload), kUnknown (sent, no answer: read it
+//           back before any retry). `base` may be stale: the catalog's compare-and-swap (SQL)
+//           or requirements (REST) refuse a commit whose base is not the table's state.
 //
 // SQL: the layer writes the next metadata file itself and swaps the pointer (CAS). REST: the
 // server applies `change` (add-snapshot + set-snapshot-ref, add-schema + set-current-schema)
-// under `assert-table-uuid` and `assert-ref-snapshot-id` / `assert-current-schema-id`.
+// under `assert-table-uuid`, `assert-default-spec-id` and `assert-ref-snapshot-id` /
+// `assert-current-schema-id`.
 //
 // Threading: one thread at a time (one catalog connection).
 #pragma once
@@ -38,6 +41,16 @@ struct MetadataChange {
   std::optional<int> schema_id;      // a schema of `next` made current
 };
 
+// How one commit attempt through a store ended.
+struct StoreCommit {
+  CommitOutcome outcome = CommitOutcome::kUnknown;
+  std::string message;  // the catalog's words on a conflict or unknown outcome
+  // Committed: the table's new state as the catalog now holds it (SQL: the metadata file just
+  // swapped in; REST: the server's answer, parsed once), so the table layer can commit its next
+  // snapshot on it without reading the table back. nullopt when the answer did not carry it.
+  std::optional<CurrentMetadata> current;
+};
+
 // The location of a table whose catalog chooses it (REST): Create does not send it.
 inline constexpr char kServerAssignedLocation[] = "weir:server-assigned";
 
@@ -51,9 +64,9 @@ class MetadataStore {
   virtual Result<bool> Create(const TableIdent& ident, const TableMetadata& metadata) = 0;
   // One attempt. Files written by the attempt (a metadata file) are appended to `written`
   // so a caller whose commit certainly failed can delete them.
-  virtual Result<CommitResult> Commit(const TableIdent& ident, const CurrentMetadata& base,
-                                      const TableMetadata& next, const MetadataChange& change,
-                                      std::vector<std::string>& written) = 0;
+  virtual Result<StoreCommit> Commit(const TableIdent& ident, const CurrentMetadata& base,
+                                     const TableMetadata& next, const MetadataChange& change,
+                                     std::vector<std::string>& written) = 0;
 };
 
 class SqlCatalog;

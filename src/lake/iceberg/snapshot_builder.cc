@@ -99,7 +99,9 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
   PendingSnapshot out{base, {}, {}, {}};
 
   std::vector<ManifestFile> existing;
-  if (parent != nullptr && !parent->manifest_list.empty()) {
+  if (parent != nullptr && request.parent_manifests != nullptr) {
+    existing = *request.parent_manifests;
+  } else if (parent != nullptr && !parent->manifest_list.empty()) {
     WEIR_ASSIGN_OR_RAISE(existing, ReadManifestList(io, parent->manifest_list));
   }
 

@@ -39,6 +39,9 @@ struct AppendRequest {
   OffsetLedger ledger;
   std::map<std::string, std::string> extra_summary;
   int64_t now_ms = 0;
+  // The entries of the parent snapshot's manifest list when the caller has them (it wrote that
+  // list); nullptr: the list is read.
+  const std::vector<ManifestFile>* parent_manifests = nullptr;
 };
 
 struct PendingSnapshot {

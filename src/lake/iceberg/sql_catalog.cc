@@ -147,7 +147,12 @@ Result<LoadedTable> SqlCatalog::LoadTable(const TableIdent& ident) {
   WEIR_ASSIGN_OR_RAISE(table.metadata_location, LoadMetadataLocation(ident));
   auto text = options_.read_metadata(table.metadata_location);
   if (!text.ok()) return WithContext(text.status(), "table " + ident.ToString());
-  table.metadata_json = std::move(*text);
+  table.metadata = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (table.metadata.is_discarded()) {
+    return CatalogError(CatalogErrorKind::kProtocol, 0, "",
+                        "table " + ident.ToString() + ": the metadata file " +
+                            table.metadata_location + " is not JSON");
+  }
   return table;
 }
 

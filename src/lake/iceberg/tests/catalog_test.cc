@@ -145,7 +145,7 @@ TEST_F(SqliteCatalogTest, CreatesLoadsAndSwapsByCompareAndSwap) {
   auto loaded = catalog->LoadTable(ident);
   ASSERT_OK(loaded.status());
   EXPECT_EQ(loaded->metadata_location, v1);
-  EXPECT_EQ(loaded->metadata_json, R"({"format-version": 2})");
+  EXPECT_EQ(loaded->metadata, nlohmann::json::parse(R"({"format-version": 2})"));
 
   auto stale = catalog->SwapMetadataLocation(ident, v2, v1);
   ASSERT_OK(stale.status());

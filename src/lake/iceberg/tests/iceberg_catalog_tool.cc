@@ -58,7 +58,7 @@ int Fail(const weir::Status& status) {
 
 Json TableJson(const iceberg::LoadedTable& table) {
   Json out = {{"metadata_location", table.metadata_location}};
-  out["metadata"] = Json::parse(table.metadata_json, nullptr, false);
+  out["metadata"] = Json::parse(table.metadata.dump(), nullptr, false);
   out["config"] = table.config;
   return out;
 }

@@ -206,16 +206,17 @@ class ScriptedStore final : public iceberg::MetadataStore {
                       const iceberg::TableMetadata& metadata) override {
     return inner_->Create(ident, metadata);
   }
-  Result<iceberg::CommitResult> Commit(const iceberg::TableIdent& ident,
-                                       const iceberg::CurrentMetadata& base,
-                                       const iceberg::TableMetadata& next,
-                                       const iceberg::MetadataChange& change,
-                                       std::vector<std::string>& written) override {
+  Result<iceberg::StoreCommit> Commit(const iceberg::TableIdent& ident,
+                                      const iceberg::CurrentMetadata& base,
+                                      const iceberg::TableMetadata& next,
+                                      const iceberg::MetadataChange& change,
+                                      std::vector<std::string>& written) override {
     if (racer_) std::exchange(racer_, nullptr)();
     auto result = inner_->Commit(ident, base, next, change, written);
     if (result.ok() && unknown_) {
       unknown_ = false;
       result->outcome = iceberg::CommitOutcome::kUnknown;
+      result->current.reset();
     }
     return result;
   }
@@ -292,6 +293,54 @@ TEST_F(IcebergTableTest, ALostRaceIsAConflictThatLeavesNoFilesAndAnUnknownOutcom
   EXPECT_EQ(again.snapshot_id, *found);
   const auto& metadata = unsure->metadata();
   EXPECT_EQ(*metadata.RefSnapshot()->SummaryValue("total-records"), "30");
+}
+
+// After its own commit a handle commits on the catalog's answer without reading the table back;
+// when another handle committed meanwhile, the swap on that stale base is refused and the
+// attempt is made again on a fresh read, in the same Commit: it lands, or is fenced by the
+// fresh ledger. Refused attempts leave no files.
+TEST_F(IcebergTableTest, CommitsOnItsOwnAnswerAndRetriesAStaleBaseOnAFreshRead) {
+  ASSERT_OK_AND_ASSIGN(auto a_opened, catalog_->OpenTable(Spec(), OpenMode::kOpenOrCreate));
+  ASSERT_OK_AND_ASSIGN(auto b_opened, catalog_->OpenTable(Spec(), OpenMode::kOpenOnly));
+  Table& a = *a_opened.table;
+  Table& b = *b_opened.table;
+  const auto metadata_dir = dir_ / "warehouse" / "ns" / "events" / "metadata";
+  const size_t before = FilesIn(metadata_dir);
+  const auto commit = [&](Table& t, int32_t partition, int64_t from, int64_t to,
+                          const std::string& writer) {
+    CommitRequest request;
+    request.files = Write(t, *Rows(t, 1000 * partition + from, 1000 * partition + to));
+    request.offsets = {{"events", partition, from, to}};
+    request.writer = writer;
+    auto result = t.Commit(request);
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    return result.ok() ? *result : CommitResult{};
+  };
+  EXPECT_EQ(commit(a, 0, 0, 10, "a/1").status, CommitStatus::kCommitted);
+  EXPECT_EQ(commit(b, 1, 0, 10, "b/1").status, CommitStatus::kCommitted);
+  // a's own answer says partition 0 is at 10 and main is a/1; main is b/1 now.
+  EXPECT_EQ(commit(a, 0, 10, 20, "a/2").status, CommitStatus::kCommitted);
+  EXPECT_EQ(commit(b, 0, 20, 30, "b/2").status, CommitStatus::kCommitted);
+  // a's unread state passes 20..30 (its ledger says 20); the fresh read says 30: fenced.
+  const CommitResult fenced = commit(a, 0, 20, 30, "a/3");
+  EXPECT_EQ(fenced.status, CommitStatus::kFenced);
+  ASSERT_EQ(fenced.fenced_ranges.size(), 1u);
+  EXPECT_EQ(fenced.fenced_ranges[0].start, 20);
+  EXPECT_EQ(commit(a, 1, 10, 15, "a/4").status, CommitStatus::kCommitted);
+
+  ASSERT_OK_AND_ASSIGN(auto ledger, b.ReadLedger("events"));
+  EXPECT_EQ(ledger, (std::map<int32_t, int64_t>{{0, 30}, {1, 15}}));
+  const auto& metadata = static_cast<iceberg::IcebergTable&>(b).metadata();
+  EXPECT_EQ(metadata.snapshots().size(), 5u);  // a/1 b/1 a/2 b/2 a/4
+  const auto ancestry = metadata.Ancestry();
+  ASSERT_EQ(ancestry.size(), 5u);
+  const std::vector<std::string> order = {"a/4", "b/2", "a/2", "b/1", "a/1"};
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(*ancestry[i]->SummaryValue("weir.commit-id"), order[i]);
+  }
+  EXPECT_EQ(*metadata.RefSnapshot()->SummaryValue("total-records"), "45");
+  // Each landed commit wrote a manifest, a list and a metadata file; the refused ones none.
+  EXPECT_EQ(FilesIn(metadata_dir), before + 5 * 3);
 }
 
 TEST_F(IcebergTableTest, CheckSpecNamesTheSetting) {
