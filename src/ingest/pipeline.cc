@@ -145,6 +145,12 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
       return Status::Invalid("topic ", options_of.config.topic, " feeds two datasets");
     }
     pipeline->by_topic_[options_of.config.topic] = dataset.get();
+    for (const auto& topic : options_of.source_topics) {
+      if (pipeline->by_topic_.count(topic)) {
+        return Status::Invalid("source ", topic, " feeds two datasets");
+      }
+      pipeline->by_topic_[topic] = dataset.get();
+    }
     consumer.topics.push_back(options_of.config.topic);
     pipeline->datasets_.push_back(std::move(dataset));
   }
@@ -541,8 +547,13 @@ void Pipeline::DropConsumer() {
 Status Pipeline::ConnectConsumer() {
   abandoning_ = false;
   paused_ = false;
-  WEIR_ASSIGN_OR_RAISE(consumer_, kafka::Consumer::Make(options_.consumer, this));
-  consumer_->SetStatisticsSink([this](std::string_view json) { kafka_statistics_.Update(json); });
+  if (options_.source) {
+    WEIR_ASSIGN_OR_RAISE(consumer_, options_.source(this));
+  } else {
+    WEIR_ASSIGN_OR_RAISE(consumer_, MakeKafkaSource(options_.consumer, this, [this](auto json) {
+                           kafka_statistics_.Update(json);
+                         }));
+  }
   return Status::OK();
 }
 
@@ -584,6 +595,15 @@ Status Pipeline::Run(std::stop_token stop) {
       continue;
     }
     if (*polled > 0) reconnect.Reset();
+    if (consumer_->Exhausted()) {
+      // A bounded source delivered everything: flush it all and end once every commit landed
+      // (a fence meanwhile restarts the source from the ledger, as for Kafka).
+      SealAll();
+      const bool idle = WaitIdle(SteadyClock::now() + std::chrono::milliseconds(100));
+      CommitKafkaOffsets();
+      if (idle && !restart_.load() && fatal().ok()) break;
+      continue;
+    }
     SealDue(SteadyClock::now());
     ApplyBackpressure();
     CommitKafkaOffsets();
