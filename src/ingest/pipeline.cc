@@ -29,7 +29,8 @@ struct Pipeline::Dataset {
   std::unique_ptr<decode::RecordDecoder> builder;
   decode::DecodeStats published;  // decode statistics already counted in metrics
   // The open buffer (poll thread).
-  std::map<int32_t, lake::OffsetRange> ranges;
+  // Per topic and partition: a dataset fed by a file source has several topics.
+  std::map<kafka::TopicPartition, lake::OffsetRange> ranges;
   std::vector<RejectRecord> rejects;
   int64_t reject_bytes = 0;
   int64_t records = 0;
@@ -238,12 +239,12 @@ void Pipeline::Accept(const kafka::Message& message) {
   if (found == by_topic_.end()) return;
   Dataset& d = *found->second;
   const kafka::TopicPartition tp{std::string(message.topic), message.partition};
-  auto range = d.ranges.find(message.partition);
+  auto range = d.ranges.find(tp);
   if (range == d.ranges.end()) {
     auto start = next_start_.find(tp);
     const int64_t first = start != next_start_.end() ? start->second : message.offset;
     range = d.ranges
-                .emplace(message.partition,
+                .emplace(tp,
                          lake::OffsetRange{tp.topic, message.partition, first, first})
                 .first;
   }
