@@ -243,10 +243,8 @@ void Pipeline::Accept(const kafka::Message& message) {
   if (range == d.ranges.end()) {
     auto start = next_start_.find(tp);
     const int64_t first = start != next_start_.end() ? start->second : message.offset;
-    range = d.ranges
-                .emplace(tp,
-                         lake::OffsetRange{tp.topic, message.partition, first, first})
-                .first;
+    range =
+        d.ranges.emplace(tp, lake::OffsetRange{tp.topic, message.partition, first, first}).first;
   }
   range->second.end = message.offset + 1;
   next_start_[tp] = message.offset + 1;
