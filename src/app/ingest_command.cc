@@ -296,7 +296,13 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     return kExitFailure;
   }
   if (file_source != nullptr) {
-    spdlog::info("weir ingest --from: every file read to its end and committed");
+    if (stop.stop_requested()) {
+      spdlog::info(
+          "weir ingest --from stopped by a signal: what was read is committed; the same "
+          "command again resumes from the offset ledger");
+    } else {
+      spdlog::info("weir ingest --from: every file read to its end and committed");
+    }
     return kExitOk;
   }
   spdlog::info("weir ingest stopped cleanly: everything consumed is committed");

@@ -86,13 +86,15 @@ def ducklake_env(lake: Lake) -> dict:
     return env
 
 
-def kill_midway(process: subprocess.Popen, committed, total: int, log: Path) -> int:
-    """SIGKILLs `process` once some but not all rows are committed; returns the rows then."""
+def kill_midway(process: subprocess.Popen, committed, total: int, log: Path,
+                at_least: int = 1) -> int:
+    """SIGKILLs `process` once `at_least` but not all rows are committed; returns the rows
+    then."""
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         assert process.poll() is None, "finished before it could be killed:\n" + log.read_text()
         rows = committed()
-        if rows > 0:
+        if rows >= at_least:
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=30)
             assert rows < total, "everything was committed before the kill"
@@ -130,20 +132,22 @@ def test_four_files_killed_midway_and_run_again_land_every_line_once(build_dir, 
     env = ducklake_env(lake)
     log = lake.root / "weir.log"
     first = ingest(build_dir, env, lake.root, files, stdin, log)
-    killed_at = kill_midway(first, lambda: lake.count("events"), TOTAL, log)
-
+    kill_midway(first, lambda: lake.count("events"), TOTAL, log)
+    # Killed again once the gzip file (events 250,000 to 500,000) is being read.
     second = ingest(build_dir, env, lake.root, files, stdin, log)
-    finish(second, log)
-    text = log.read_text()
-    assert "resuming after uncompressed byte" in text, text[-4000:]
-    assert "every file read to its end and committed" in text
-    assert_ducklake_exact(lake, TOTAL, bad)
-    assert killed_at < TOTAL
+    kill_midway(second, lambda: lake.count("events"), TOTAL, log, at_least=300_000)
 
-    # Everything is in the ledger: a third run (stdin piped again) lands nothing more.
-    snapshots = lake.scalar("SELECT count(*) FROM lake.snapshots()")
     third = ingest(build_dir, env, lake.root, files, stdin, log)
     finish(third, log)
+    text = log.read_text()
+    assert "resuming after uncompressed byte" in text, text[-4000:]
+    assert "(decompressing from the start)" in text, text[-4000:]
+    assert "every file read to its end and committed" in text
+    assert_ducklake_exact(lake, TOTAL, bad)
+
+    # Everything is in the ledger: another run (stdin piped again) lands nothing more.
+    snapshots = lake.scalar("SELECT count(*) FROM lake.snapshots()")
+    finish(ingest(build_dir, env, lake.root, files, stdin, log), log)
     assert_ducklake_exact(lake, TOTAL, bad)
     assert lake.scalar("SELECT count(*) FROM lake.snapshots()") == snapshots
 
@@ -213,3 +217,21 @@ def test_progress_line_on_a_terminal(build_dir, tmp_path):
     assert match.group(1) == match.group(2), repr(final)
     assert int(match.group(3)) == 15_000 + len(BAD_LINES)  # records, the bad lines too
     assert lake.count("events") == 15_000
+
+
+def test_sigterm_drains_a_backfill_and_the_same_command_continues_it(build_dir, tmp_path):
+    total = 200_000
+    files, stdin, bad = write_files(tmp_path / "in", total)
+    lake = Lake(tmp_path / "lake")
+    lake.root.mkdir(parents=True)
+    env = ducklake_env(lake)
+    log = lake.root / "weir.log"
+    first = ingest(build_dir, env, lake.root, files, stdin, log)
+    wait_for(lambda: lake.count("events") > 0 or first.poll() is not None, 600, "a commit")
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(timeout=300) == 0, log.read_text()[-6000:]
+    drained = lake.count("events")
+    assert 0 < drained < total, "the backfill ended before the signal"
+    assert "stopped by a signal: what was read is committed" in log.read_text()
+    finish(ingest(build_dir, env, lake.root, files, stdin, log), log)
+    assert_ducklake_exact(lake, total, bad)
