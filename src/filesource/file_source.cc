@@ -83,11 +83,10 @@ class FileSource final : public ingest::RecordSource {
   }
   std::vector<kafka::TopicPartition> Assignment() const override { return assignment_; }
 
-  Status CommitOffsets(const std::map<kafka::TopicPartition, int64_t>& next_offsets) override {
-    for (const auto& [tp, next] : next_offsets) committed_[tp.topic] = next;
+  Status CommitOffsets(const std::map<kafka::TopicPartition, int64_t>& /*next_offsets*/) override {
     if (options_.terminal_progress) return Status::OK();
     const auto& [rate, eta] = RateAndEta();
-    spdlog::info("--from: committed through {} of {} ({} file(s) of {} done), {:.0f} events/s{}",
+    spdlog::info("--from: commit landed; read {} of {} ({} of {} file(s) done), {:.0f} events/s{}",
                  Bytes(static_cast<double>(ReadBytes())), Bytes(static_cast<double>(total_bytes_)),
                  current_, files_.size(), rate, eta);
     return Status::OK();
@@ -172,7 +171,6 @@ class FileSource final : public ingest::RecordSource {
   std::vector<std::string> topics_;
   std::vector<kafka::TopicPartition> assignment_;
   std::vector<int64_t> resume_;
-  std::map<std::string, int64_t> committed_;
   std::unique_ptr<LineReader> reader_;
   size_t current_ = 0;
   int64_t total_bytes_ = 0, done_bytes_ = 0;

@@ -89,3 +89,15 @@ def test_every_runnable_command_of_operations_md_runs(kafka, build_dir, tmp_path
         assert result.returncode == 0, where
         for expected in block.expected:
             assert expected in output, f"missing {expected!r} in the output of {where}"
+
+
+def test_every_test_the_recovery_table_names_exists():
+    """The failures OPERATIONS.md says are proven name real tests."""
+    references = re.findall(r"`(test_\w+\.py)::(\w+|\*)`", DOC.read_text())
+    assert len(references) >= 10
+    for file, name in references:
+        path = ROOT / "tests" / "e2e" / file
+        assert path.exists(), f"OPERATIONS.md names {file}, which does not exist"
+        if name != "*":
+            assert re.search(rf"^def {name}\(", path.read_text(), re.M), (
+                f"OPERATIONS.md names {file}::{name}, which does not exist")
