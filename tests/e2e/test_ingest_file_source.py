@@ -220,7 +220,7 @@ def test_progress_line_on_a_terminal(build_dir, tmp_path):
 
 
 def test_sigterm_drains_a_backfill_and_the_same_command_continues_it(build_dir, tmp_path):
-    total = 200_000
+    total = 400_000  # the signal comes at the first commit (~110,000 rows), long before the end
     files, stdin, bad = write_files(tmp_path / "in", total)
     lake = Lake(tmp_path / "lake")
     lake.root.mkdir(parents=True)
