@@ -61,3 +61,6 @@ find_package(GTest REQUIRED)
 find_package(benchmark REQUIRED)
 find_package(nlohmann_json 3.11 REQUIRED)
 find_package(ZLIB REQUIRED)
+# zstd for `weir ingest --from` (Debian libzstd-dev, pinned in versions.env for librdkafka).
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET GLOBAL libzstd)
+add_library(weir::zstd ALIAS PkgConfig::ZSTD)

@@ -104,6 +104,13 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       command->add_option("-c,--config", config_path, "YAML configuration file");
       command->add_option("--set", sets,
                           "Override one setting: name=value (see docs/CONFIGURATION.md)");
+      if (std::string_view(sub.name) == "ingest") {
+        command->add_option("--from", ingest_args.from,
+                            "Ingest these newline-delimited JSON files (plain, gzip or zstd; - is "
+                            "standard input) instead of Kafka, exactly once, then exit");
+        command->add_option("--dataset", ingest_args.dataset,
+                            "The dataset --from feeds (when several are configured)");
+      }
       // Shortcuts for the settings most runs give on the command line.
       for (const auto& [flag, setting] : std::vector<std::pair<std::string, std::string>>{
                {"--bootstrap-servers", "kafka.bootstrap_servers"},

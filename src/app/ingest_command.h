@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "config/settings.h"
 #include "lake/ducklake/ducklake_catalog.h"
@@ -15,6 +16,9 @@ namespace weir::app {
 struct IngestArgs {
   std::optional<std::string> config_path;
   std::map<std::string, std::string> overrides;  // --set and the shortcut flags
+  // --from FILE...: ingest these files (or "-", standard input) instead of Kafka, then exit.
+  std::vector<std::string> from;
+  std::string dataset;  // --dataset: the one the files feed (needed when several are configured)
 };
 
 // The catalog writer's configuration from the settings (shared with `weir check`).

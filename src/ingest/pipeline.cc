@@ -30,7 +30,8 @@ struct Pipeline::Dataset {
   std::unique_ptr<decode::RecordDecoder> builder;
   decode::DecodeStats published;  // decode statistics already counted in metrics
   // The open buffer (poll thread).
-  std::map<int32_t, lake::OffsetRange> ranges;
+  // Per topic and partition: a dataset fed by a file source has several topics.
+  std::map<kafka::TopicPartition, lake::OffsetRange> ranges;
   std::vector<RejectRecord> rejects;
   int64_t reject_bytes = 0;
   int64_t records = 0;
@@ -150,6 +151,12 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
       return Status::Invalid("topic ", options_of.config.topic, " feeds two datasets");
     }
     pipeline->by_topic_[options_of.config.topic] = dataset.get();
+    for (const auto& topic : options_of.source_topics) {
+      if (pipeline->by_topic_.count(topic)) {
+        return Status::Invalid("source ", topic, " feeds two datasets");
+      }
+      pipeline->by_topic_[topic] = dataset.get();
+    }
     consumer.topics.push_back(options_of.config.topic);
     pipeline->datasets_.push_back(std::move(dataset));
   }
@@ -237,14 +244,12 @@ void Pipeline::Accept(const kafka::Message& message) {
   if (found == by_topic_.end()) return;
   Dataset& d = *found->second;
   const kafka::TopicPartition tp{std::string(message.topic), message.partition};
-  auto range = d.ranges.find(message.partition);
+  auto range = d.ranges.find(tp);
   if (range == d.ranges.end()) {
     auto start = next_start_.find(tp);
     const int64_t first = start != next_start_.end() ? start->second : message.offset;
-    range = d.ranges
-                .emplace(message.partition,
-                         lake::OffsetRange{tp.topic, message.partition, first, first})
-                .first;
+    range =
+        d.ranges.emplace(tp, lake::OffsetRange{tp.topic, message.partition, first, first}).first;
   }
   range->second.end = message.offset + 1;
   next_start_[tp] = message.offset + 1;
@@ -593,8 +598,13 @@ Status Pipeline::ConnectConsumer() {
   abandoning_ = false;
   if (paused_) PublishPaused({}, "");
   paused_ = false;
-  WEIR_ASSIGN_OR_RAISE(consumer_, kafka::Consumer::Make(options_.consumer, this));
-  consumer_->SetStatisticsSink([this](std::string_view json) { kafka_statistics_.Update(json); });
+  if (options_.source) {
+    WEIR_ASSIGN_OR_RAISE(consumer_, options_.source(this));
+  } else {
+    WEIR_ASSIGN_OR_RAISE(consumer_, MakeKafkaSource(options_.consumer, this, [this](auto json) {
+                           kafka_statistics_.Update(json);
+                         }));
+  }
   return Status::OK();
 }
 
@@ -636,6 +646,15 @@ Status Pipeline::Run(std::stop_token stop) {
       continue;
     }
     if (*polled > 0) reconnect.Reset();
+    if (consumer_->Exhausted()) {
+      // A bounded source delivered everything: flush it all and end once every commit landed
+      // (a fence meanwhile restarts the source from the ledger, as for Kafka).
+      SealAll();
+      const bool idle = WaitIdle(SteadyClock::now() + std::chrono::milliseconds(100));
+      CommitKafkaOffsets();
+      if (idle && !restart_.load() && fatal().ok()) break;
+      continue;
+    }
     SealDue(SteadyClock::now());
     ApplyBackpressure();
     CommitKafkaOffsets();

@@ -23,6 +23,7 @@
 #include "decode/json_batch_builder.h"
 #include "ingest/dataset_writer.h"
 #include "ingest/kafka_statistics.h"
+#include "ingest/record_source.h"
 #include "kafka/consumer.h"
 #include "kafka/consumer_config.h"
 #include "lake/catalog.h"
@@ -46,6 +47,9 @@ struct DatasetOptions {
   records::TypedColumns typed_columns;
   // The allowlist and denylist, applied on the flush thread after the typed columns; null: none.
   std::shared_ptr<const records::RecordFilter> filter;
+  // Ledger topics of a record source other than Kafka that feed this dataset too (the file
+  // source's `file:<sha256>` keys); `config.topic` always does.
+  std::vector<std::string> source_topics;
 };
 
 struct PipelineOptions {
@@ -57,6 +61,9 @@ struct PipelineOptions {
   // Fed with records, rejects, lag, pauses and commits for /status (optional; outlives the
   // pipeline).
   observe::StatusModel* status = nullptr;
+  // Unset: the Kafka consumer of `consumer`. Set: this source instead (`weir ingest --from`);
+  // when it is exhausted, Run flushes and commits everything and returns.
+  RecordSourceFactory source;
 };
 
 class Pipeline final : public kafka::AssignmentListener {
@@ -118,7 +125,7 @@ class Pipeline final : public kafka::AssignmentListener {
   observe::MetricsRegistry* metrics_;
   std::vector<std::unique_ptr<Dataset>> datasets_;
   std::map<std::string, Dataset*, std::less<>> by_topic_;
-  std::unique_ptr<kafka::Consumer> consumer_;
+  std::unique_ptr<RecordSource> consumer_;
   LogRateLimiter field_log_limiter_{std::chrono::minutes(1)};  // poll and flush threads
   KafkaStatistics kafka_statistics_;
   std::chrono::steady_clock::time_point lag_published_{};

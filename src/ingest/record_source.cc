@@ -1,0 +1,42 @@
+#include "ingest/record_source.h"
+
+namespace weir::ingest {
+namespace {
+
+class KafkaSource final : public RecordSource {
+ public:
+  explicit KafkaSource(std::unique_ptr<kafka::Consumer> consumer)
+      : consumer_(std::move(consumer)) {}
+
+  Result<int> Poll(std::chrono::milliseconds timeout, int max_records,
+                   const std::function<void(const kafka::Message&)>& sink) override {
+    return consumer_->Poll(timeout, max_records, sink);
+  }
+  Status Pause(const std::vector<kafka::TopicPartition>& partitions) override {
+    return consumer_->Pause(partitions);
+  }
+  Status Resume(const std::vector<kafka::TopicPartition>& partitions) override {
+    return consumer_->Resume(partitions);
+  }
+  std::vector<kafka::TopicPartition> Assignment() const override { return consumer_->Assignment(); }
+  Status CommitOffsets(const std::map<kafka::TopicPartition, int64_t>& next_offsets) override {
+    return consumer_->CommitOffsets(next_offsets);
+  }
+  std::vector<kafka::PartitionLag> Lag() const override { return consumer_->Lag(); }
+  Status Close() override { return consumer_->Close(); }
+
+ private:
+  std::unique_ptr<kafka::Consumer> consumer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RecordSource>> MakeKafkaSource(
+    const kafka::ConsumerConfig& config, kafka::AssignmentListener* listener,
+    std::function<void(std::string_view json)> statistics) {
+  WEIR_ASSIGN_OR_RAISE(auto consumer, kafka::Consumer::Make(config, listener));
+  consumer->SetStatisticsSink(std::move(statistics));
+  return std::unique_ptr<RecordSource>(std::make_unique<KafkaSource>(std::move(consumer)));
+}
+
+}  // namespace weir::ingest
