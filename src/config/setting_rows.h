@@ -67,5 +67,7 @@ inline constexpr int64_t kDayMs = 24 * 3600 * 1000LL;
 
 // The rows of `weir serve`'s own settings (setting_table_serve.cc), in the table's order.
 std::vector<Setting> ServeRows();
+// The rows of a dataset's metadata columns and routing (setting_table_route.cc).
+std::vector<Setting> MetadataAndRouteRows();
 
 }  // namespace weir::config::table_rows

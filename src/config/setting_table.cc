@@ -454,6 +454,7 @@ std::vector<Setting> BuildTable() {
        WEIR_DATASET_FIELD(typed_columns)},
   };
   for (Setting& row : datasets) table.push_back(std::move(row));
+  for (Setting& row : table_rows::MetadataAndRouteRows()) table.push_back(std::move(row));
   return table;
 }
 

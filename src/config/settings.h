@@ -66,6 +66,13 @@ struct FlushSettings {
   std::chrono::milliseconds interval{60000};
 };
 
+// A dataset's routing (issue 14): rows to the table a template names from a field.
+struct RouteSettings {
+  std::string template_text;       // "events_{event}"; empty: no routing
+  std::vector<std::string> allow;  // table names; empty: any
+  int max_tables = 100;
+};
+
 struct DatasetSettings {
   std::string name;   // defaults to table
   std::string topic;  // required
@@ -86,6 +93,9 @@ struct DatasetSettings {
   std::map<std::string, std::string> mapping;
   // `column:type` pins (timestamptz | bigint | double | boolean | varchar | uuid).
   std::vector<std::string> typed_columns;
+  // Kafka metadata columns and routing (issue 14), setting_table_route.cc.
+  std::vector<std::string> metadata_columns;  // `column:source` items
+  RouteSettings route;
 };
 
 // The Iceberg lake (lake.format iceberg): its catalog and warehouse.

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -23,11 +24,13 @@
 #include "decode/json_batch_builder.h"
 #include "ingest/dataset_writer.h"
 #include "ingest/kafka_statistics.h"
+#include "ingest/routed_writer.h"
 #include "kafka/consumer.h"
 #include "kafka/consumer_config.h"
 #include "lake/catalog.h"
 #include "observe/metrics_registry.h"
 #include "records/jmespath/mapping.h"
+#include "records/metadata_columns.h"
 #include "records/typed_columns.h"
 
 namespace weir::ingest {
@@ -42,6 +45,10 @@ struct DatasetOptions {
   std::shared_ptr<const records::jmespath::Mapping> mapping;
   // Columns pinned to a type, cast on the flush thread before each write.
   records::TypedColumns typed_columns;
+  // Kafka metadata written with each row (records/metadata_columns.h); empty: none.
+  std::vector<records::MetadataColumn> metadata_columns;
+  // Set: rows are routed to tables by a field (ingest/routed_writer.h).
+  std::optional<RouteConfig> route;
 };
 
 struct PipelineOptions {
@@ -86,6 +93,8 @@ class Pipeline final : public kafka::AssignmentListener {
   // Waits until every flush thread is idle; false when `deadline` passed first.
   bool WaitIdle(std::chrono::steady_clock::time_point deadline);
   void FlushLoop(Dataset& dataset);
+  // A routed dataset's write: RoutedWriter's, its routing counters published.
+  Result<FlushOutcome> WriteRouted(Dataset& dataset, const SealedFlush& flush);
   void ApplyBackpressure();
   void CommitKafkaOffsets();
   void PublishDecodeStats(Dataset& dataset);
