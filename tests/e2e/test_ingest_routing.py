@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import sqlite3
 import threading
 import time
 
@@ -128,7 +130,7 @@ def test_routing_into_three_tables_and_the_fallback_survives_a_kill_loop_exactly
     lake, tables = make(fmt, tmp_path / "lake")
     group = unique("group")
     # Small flushes: many commits in flight, so kills land between a flush's table commits.
-    settings = dict(FAST_GROUP, WEIR_FLUSH_MAX_BYTES="256KiB", **ROUTE)
+    settings = dict(FAST_GROUP, WEIR_FLUSH_MAX_BYTES="64KiB", **ROUTE)
     workers = [WeirIngest(build_dir, lake, bootstrap, topic, "events", group, settings,
                           name=f"w{i}") for i in range(2)]
     for w in workers:
@@ -137,7 +139,7 @@ def test_routing_into_three_tables_and_the_fallback_survives_a_kill_loop_exactly
     rng = random.Random(20261201 if fmt == "ducklake" else 20261202)
     kills = 0
     try:
-        while kills < 14:
+        while kills < 16:
             time.sleep(rng.uniform(0.3, 2.5))
             victim = workers[rng.randrange(2)]
             victim.kill()  # SIGKILL: anywhere, between a flush's table commits too
@@ -150,6 +152,9 @@ def test_routing_into_three_tables_and_the_fallback_survives_a_kill_loop_exactly
         codes = [w.stop() for w in workers]
     assert codes == [0, 0], "\n".join(w.log() for w in workers)
     assert_exactly(tables, total)
+    replays = sum(len(re.findall(r"rows for events_\w+ (?:are|were) in it already",
+                                 w.log_path.read_text())) for w in workers)
+    print(f"{kills} kills; {replays} routed commits found (part of) their rows landed already")
 
 
 @pytest.mark.parametrize("fmt", ["ducklake", "iceberg"])
@@ -178,3 +183,75 @@ def test_routing_counts_each_fallback_reason_and_each_routed_table(
     finally:
         assert weir.stop() == 0, weir.log()
     assert_exactly(tables, total)
+
+
+def refuse_commits_to_events(fmt: str, lake) -> tuple:
+    """(arm, disarm): SQLite triggers that make every commit to `events` fail while armed (the
+    DuckLake ledger row of `events`, the Iceberg SQL catalog's pointer swap of `events`), so
+    that a flush's routed tables land and its own table cannot."""
+    if fmt == "ducklake":
+        path = lake.sqlite_path
+        events_uuid = ("(SELECT table_uuid FROM ducklake_table WHERE table_name = 'events' "
+                       "AND end_snapshot IS NULL)")
+        statements = [
+            f"CREATE TRIGGER refuse_events_{op.lower()} BEFORE {op} ON weir_offset_ledger "
+            f"WHEN NEW.table_uuid = {events_uuid} BEGIN SELECT RAISE(ABORT, 'test: refused'); END"
+            for op in ("INSERT", "UPDATE")]
+        drops = ["DROP TRIGGER refuse_events_insert", "DROP TRIGGER refuse_events_update"]
+    else:
+        path = lake.root / "weir-lake" / "catalog.db"
+        statements = [
+            "CREATE TRIGGER refuse_events BEFORE UPDATE ON iceberg_tables "
+            "WHEN OLD.table_name = 'events' BEGIN SELECT RAISE(ABORT, 'test: refused'); END"]
+        drops = ["DROP TRIGGER refuse_events"]
+
+    def execute(sqls: list[str]) -> None:
+        with sqlite3.connect(path, timeout=30) as db:
+            for sql in sqls:
+                db.execute(sql)
+
+    return (lambda: execute(statements)), (lambda: execute(drops))
+
+
+@pytest.mark.parametrize("fmt", ["ducklake", "iceberg"])
+def test_a_crash_after_the_routed_tables_landed_and_before_the_dataset_table_did(
+        fmt, kafka, build_dir, tmp_path):
+    """The second flush's routed tables commit and `events` cannot; weir is killed there. The
+    restart resumes at `events`' ledger, re-reads the flush, finds its routed rows in their
+    tables already and commits only the rest: every table exact."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("route_crash")
+    create_topic(bootstrap, topic, 1)
+    lake, tables = make(fmt, tmp_path / "lake")
+    group = unique("group")
+    arm, disarm = refuse_commits_to_events(fmt, lake)
+    settings = dict(ROUTE, WEIR_FLUSH_INTERVAL="2s")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group, settings).start()
+    first, second = expected(100), expected(200)
+    try:
+        produce(bootstrap, topic, records(0, 100))
+        wait_for(lambda: all_committed(tables, 100) or not weir.alive(), 90, "the first flush")
+        assert weir.alive(), weir.log()
+        arm()
+        produce(bootstrap, topic, records(100, 100))
+        wait_for(lambda: all(tables.count(f"events_{e}") == len(second[f"events_{e}"])
+                             for e in ROUTED) or not weir.alive(), 90,
+                 "the second flush's routed tables")
+    finally:
+        weir.kill()
+    for e in ROUTED:
+        assert tables.count(f"events_{e}") == len(second[f"events_{e}"]), weir.log()
+    assert tables.count("events") == len(first["events"]), "events must not have moved"
+    disarm()
+    restarted = WeirIngest(build_dir, lake, bootstrap, topic, "events", group, settings).start()
+    try:
+        wait_for(lambda: all_committed(tables, 200) or not restarted.alive(), 90,
+                 "the second flush after the restart")
+        assert restarted.alive(), restarted.log()
+    finally:
+        assert restarted.stop() == 0, restarted.log()
+    log = restarted.log_path.read_text()
+    for e in ROUTED:
+        assert re.search(rf"the flush's \d+ rows for events_{e} are in it already", log), \
+            restarted.log()
+    assert_exactly(tables, 200)
