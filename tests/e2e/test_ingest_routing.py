@@ -108,6 +108,11 @@ def all_committed(tables, total: int) -> bool:
     return all(tables.count(t) >= len(w) for t, w in expected(total).items())
 
 
+def commits(weir: WeirIngest) -> int:
+    """Flushes the writer has committed, over every start (its log is appended to)."""
+    return weir.log_path.read_text(errors="replace").count(" committed snapshot ")
+
+
 def produce_slowly(bootstrap: str, topic: str, total: int, seconds: float) -> threading.Thread:
     def run():
         chunk = max(1, total // 40)
@@ -135,16 +140,22 @@ def test_routing_into_three_tables_and_the_fallback_survives_a_kill_loop_exactly
                           name=f"w{i}") for i in range(2)]
     for w in workers:
         w.start(*FAST_GROUP_ARGS)
-    producer = produce_slowly(bootstrap, topic, total, 30)
+    producer = produce_slowly(bootstrap, topic, total, 90)
     rng = random.Random(20261201 if fmt == "ducklake" else 20261202)
     kills = 0
     try:
-        while kills < 16:
-            time.sleep(rng.uniform(0.3, 2.5))
+        while kills < 16 and producer.is_alive():
             victim = workers[rng.randrange(2)]
+            # Kill a writer that is committing: after one of its flushes landed since its last
+            # start, a moment into the next one (often between a flush's table commits).
+            landed = commits(victim)
+            wait_for(lambda: commits(victim) > landed or not producer.is_alive(), 60,
+                     "a commit of the victim")
+            time.sleep(rng.uniform(0.0, 0.6))
             victim.kill()  # SIGKILL: anywhere, between a flush's table commits too
             kills += 1
             victim.start(*FAST_GROUP_ARGS)
+        assert kills >= 10, f"only {kills} kills while the producer ran"
         producer.join(timeout=120)
         assert not producer.is_alive()
         wait_for(lambda: all_committed(tables, total), 300, "every record committed")
