@@ -18,6 +18,7 @@
 #include "config/describe.h"
 #include "config/load.h"
 #include "config/validate.h"
+#include "decode/field_names.h"
 #include "ingest/pipeline.h"
 #include "kafka/admin.h"
 #include "lake/duckdb_engine.h"
@@ -26,6 +27,8 @@
 #include "observe/http_server.h"
 #include "observe/status_model.h"
 #include "records/dataset_mapping.h"
+#include "records/metadata_columns.h"
+#include "records/route.h"
 #include "records/typed_columns.h"
 
 namespace weir::app {
@@ -37,6 +40,51 @@ files::Codec CodecOf(const std::string& name) {
   if (name == "gzip") return files::Codec::kGzip;
   if (name == "none") return files::Codec::kNone;
   return files::Codec::kZstd;
+}
+
+// A dataset's metadata columns and routing (issue 14; validated with the settings already).
+Status AddMetadataAndRoute(const config::IngestSettings& s, const config::DatasetSettings& d,
+                           ingest::DatasetOptions& o) {
+  if (!d.metadata_columns.empty()) {
+    auto columns = records::ParseMetadataColumns(d.metadata_columns);
+    if (!columns.ok()) {
+      return Status::Invalid("datasets[", d.name,
+                             "].metadata_columns: ", columns.status().message());
+    }
+    o.metadata_columns = std::move(*columns);
+  }
+  if (d.route.template_text.empty()) return Status::OK();
+  auto parsed = records::ParseRouteTemplate(d.route.template_text);
+  if (!parsed.ok()) {
+    return Status::Invalid("datasets[", d.name, "].route.template: ", parsed.status().message());
+  }
+  ingest::RouteConfig route;
+  route.rule.route = std::move(*parsed);
+  route.rule.fallback = decode::FoldName(d.table);
+  for (const auto& name : d.route.allow) route.rule.allow.insert(decode::FoldName(name));
+  // Tables weir writes otherwise: every dataset's rejects table, the other datasets' tables.
+  for (const auto& other : s.datasets) {
+    route.rule.reserved.insert(decode::FoldName(other.table + "_rejects"));
+    if (other.schema == d.schema && other.table != d.table) {
+      route.rule.reserved.insert(decode::FoldName(other.table));
+    }
+  }
+  route.max_tables = d.route.max_tables;
+  for (const auto& column : o.metadata_columns) {
+    route.keep_columns.insert(decode::FoldName(column.column));
+  }
+  for (const auto& column : o.typed_columns.columns()) {
+    route.keep_columns.insert(decode::FoldName(column.column));
+  }
+  for (const auto& [column, expression] : d.mapping) {
+    route.keep_columns.insert(decode::FoldName(column));
+  }
+  spdlog::info("dataset {}: rows routed by {} (at most {} tables{}), the rest to {}", d.name,
+               d.route.template_text, route.max_tables,
+               route.rule.allow.empty() ? "" : fmt::format(", {} allowed", route.rule.allow.size()),
+               d.table);
+  o.route = std::move(route);
+  return Status::OK();
 }
 
 Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings& s) {
@@ -113,6 +161,7 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
       o.typed_columns = std::move(*made);
     }
     WEIR_ASSIGN_OR_RAISE(o.filter, MakeStaticFilter(d));
+    WEIR_RETURN_NOT_OK(AddMetadataAndRoute(s, d, o));
     options.datasets.push_back(std::move(o));
   }
   return options;

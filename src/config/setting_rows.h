@@ -69,5 +69,7 @@ inline constexpr int64_t kDayMs = 24 * 3600 * 1000LL;
 std::vector<Setting> ServeRows();
 // The rows of the record filters and the dynamic allowlist (setting_table_filters.cc).
 std::vector<Setting> FilterRows();
+// The rows of a dataset's metadata columns and routing (setting_table_route.cc).
+std::vector<Setting> MetadataAndRouteRows();
 
 }  // namespace weir::config::table_rows

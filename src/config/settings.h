@@ -85,6 +85,11 @@ struct IncludeValuesSettings {
   std::string auth_header_name;
   std::string auth_token;
   int64_t max_bytes = 4 << 20;
+// A dataset's routing (issue 14): rows to the table a template names from a field.
+struct RouteSettings {
+  std::string template_text;       // "events_{event}"; empty: no routing
+  std::vector<std::string> allow;  // table names; empty: any
+  int max_tables = 100;
 };
 
 struct DatasetSettings {
@@ -110,6 +115,9 @@ struct DatasetSettings {
   // Record filters and the dynamic allowlist (setting_table_filters.cc).
   FilterSettings filter;
   IncludeValuesSettings include_values;
+  // Kafka metadata columns and routing (issue 14), setting_table_route.cc.
+  std::vector<std::string> metadata_columns;  // `column:source` items
+  RouteSettings route;
 };
 
 // The Iceberg lake (lake.format iceberg): its catalog and warehouse.

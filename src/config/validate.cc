@@ -11,8 +11,11 @@
 #include "config/validate_filters.h"
 
 #include "base/text.h"
+#include "decode/field_names.h"
 #include "lake/table_spec.h"
 #include "records/dataset_mapping.h"
+#include "records/metadata_columns.h"
+#include "records/route.h"
 #include "records/typed_columns.h"
 
 namespace weir::config {
@@ -58,6 +61,69 @@ std::string WhereToSet(const Setting& setting) {
   return text + ")";
 }
 
+// metadata_columns and route.* (issue 14).
+void CheckMetadataAndRoute(size_t index, const DatasetSettings& dataset, ErrorList& errors) {
+  std::vector<std::string> metadata_names;
+  if (!dataset.metadata_columns.empty()) {
+    auto parsed = records::ParseMetadataColumns(dataset.metadata_columns);
+    if (!parsed.ok()) {
+      errors.Dataset(index, dataset, "metadata_columns", parsed.status().message());
+    } else {
+      std::vector<std::string> typed, mapped;
+      if (auto pins = records::ParseTypedColumns(dataset.typed_columns); pins.ok()) {
+        for (const auto& pin : *pins) typed.push_back(pin.column);
+      }
+      for (const auto& [column, expression] : dataset.mapping) mapped.push_back(column);
+      for (const auto& [configured, what] :
+           {std::pair{&typed, "a typed column"}, std::pair{&mapped, "a mapping column"}}) {
+        const Status collides = records::CheckMetadataCollisions(*parsed, *configured, what);
+        if (!collides.ok()) errors.Dataset(index, dataset, "metadata_columns", collides.message());
+      }
+      for (const auto& column : *parsed) metadata_names.push_back(column.column);
+    }
+  }
+  const RouteSettings& route = dataset.route;
+  if (route.template_text.empty()) {
+    if (!route.allow.empty()) {
+      errors.Dataset(index, dataset, "route.allow", "is set without route.template");
+    }
+    return;
+  }
+  auto parsed = records::ParseRouteTemplate(route.template_text);
+  if (!parsed.ok()) {
+    errors.Dataset(index, dataset, "route.template", parsed.status().message());
+    return;
+  }
+  if (!dataset.mapping.empty()) {
+    bool known = false;
+    for (const auto& [column, expression] : dataset.mapping) {
+      known = known || decode::SameColumnName(column, parsed->field);
+    }
+    for (const auto& column : metadata_names) {
+      known = known || decode::SameColumnName(column, parsed->field);
+    }
+    if (!known) {
+      errors.Dataset(index, dataset, "route.template",
+                     fmt::format("routes by \"{}\", which is neither a mapping column nor a "
+                                 "metadata column (a mapped dataset's rows hold only those)",
+                                 parsed->field));
+    }
+  }
+  for (const std::string& name : route.allow) {
+    if (!IsIdentifier(name) || name.size() > 63) {
+      errors.Dataset(index, dataset, "route.allow",
+                     fmt::format("value \"{}\" is not a table name (an identifier of at most 63 "
+                                 "bytes)",
+                                 name));
+    }
+  }
+  if (static_cast<size_t>(route.max_tables) < route.allow.size()) {
+    errors.Dataset(index, dataset, "route.max_tables",
+                   fmt::format("value \"{}\" is below the {} names of route.allow",
+                               route.max_tables, route.allow.size()));
+  }
+}
+
 void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& errors) {
   for (const Setting& setting : SettingTable()) {
     if (setting.scope != Scope::kDataset || !setting.required) continue;
@@ -100,6 +166,7 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
   for (const auto& [name, problem] : FilterSettingProblems(dataset)) {
     errors.Dataset(index, dataset, name, problem);
   }
+  CheckMetadataAndRoute(index, dataset, errors);
   std::set<std::string> sort_keys;
   for (const std::string& key : dataset.sort_by) {
     if (!IsIdentifier(key)) {

@@ -68,6 +68,16 @@ lake::TableSpec DatasetWriter::Spec(const DatasetConfig& config,
                          config.sort_keys};
 }
 
+Result<std::map<int32_t, int64_t>> DatasetWriter::ReadLedger(const std::string& topic) {
+  if (!table_) {
+    WEIR_ASSIGN_OR_RAISE(auto opened,
+                         catalog_->OpenTable(Spec(config_), lake::OpenMode::kOpenOnly));
+    if (opened.status != lake::OpenStatus::kOpened) return std::map<int32_t, int64_t>{};
+    table_ = std::move(opened.table);
+  }
+  return table_->ReadLedger(topic);
+}
+
 Status DatasetWriter::CreateTable(const ColumnPlan& plan) {
   std::vector<lake::NewColumn> columns;
   for (const auto& column : plan.missing) columns.emplace_back(column.name, column.type);

@@ -66,6 +66,9 @@ struct SealedFlush {
   std::vector<lake::OffsetRange> offsets;  // per partition: [ledger start, last offset + 1)
   int64_t bytes = 0;                       // held in memory until committed
   int64_t records = 0;                     // consumed records (rows + rejects)
+  // A routed dataset's only (ingest/routed_writer.h): each row's Kafka partition and offset.
+  std::vector<int32_t> row_partitions;
+  std::vector<int64_t> row_offsets;
 };
 
 struct FlushOutcome {
@@ -102,6 +105,10 @@ class DatasetWriter {
                               std::vector<lake::NewColumn> columns = {});
 
   const DatasetConfig& config() const { return config_; }
+
+  // The table's offset ledger of `topic` (empty while the table does not exist): what a
+  // routed dataset plans its tables' commits with (ingest/routed_writer.h).
+  Result<std::map<int32_t, int64_t>> ReadLedger(const std::string& topic);
 
  private:
   struct WrittenFiles {

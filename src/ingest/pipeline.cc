@@ -37,9 +37,19 @@ struct Pipeline::Dataset {
   int64_t records = 0;
   SteadyClock::time_point first_record;
   std::unique_ptr<lake::Table> ledger_table;  // the poll thread's own catalog handle
+  // Kafka metadata columns of the open buffer, and (routed datasets) each row's position.
+  std::unique_ptr<records::MetadataColumnsBuilder> metadata;
+  std::vector<int32_t> row_partitions;
+  std::vector<int64_t> row_offsets;
+
+  int64_t buffered_bytes() const {
+    return builder->buffered_bytes() + reject_bytes + (metadata ? metadata->buffered_bytes() : 0) +
+           static_cast<int64_t>(row_offsets.size() * 12);
+  }
 
   // The flush thread and its queue.
   std::unique_ptr<DatasetWriter> writer;
+  std::unique_ptr<RoutedWriter> router;  // routed datasets write through it instead
   std::thread thread;
   std::mutex mutex;
   std::condition_variable changed;
@@ -60,6 +70,9 @@ struct Pipeline::Dataset {
   m::Counter* nulled = nullptr;
   m::Counter* lossy = nullptr;
   m::Counter* coercion_nulled = nullptr;
+  m::Counter* metadata_nulled = nullptr;   // key/header values that were not UTF-8
+  m::Counter* metadata_dropped = nullptr;  // payload fields named like a metadata column
+  int64_t metadata_nulled_published = 0;
   m::Gauge* buffer_bytes = nullptr;
   m::Histogram* flush_seconds = nullptr;
   m::Histogram* commit_seconds = nullptr;
@@ -123,6 +136,15 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     }
     dataset->writer = std::make_unique<DatasetWriter>(options_of.config, catalog,
                                                       pipeline->stopping_.get_token());
+    if (options_of.route) {
+      dataset->router = std::make_unique<RoutedWriter>(options_of.config, *options_of.route,
+                                                       catalog, pipeline->stopping_.get_token());
+    }
+    if (!options_of.metadata_columns.empty()) {
+      WEIR_ASSIGN_OR_RAISE(dataset->metadata,
+                           records::MetadataColumnsBuilder::Make(options_of.metadata_columns,
+                                                                 arrow::default_memory_pool()));
+    }
     const m::Labels labels{{std::string(m::kLabelDataset), options_of.config.name}};
     dataset->consumed = &metrics->Counter(m::kRecordsConsumed, labels);
     dataset->written = &metrics->Counter(m::kRecordsWritten, labels);
@@ -147,6 +169,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     dataset->nulled = &metrics->Counter(m::kValuesNulled, with_reason("type_mismatch"));
     dataset->lossy = &metrics->Counter(m::kValuesNulled, with_reason("integer_beyond_int64"));
     dataset->coercion_nulled = &metrics->Counter(m::kValuesNulled, with_reason("column_coercion"));
+    dataset->metadata_nulled = &metrics->Counter(m::kValuesNulled, with_reason("invalid_utf8"));
+    dataset->metadata_dropped =
+        &metrics->Counter(m::kFieldsDropped, with_reason("metadata_column"));
     if (pipeline->by_topic_.count(options_of.config.topic)) {
       return Status::Invalid("topic ", options_of.config.topic, " feeds two datasets");
     }
@@ -263,7 +288,27 @@ void Pipeline::Accept(const kafka::Message& message) {
   if (d.builder->stats().field_events != field_events) {
     LogFieldEvent(d, tp, message.offset, d.builder->stats().field_events - field_events);
   }
-  if (appended.ok()) return;
+  if (appended.ok()) {
+    if (d.metadata) {
+      records::RecordMetadata meta;
+      meta.topic = message.topic;
+      meta.partition = message.partition;
+      meta.offset = message.offset;
+      meta.timestamp_ms = message.timestamp_ms;
+      if (!message.key_is_null) meta.key = message.key;
+      for (const auto& header : d.metadata->header_names()) {
+        meta.headers.push_back(kafka::HeaderValue(message, header));
+      }
+      if (Status added = d.metadata->Append(meta); !added.ok()) {
+        SetFatal(WithContext(added, "metadata columns of " + kafka::ToString(tp)));
+      }
+    }
+    if (d.router) {
+      d.row_partitions.push_back(message.partition);
+      d.row_offsets.push_back(message.offset);
+    }
+    return;
+  }
   const ErrorDetail* detail = GetErrorDetail(appended);
   if (detail == nullptr || detail->error_class() != ErrorClass::kBadData) {
     SetFatal(WithContext(
@@ -341,12 +386,24 @@ void Pipeline::PublishDecodeStats(Dataset& d) {
 void Pipeline::Seal(Dataset& d) {
   if (d.records == 0) return;
   SealedFlush flush;
-  flush.bytes = d.builder->buffered_bytes() + d.reject_bytes;
+  flush.bytes = d.buffered_bytes();
   auto batch = d.builder->Finish();
+  if (batch.ok() && d.metadata) {
+    int64_t dropped = 0;
+    batch = d.metadata->AttachTo(std::move(*batch), &dropped);
+    d.metadata_dropped->Increment(static_cast<double>(dropped));
+    const int64_t nulled = d.metadata->invalid_utf8();
+    d.metadata_nulled->Increment(static_cast<double>(nulled - d.metadata_nulled_published));
+    d.metadata_nulled_published = nulled;
+  }
   if (!batch.ok()) {
     SetFatal(WithContext(batch.status(), "dataset " + d.options.config.name));
     return;
   }
+  flush.row_partitions = std::move(d.row_partitions);
+  flush.row_offsets = std::move(d.row_offsets);
+  d.row_partitions.clear();
+  d.row_offsets.clear();
   PublishDecodeStats(d);
   flush.batch = std::move(*batch);
   flush.rejects = std::move(d.rejects);
@@ -367,7 +424,7 @@ void Pipeline::Seal(Dataset& d) {
 void Pipeline::SealDue(SteadyClock::time_point now) {
   for (auto& d : datasets_) {
     if (d->records == 0) continue;
-    const int64_t bytes = d->builder->buffered_bytes() + d->reject_bytes;
+    const int64_t bytes = d->buffered_bytes();
     d->buffer_bytes->Set(static_cast<double>(bytes));
     if (bytes >= d->options.flush_max_bytes || now - d->first_record >= d->options.flush_interval) {
       Seal(*d);
@@ -382,6 +439,9 @@ void Pipeline::SealAll() {
 void Pipeline::Abandon() {
   for (auto& d : datasets_) {
     if (d->records > 0) (void)d->builder->Finish();
+    if (d->metadata) d->metadata->Reset();
+    d->row_partitions.clear();
+    d->row_offsets.clear();
     d->ranges.clear();
     d->rejects.clear();
     d->reject_bytes = 0;
@@ -436,7 +496,7 @@ void Pipeline::FlushLoop(Dataset& d) {
       }
     }
     if (fatal().ok()) {
-      auto outcome = d.writer->Write(flush);
+      auto outcome = d.router ? WriteRouted(d, flush) : d.writer->Write(flush);
       if (!outcome.ok()) {
         spdlog::error("dataset {}: {}", name, outcome.status().ToString());
         SetFatal(outcome.status());
@@ -500,9 +560,24 @@ void Pipeline::FlushLoop(Dataset& d) {
   }
 }
 
+Result<FlushOutcome> Pipeline::WriteRouted(Dataset& d, const SealedFlush& flush) {
+  WEIR_ASSIGN_OR_RAISE(RoutedOutcome routed, d.router->Write(flush));
+  if (!routed.total.fenced) {
+    const std::string& name = d.options.config.name;
+    for (const auto& [table, rows] : routed.routed_rows) {
+      metrics_
+          ->Counter(m::kRecordsRouted,
+                    {{std::string(m::kLabelDataset), name}, {std::string(m::kLabelTable), table}})
+          .Increment(static_cast<double>(rows));
+    }
+    AddFieldCounts(name, m::kRouteFallback, routed.fallback_reasons, nullptr);
+  }
+  return std::move(routed.total);
+}
+
 int64_t Pipeline::BufferedBytes() const {
   int64_t total = inflight_bytes_.load();
-  for (const auto& d : datasets_) total += d->builder->buffered_bytes() + d->reject_bytes;
+  for (const auto& d : datasets_) total += d->buffered_bytes();
   return total;
 }
 

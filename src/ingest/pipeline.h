@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "ingest/dataset_writer.h"
 #include "ingest/kafka_statistics.h"
 #include "ingest/record_source.h"
+#include "ingest/routed_writer.h"
 #include "kafka/consumer.h"
 #include "kafka/consumer_config.h"
 #include "lake/catalog.h"
@@ -31,6 +33,7 @@
 #include "observe/status_model.h"
 #include "records/jmespath/mapping.h"
 #include "records/record_filter.h"
+#include "records/metadata_columns.h"
 #include "records/typed_columns.h"
 
 namespace weir::ingest {
@@ -50,6 +53,10 @@ struct DatasetOptions {
   // Ledger topics of a record source other than Kafka that feed this dataset too (the file
   // source's `file:<sha256>` keys); `config.topic` always does.
   std::vector<std::string> source_topics;
+  // Kafka metadata written with each row (records/metadata_columns.h); empty: none.
+  std::vector<records::MetadataColumn> metadata_columns;
+  // Set: rows are routed to tables by a field (ingest/routed_writer.h).
+  std::optional<RouteConfig> route;
 };
 
 struct PipelineOptions {
@@ -100,6 +107,8 @@ class Pipeline final : public kafka::AssignmentListener {
   // Waits until every flush thread is idle; false when `deadline` passed first.
   bool WaitIdle(std::chrono::steady_clock::time_point deadline);
   void FlushLoop(Dataset& dataset);
+  // A routed dataset's write: RoutedWriter's, its routing counters published.
+  Result<FlushOutcome> WriteRouted(Dataset& dataset, const SealedFlush& flush);
   void ApplyBackpressure();
   void CommitKafkaOffsets();
   void PublishDecodeStats(Dataset& dataset);

@@ -59,6 +59,26 @@ std::string ToString(const TopicPartition& tp) {
   return tp.topic + "[" + std::to_string(tp.partition) + "]";
 }
 
+std::optional<std::string_view> HeaderValue(const Message& message, std::string_view name) {
+  if (message.native == nullptr) return std::nullopt;
+  rd_kafka_headers_t* headers = nullptr;
+  // librdkafka parses the headers on first access and keeps them with the message; the call
+  // does not modify what the views point at.
+  if (rd_kafka_message_headers(const_cast<rd_kafka_message_t*>(message.native), &headers) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR ||
+      headers == nullptr) {
+    return std::nullopt;
+  }
+  const std::string key(name);
+  const void* value = nullptr;
+  size_t size = 0;
+  if (rd_kafka_header_get_last(headers, key.c_str(), &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      value == nullptr) {
+    return std::nullopt;
+  }
+  return std::string_view(static_cast<const char*>(value), size);
+}
+
 Consumer::Consumer(const ConsumerConfig& config, AssignmentListener* listener,
                    bool reset_to_earliest)
     : config_(config), listener_(listener), reset_to_earliest_(reset_to_earliest) {}
@@ -368,6 +388,7 @@ Result<int> Consumer::Poll(std::chrono::milliseconds timeout, int max_messages,
     }
     rd_kafka_timestamp_type_t timestamp_type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
     view.timestamp_ms = rd_kafka_message_timestamp(message.get(), &timestamp_type);
+    view.native = message.get();
     sink(view);
     state.next_offset = message->offset + 1;
     ++delivered;

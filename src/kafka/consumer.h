@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,7 +48,14 @@ struct Message {
   std::string_view payload;
   int64_t timestamp_ms = -1;  // -1 when the record has none
   bool key_is_null = true;
+  // The librdkafka message the views point into (for HeaderValue); null in tests that build
+  // a Message by hand.
+  const rd_kafka_message_t* native = nullptr;
 };
+
+// The value of the last header named `name` (exact, case-sensitive) of `message`; nullopt when
+// the record has no such header or its value is null. Valid while the message is.
+std::optional<std::string_view> HeaderValue(const Message& message, std::string_view name);
 
 // Consumer lag of one owned partition; -1 where not known yet.
 struct PartitionLag {

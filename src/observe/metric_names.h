@@ -18,6 +18,7 @@ inline constexpr std::string_view kLabelTopic = "topic";
 inline constexpr std::string_view kLabelPartition = "partition";
 inline constexpr std::string_view kLabelColumn = "column";
 inline constexpr std::string_view kLabelTargetType = "target_type";
+inline constexpr std::string_view kLabelTable = "table";
 
 inline constexpr MetricDef kRecordsConsumed{"weir_records_consumed_total",
                                             "Records read from Kafka.",
@@ -123,13 +124,27 @@ inline constexpr MetricDef kSortSkipped{
     MetricType::kCounter,
     {kLabelDataset, kLabelReason}};
 
+// Routing (issue 14).
+inline constexpr MetricDef kRecordsRouted{
+    "weir_records_routed_total",
+    "Records committed to a routed table (route.template), by table.",
+    MetricType::kCounter,
+    {kLabelDataset, kLabelTable}};
+inline constexpr MetricDef kRouteFallback{
+    "weir_route_fallback_total",
+    "Records of a routed dataset written to its own table instead, by reason (field_missing, "
+    "not_a_name, not_allowed, reserved_name, over_cap).",
+    MetricType::kCounter,
+    {kLabelDataset, kLabelReason}};
+
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 23> kStandardMetrics = {
+inline constexpr std::array<const MetricDef*, 25> kStandardMetrics = {
     &kRecordsConsumed, &kRecordsWritten,       &kRecordsRejected, &kRecordsFiltered,
     &kFieldsDropped,   &kFieldsRenamed,        &kValuesNulled,    &kErrors,
     &kFlushDuration,   &kCommitDuration,       &kBytesWritten,    &kFilesWritten,
     &kCommitRetries,   &kCommitConflicts,      &kOrphanedObjects, &kBufferBytes,
     &kConsumerLag,     &kPausedPartitions,     &kCommits,         &kFencedCommits,
-    &kColumnsCoerced,  &kColumnCoercionErrors, &kSortSkipped};
+    &kColumnsCoerced,  &kColumnCoercionErrors, &kSortSkipped,     &kRecordsRouted,
+    &kRouteFallback};
 
 }  // namespace weir::observe
