@@ -147,7 +147,7 @@ inline constexpr std::array<const MetricDef*, 25> kStandardMetrics = {
     &kFlushDuration,   &kCommitDuration,       &kBytesWritten,    &kFilesWritten,
     &kCommitRetries,   &kCommitConflicts,      &kOrphanedObjects, &kBufferBytes,
     &kConsumerLag,     &kPausedPartitions,     &kCommits,         &kFencedCommits,
-    &kColumnsCoerced,  &kColumnCoercionErrors, &kSortSkipped,
-    &kStageBusy,       &kStageIdle};
+    &kColumnsCoerced,  &kColumnCoercionErrors, &kSortSkipped,     &kStageBusy,
+    &kStageIdle};
 
 }  // namespace weir::observe
