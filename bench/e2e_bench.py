@@ -240,11 +240,13 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
     print(f"run {run} {target}: {binary} ingest, log {log_path}, {where}", flush=True)
     with open(log_path, "ab") as log:
         start = time.monotonic()
-        proc = subprocess.Popen([str(binary), "ingest"], env=env, cwd=work, stdout=log,
+        proc = subprocess.Popen([str(binary), "ingest", *sum((["--set", kv] for kv in args.set), [])],
+                                env=env, cwd=work, stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/metrics"
     written = consumed = 0
-    first_consumed = None
+    first_consumed = all_consumed = None
+    text = ""
     peak_kib = 0
     deadline = start + args.timeout
     try:
@@ -267,6 +269,8 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
             consumed = metric_sum(text, "weir_records_consumed_total")
             if first_consumed is None and consumed > 0:
                 first_consumed = now
+            if all_consumed is None and consumed >= args.events:
+                all_consumed = now
             if written >= args.events:
                 done = now
                 cpu_s = cpu_seconds(proc.pid)
@@ -293,6 +297,9 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
         raise SystemExit(1)
     total_s = done - start
     flushes = flush_summary(log_path)
+    stages = {f"{kind}:{stage}": float(value) for kind, stage, value in re.findall(
+        r'^weir_stage_(busy|idle)_seconds_total\{stage="(\w+)"\} (\S+)$', text, re.M)}
+    consumed_s = (all_consumed or done) - (first_consumed or start)
     from_first_s = done - (first_consumed or start)
     result = {
         "run": run,
@@ -306,6 +313,11 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
         "peak_mib": peak_kib / 1024,
         "exit": code,
         "cpu_s": cpu_s,
+        "cpu_us_per_event": cpu_s * 1e6 / args.events,
+        "consumed_s": consumed_s,
+        "eps_consumed": args.events / consumed_s,
+        "tail_s": done - (all_consumed or done),
+        "stages": stages,
         **flushes,
     }
     print(f"run {run} {target}: {written} written in {total_s:.2f}s from start ({result['eps']:.0f} "
@@ -317,6 +329,10 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
           f"{flushes['rows_per_flush']:.0f} rows ({flushes['file_mib']:.1f} MiB Parquet), median "
           f"write {flushes['write_ms']:.0f} ms, commit {flushes['commit_ms']:.0f} ms; total write "
           f"{flushes['write_s']:.1f} s, commit {flushes['commit_s']:.1f} s", flush=True)
+    print(f"run {run} {target}: {result['cpu_us_per_event']:.2f} CPU us/event; all consumed "
+          f"{consumed_s:.2f}s after the first ({result['eps_consumed']:.0f} events/s), last "
+          f"commit {result['tail_s']:.2f}s after that (the final flush.interval wait); stage "
+          f"seconds {', '.join(f'{k} {v:.1f}' for k, v in sorted(stages.items()))}", flush=True)
     if rows != args.events:
         print(f"run {run} {target} FAILED: the table has {rows} rows, expected {args.events}\n"
               f"--- weir log tail ({log_path}) ---\n{log_tail(log_path)}\n---", flush=True)
@@ -340,6 +356,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800, help="per weir run, seconds")
     parser.add_argument("--topic", help="reuse this already filled topic (skips the fill)")
     parser.add_argument("--keep", action="store_true", help="keep data directories and logs")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting passed to weir ingest as --set KEY=VALUE (repeatable)")
     parser.add_argument("--targets", default="ducklake",
                         help="comma list of ducklake (PostgreSQL catalog) and iceberg (REST)")
     args = parser.parse_args()
@@ -389,13 +407,16 @@ def main() -> None:
         mine = [r for r in results if r["target"] == target]
         eps = statistics.median(r["eps"] for r in mine)
         eps_first = statistics.median(r["eps_from_first"] for r in mine)
+        eps_consumed = statistics.median(r["eps_consumed"] for r in mine)
+        cpu_us = statistics.median(r["cpu_us_per_event"] for r in mine)
         peak = statistics.median(r["peak_mib"] for r in mine)
         peak_max = max(r["peak_mib"] for r in mine)
         medians[target] = eps
         ratio = eps / ceiling
         print(f"{target} median: {eps:.0f} events/s end to end ({eps_first:.0f} from first "
               f"consumed), ceiling {ceiling:.0f} events/s, ratio {ratio:.1%}, peak RSS "
-              f"{peak:.1f} MiB (max {peak_max:.1f})")
+              f"{peak:.1f} MiB (max {peak_max:.1f}); first record to all consumed "
+              f"{eps_consumed:.0f} events/s; {cpu_us:.2f} CPU us/event")
         print(f"{target} target ratio >= 60%: {'PASS' if ratio >= 0.6 else 'FAIL'} ({ratio:.1%})")
         print(f"{target} target peak RSS <= flush.max_bytes + 64 MiB = {budget_mib:.0f} MiB: "
               f"{'PASS' if peak_max <= budget_mib else 'FAIL'} (max {peak_max:.1f} MiB)")

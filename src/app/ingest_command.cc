@@ -136,6 +136,7 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
     o.config.file.codec = CodecOf(d.compression);
     o.config.file.compression_level = d.compression_level;
     o.config.file.row_group_rows = d.row_group_rows;
+    o.config.target_file_size = d.flush.target_file_size;
     o.config.commit_max_attempts = s.commit_max_attempts;
     o.flush_max_bytes = d.flush.max_bytes;
     o.flush_interval = d.flush.interval;

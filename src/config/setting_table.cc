@@ -387,6 +387,17 @@ std::vector<Setting> BuildTable() {
        .millpond_env = "FLUSH_INTERVAL_MS",
        .description = "Flush when the oldest buffered record is this old.",
        WEIR_DATASET_FIELD(flush.interval)},
+      {.name = "flush.target_file_size",
+       .scope = kD,
+       .type = S::kBytes,
+       .min = 64 * 1024,
+       .max = 64 * kGiB,
+       .description = "Parquet bytes at which a data file is finished and the next one begun, "
+                      "within a flush: files rotate independently of `flush.max_bytes` and "
+                      "`flush.interval` (which bound how long data waits). Row groups are "
+                      "closed at an eighth of it at most. Every file but the last of each flush "
+                      "and partition is this size, give or take a fraction of a row group.",
+       WEIR_DATASET_FIELD(flush.target_file_size)},
       {.name = "rejects.enabled",
        .scope = kD,
        .type = S::kBool,

@@ -64,6 +64,7 @@ struct StorageSettings {
 struct FlushSettings {
   int64_t max_bytes = 100 * 1024 * 1024;
   std::chrono::milliseconds interval{60000};
+  int64_t target_file_size = 128 * 1024 * 1024;
 };
 
 // The record filters of a dataset (millpond's MILLPOND_FILTER_*).

@@ -1,6 +1,10 @@
 #include "files/parquet_file_writer.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <arrow/io/interfaces.h>
+#include <arrow/util/byte_size.h>
 #include <arrow/util/key_value_metadata.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/file_writer.h>
@@ -103,22 +107,82 @@ std::shared_ptr<parquet::WriterProperties> MakeWriterProperties(const FileConfig
 }
 
 struct ParquetFileWriter::State {
+  std::shared_ptr<arrow::fs::FileSystem> fs;
   std::string path;
+  FileConfig config;
   std::shared_ptr<arrow::io::OutputStream> sink;
   std::unique_ptr<parquet::arrow::FileWriter> writer;
+  bool done = false;  // finished or aborted
   int64_t rows = 0;
+  double ratio_hint = 0;
+  // The open row group: rows and Arrow bytes appended to it; full once it reached a bound (it
+  // is closed when the next rows come, so the file never ends with an empty row group).
+  int64_t open_rows = 0;
+  double open_arrow = 0;
+  bool open_full = false;
+  // The closed row groups: their Arrow bytes, and the sink's position after them.
+  double closed_arrow = 0;
+  int64_t closed_bytes = 0;
+
+  double Ratio() const {
+    if (closed_arrow > 0 && closed_bytes > 0)
+      return static_cast<double>(closed_bytes) / closed_arrow;
+    return ratio_hint;
+  }
+  Status CloseRowGroup() {
+    WEIR_RETURN_NOT_OK(writer->NewBufferedRowGroup());  // writes the group out to the sink
+    WEIR_ASSIGN_OR_RAISE(closed_bytes, sink->Tell());
+    closed_arrow += open_arrow;
+    open_arrow = 0;
+    open_rows = 0;
+    open_full = false;
+    return Status::OK();
+  }
 };
 
 ParquetFileWriter::ParquetFileWriter(std::unique_ptr<State> state) : state_(std::move(state)) {}
-ParquetFileWriter::~ParquetFileWriter() = default;
+ParquetFileWriter::~ParquetFileWriter() {
+  if (state_ && !state_->done) (void)Abort();
+}
+
+const std::string& ParquetFileWriter::path() const { return state_->path; }
+int64_t ParquetFileWriter::rows() const { return state_->rows; }
+double ParquetFileWriter::ratio() const { return state_->Ratio(); }
+int64_t ParquetFileWriter::open_arrow_bytes() const {
+  return static_cast<int64_t>(state_->open_arrow);
+}
+int64_t ParquetFileWriter::EstimatedSize() const {
+  // Before any group closed and without a hint, assume the codec halves the data.
+  const double ratio = state_->Ratio() > 0 ? state_->Ratio() : 0.5;
+  return state_->closed_bytes + static_cast<int64_t>(state_->open_arrow * ratio);
+}
+
+Status ParquetFileWriter::Abort() {
+  if (state_->done) return Status::OK();
+  state_->done = true;
+  Status aborted = state_->sink->Abort();
+  if (state_->fs->type_name() == "local") {
+    // A local file is there from the first byte: delete it (an object store upload that was
+    // aborted leaves no object; Azure's uncommitted blocks expire on their own).
+    auto deleted = state_->fs->DeleteFile(state_->path);
+    if (aborted.ok() && !deleted.ok()) aborted = deleted;
+  }
+  return aborted;
+}
 
 Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
     std::shared_ptr<arrow::fs::FileSystem> fs, std::string path,
-    std::shared_ptr<arrow::Schema> schema, const FileConfig& config) {
+    std::shared_ptr<arrow::Schema> schema, const FileConfig& config, double ratio_hint) {
   if (config.row_group_rows <= 0) {
     return Status::Invalid("row_group_rows must be positive, got ", config.row_group_rows);
   }
+  if (config.row_group_bytes < 0) {
+    return Status::Invalid("row_group_bytes must not be negative, got ", config.row_group_bytes);
+  }
   auto state = std::make_unique<State>();
+  state->fs = fs;
+  state->config = config;
+  state->ratio_hint = ratio_hint;
   state->path = std::move(path);
   if (fs->type_name() == "local") {
     // Object stores have no directories; a local one needs the partition directories made.
@@ -136,18 +200,55 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
 }
 
 Status ParquetFileWriter::Append(const arrow::RecordBatch& batch) {
-  WEIR_RETURN_NOT_OK(state_->writer->WriteRecordBatch(batch));
-  state_->rows += batch.num_rows();
+  State& st = *state_;
+  if (st.done) return Status::Invalid("Append to a finished Parquet writer");
+  const int64_t n = batch.num_rows();
+  if (n == 0) return Status::OK();
+  WEIR_ASSIGN_OR_RAISE(const int64_t arrow_bytes, arrow::util::ReferencedBufferSize(batch));
+  const double row_bytes = std::max(1.0, static_cast<double>(arrow_bytes) / static_cast<double>(n));
+  const int64_t max_rows = st.config.row_group_rows;
+  const int64_t max_bytes = st.config.row_group_bytes;
+  int64_t offset = 0;
+  while (offset < n) {
+    if (st.open_full) WEIR_RETURN_NOT_OK(st.CloseRowGroup());
+    int64_t take = std::min(n - offset, max_rows - st.open_rows);
+    if (max_bytes > 0) {
+      // Without a measured ratio the first group is bounded by Arrow bytes (ratio 1): small.
+      const double ratio = st.Ratio() > 0 ? st.Ratio() : 1.0;
+      const double room = static_cast<double>(max_bytes) / ratio - st.open_arrow;
+      take =
+          std::min(take, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(room / row_bytes))));
+    }
+    const auto slice =
+        take == n ? std::shared_ptr<arrow::RecordBatch>() : batch.Slice(offset, take);
+    WEIR_RETURN_NOT_OK(st.writer->WriteRecordBatch(slice ? *slice : batch));
+    st.rows += take;
+    st.open_rows += take;
+    st.open_arrow += row_bytes * static_cast<double>(take);
+    const double ratio = st.Ratio() > 0 ? st.Ratio() : 1.0;
+    st.open_full = st.open_rows >= max_rows ||
+                   (max_bytes > 0 && st.open_arrow * ratio >= static_cast<double>(max_bytes));
+    offset += take;
+  }
   return Status::OK();
 }
 
 Result<FileInfo> ParquetFileWriter::Finish() {
-  WEIR_RETURN_NOT_OK(state_->writer->Close());
+  if (state_->done) return Status::Invalid("Finish of a finished Parquet writer");
   FileInfo info;
   info.path = state_->path;
   info.rows = state_->rows;
-  WEIR_ASSIGN_OR_RAISE(info.size_bytes, state_->sink->Tell());
-  WEIR_RETURN_NOT_OK(state_->sink->Close());
+  Status closed = state_->writer->Close();
+  if (closed.ok()) {
+    auto size = state_->sink->Tell();
+    closed = size.ok() ? state_->sink->Close() : size.status();
+    if (size.ok()) info.size_bytes = *size;
+  }
+  if (!closed.ok()) {
+    (void)Abort();  // nothing half-written stays behind
+    return closed;
+  }
+  state_->done = true;
 
   const std::shared_ptr<parquet::FileMetaData> metadata = state_->writer->metadata();
   info.footer_bytes = static_cast<int64_t>(metadata->SerializeToString().size());

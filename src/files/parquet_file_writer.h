@@ -1,4 +1,9 @@
-// Parquet data files behind a narrow interface: Create(schema) / Append(batch) / Finish().
+// Parquet data files behind a narrow interface: Create(schema) / Append(batch) / Finish(),
+// streamed: a row group is closed (its compressed pages leave for the sink) every
+// `row_group_rows` rows or, when `row_group_bytes` is set, once its estimated Parquet size
+// reaches that, so the memory a writer holds is one open row group, not the file. The sink is
+// the file system's output stream: a local file, an S3 multipart upload or Azure blocks
+// (arrow::fs). Abort abandons the file (the upload is aborted, a local file deleted).
 //
 // Threading: a writer belongs to one flush task at a time; not thread-safe.
 #pragma once
@@ -24,6 +29,10 @@ struct FileConfig {
   Codec codec = Codec::kZstd;
   int compression_level = 3;
   int64_t row_group_rows = 122880;  // a reader-friendly row group, DuckDB's default size
+  // Also close a row group once its estimated Parquet (compressed) bytes reach this; 0: by
+  // rows only. The estimate is the open group's Arrow bytes times the file's compression ratio
+  // so far (or the hint given to Create before its first group closed).
+  int64_t row_group_bytes = 0;
 };
 
 // The one place Parquet writer properties are derived from configuration.
@@ -52,15 +61,31 @@ struct FileInfo {
 // readers map file columns to table columns by id, not by name.
 class ParquetFileWriter {
  public:
+  // `ratio_hint`: Parquet bytes per Arrow byte expected (another file's ratio()); 0: unknown.
   static Result<std::unique_ptr<ParquetFileWriter>> Create(
       std::shared_ptr<arrow::fs::FileSystem> fs, std::string path,
-      std::shared_ptr<arrow::Schema> schema, const FileConfig& config);
+      std::shared_ptr<arrow::Schema> schema, const FileConfig& config, double ratio_hint = 0);
+  // A writer neither finished nor aborted is aborted.
   ~ParquetFileWriter();
 
   // Appends a batch whose schema equals the one given to Create (field metadata aside).
   Status Append(const arrow::RecordBatch& batch);
-  // Closes the file and returns what a catalog needs to know about it.
+  // Closes the file (footer written, upload completed) and returns what a catalog needs to
+  // know about it.
   Result<FileInfo> Finish();
+  // Abandons the file: the upload is aborted (S3 multipart) or left uncommitted (Azure
+  // blocks), a local file is deleted. Nothing references it.
+  Status Abort();
+
+  const std::string& path() const;
+  int64_t rows() const;
+  // Bytes in the sink (closed row groups) plus the open row group's estimated Parquet bytes.
+  int64_t EstimatedSize() const;
+  // Parquet bytes per Arrow byte: measured over the closed row groups, else the hint (0 when
+  // neither is known).
+  double ratio() const;
+  // Arrow bytes held in the open row group (estimated from the batches appended to it).
+  int64_t open_arrow_bytes() const;
 
  private:
   struct State;

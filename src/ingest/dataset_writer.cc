@@ -285,17 +285,36 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(
                              arrow::compute::Take(arrow::Datum(rows), arrow::Datum(index_array)));
         part = taken.record_batch();
       }
-      lake::DataFile file;
-      file.relative_path = table_->NewFilePath(values);
-      file.partition_values = values;
-      WEIR_ASSIGN_OR_RAISE(auto writer,
-                           files::ParquetFileWriter::Create(
-                               table_->filesystem(), table_->DataDirectory() + file.relative_path,
-                               schema, config_.file));
-      WEIR_RETURN_NOT_OK(writer->Append(*part));
-      WEIR_ASSIGN_OR_RAISE(file.info, writer->Finish());
-      outcome.bytes_written += file.info.size_bytes;
-      written.data.push_back(std::move(file));
+      // Files of the tuple rotate at flush.target_file_size, row groups streaming out as
+      // they fill (files/rolling_parquet_writer.h).
+      std::vector<std::string> relative_paths;
+      files::RollingParquetWriter writer(table_->filesystem(), schema, config_.file,
+                                         config_.target_file_size, [&] {
+                                           relative_paths.push_back(table_->NewFilePath(values));
+                                           return table_->DataDirectory() + relative_paths.back();
+                                         });
+      Status appended = writer.Append(*part);
+      auto infos = appended.ok() ? writer.Finish() : Result<std::vector<files::FileInfo>>(appended);
+      if (!infos.ok()) {
+        // Nothing of this flush is referenced yet: remove what was written of it.
+        writer.Abort();
+        WrittenFiles partial = written;
+        for (size_t f = 0; f < writer.finished().size(); ++f) {
+          lake::DataFile file;
+          file.info = writer.finished()[f];
+          partial.data.push_back(std::move(file));
+        }
+        DeleteFiles(partial);
+        return infos.status();
+      }
+      for (size_t f = 0; f < infos->size(); ++f) {
+        lake::DataFile file;
+        file.relative_path = relative_paths[f];
+        file.partition_values = values;
+        file.info = std::move((*infos)[f]);
+        outcome.bytes_written += file.info.size_bytes;
+        written.data.push_back(std::move(file));
+      }
     }
   }
   if (!rejects.empty() && rejects_table_) {

@@ -31,6 +31,7 @@
 #include "base/status.h"
 #include "base/uuid.h"
 #include "files/parquet_file_writer.h"
+#include "files/rolling_parquet_writer.h"
 #include "ingest/column_plan.h"
 #include "ingest/rejects.h"
 #include "lake/catalog.h"
@@ -53,6 +54,9 @@ struct DatasetConfig {
   bool rejects_enabled = true;
   int64_t rejects_payload_limit = 65536;
   files::FileConfig file;
+  // Parquet bytes at which a file of a flush is finished and the next begun (flush.
+  // target_file_size); 0: one file per partition tuple and flush.
+  int64_t target_file_size = 128 << 20;
   int commit_max_attempts = 10;
   // The waits between attempts (its max_attempts is commit_max_attempts); the standard 1 s
   // doubling to 30 s with 0-25 % jitter unless a test shortens it.

@@ -84,6 +84,7 @@ Pipeline::Pipeline(PipelineOptions options, lake::Catalog* catalog,
     : options_(std::move(options)),
       catalog_(catalog),
       metrics_(metrics),
+      stage_times_(*metrics),
       kafka_statistics_(metrics) {
   last_loop_.store(SteadyClock::now());
 }
@@ -284,7 +285,9 @@ void Pipeline::Accept(const kafka::Message& message) {
   if (d.status != nullptr) d.status->Consumed(static_cast<int64_t>(message.payload.size()));
 
   const int64_t field_events = d.builder->stats().field_events;
+  const auto decode_start = SteadyClock::now();
   const Status appended = d.builder->Append(message.payload);
+  decode_time_ += SteadyClock::now() - decode_start;
   if (d.builder->stats().field_events != field_events) {
     LogFieldEvent(d, tp, message.offset, d.builder->stats().field_events - field_events);
   }
@@ -387,6 +390,7 @@ void Pipeline::Seal(Dataset& d) {
   if (d.records == 0) return;
   SealedFlush flush;
   flush.bytes = d.buffered_bytes();
+  const auto seal_start = SteadyClock::now();
   auto batch = d.builder->Finish();
   if (batch.ok() && d.metadata) {
     int64_t dropped = 0;
@@ -396,6 +400,7 @@ void Pipeline::Seal(Dataset& d) {
     d.metadata_nulled->Increment(static_cast<double>(nulled - d.metadata_nulled_published));
     d.metadata_nulled_published = nulled;
   }
+  stage_times_.seal.Increment(StageTimes::Seconds(SteadyClock::now() - seal_start));
   if (!batch.ok()) {
     SetFatal(WithContext(batch.status(), "dataset " + d.options.config.name));
     return;
@@ -466,13 +471,16 @@ void Pipeline::FlushLoop(Dataset& d) {
     SealedFlush flush;
     {
       std::unique_lock lock(d.mutex);
+      const auto idle_start = SteadyClock::now();
       d.changed.wait(lock, [&] { return !d.queue.empty() || d.stop; });
+      stage_times_.flush_idle.Increment(StageTimes::Seconds(SteadyClock::now() - idle_start));
       if (d.queue.empty()) return;  // stopping and nothing left
       flush = std::move(d.queue.front());
       d.queue.pop_front();
       d.busy = true;
     }
     const bool failed = !fatal().ok();
+    const auto cast_start = SteadyClock::now();
     if (!failed && !d.options.typed_columns.empty()) {
       // Typed columns: cast once per flush, before any attempt to write it.
       std::vector<records::ColumnCoercion> coercions;
@@ -495,8 +503,13 @@ void Pipeline::FlushLoop(Dataset& d) {
         flush.batch = std::move(*kept);
       }
     }
+    stage_times_.encode.Increment(StageTimes::Seconds(SteadyClock::now() - cast_start));
     if (fatal().ok()) {
       auto outcome = d.router ? WriteRouted(d, flush) : d.writer->Write(flush);
+      if (outcome.ok()) {
+        stage_times_.encode.Increment(StageTimes::Seconds(outcome->write_time));
+        stage_times_.commit.Increment(StageTimes::Seconds(outcome->commit_time));
+      }
       if (!outcome.ok()) {
         spdlog::error("dataset {}: {}", name, outcome.status().ToString());
         SetFatal(outcome.status());
@@ -701,8 +714,18 @@ Status Pipeline::Run(std::stop_token stop) {
       WEIR_RETURN_NOT_OK(ConnectConsumer());
       continue;
     }
+    const auto poll_start = SteadyClock::now();
+    decode_time_ = {};
     auto polled = consumer_->Poll(std::chrono::milliseconds(100), options_.consume_batch_size,
                                   [this](const kafka::Message& message) { Accept(message); });
+    const auto polling = SteadyClock::now() - poll_start - decode_time_;
+    stage_times_.decode.Increment(StageTimes::Seconds(decode_time_));
+    if (polled.ok() && *polled > 0) {
+      stage_times_.kafka.Increment(StageTimes::Seconds(polling));
+    } else {
+      (paused_ ? stage_times_.paused : stage_times_.kafka_idle)
+          .Increment(StageTimes::Seconds(polling));
+    }
     if (!polled.ok()) {
       if (ClassOf(polled.status()) != ErrorClass::kRetriable) {
         result = polled.status();

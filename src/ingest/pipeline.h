@@ -26,6 +26,7 @@
 #include "ingest/kafka_statistics.h"
 #include "ingest/record_source.h"
 #include "ingest/routed_writer.h"
+#include "ingest/stage_times.h"
 #include "kafka/consumer.h"
 #include "kafka/consumer_config.h"
 #include "lake/catalog.h"
@@ -132,6 +133,7 @@ class Pipeline final : public kafka::AssignmentListener {
   lake::Catalog* catalog_;
   std::stop_source stopping_;  // requested when Run's token is: the flush threads' token
   observe::MetricsRegistry* metrics_;
+  StageTimes stage_times_;
   std::vector<std::unique_ptr<Dataset>> datasets_;
   std::map<std::string, Dataset*, std::less<>> by_topic_;
   std::unique_ptr<RecordSource> consumer_;
@@ -143,6 +145,7 @@ class Pipeline final : public kafka::AssignmentListener {
   std::map<kafka::TopicPartition, int64_t> next_start_;  // the ledger value of the next range
   bool paused_ = false;
   bool abandoning_ = false;
+  std::chrono::steady_clock::duration decode_time_{};  // of the current Poll
 
   std::atomic<int64_t> inflight_bytes_{0};
   std::atomic<bool> restart_{false};  // a commit was fenced or partitions were lost

@@ -19,6 +19,7 @@ inline constexpr std::string_view kLabelPartition = "partition";
 inline constexpr std::string_view kLabelColumn = "column";
 inline constexpr std::string_view kLabelTargetType = "target_type";
 inline constexpr std::string_view kLabelTable = "table";
+inline constexpr std::string_view kLabelStage = "stage";
 
 inline constexpr MetricDef kRecordsConsumed{"weir_records_consumed_total",
                                             "Records read from Kafka.",
@@ -136,15 +137,32 @@ inline constexpr MetricDef kRouteFallback{
     "not_a_name, not_allowed, reserved_name, over_cap).",
     MetricType::kCounter,
     {kLabelDataset, kLabelReason}};
+// Where the pipeline's threads spend their time (issue 12), in seconds, by stage. Busy:
+// kafka (the poll thread inside librdkafka's poll while it hands records over), decode (records
+// into the dataset's builder), seal (a buffer finished into a batch), encode (Parquet: coercion,
+// sort, partition split, encoding, compression, the upload), commit (the catalog commit, its
+// retries included). Idle: kafka (the poll thread waiting in librdkafka's poll for records that
+// did not come), paused (the poll thread with every partition paused for the memory budget),
+// flush (a flush thread waiting for work).
+inline constexpr MetricDef kStageBusy{"weir_stage_busy_seconds_total",
+                                      "Seconds a pipeline stage spent working, by stage (kafka, "
+                                      "decode, seal, encode, commit).",
+                                      MetricType::kCounter,
+                                      {kLabelStage}};
+inline constexpr MetricDef kStageIdle{"weir_stage_idle_seconds_total",
+                                      "Seconds a pipeline thread waited with nothing to do, by "
+                                      "stage (kafka, paused, flush).",
+                                      MetricType::kCounter,
+                                      {kLabelStage}};
 
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 25> kStandardMetrics = {
+inline constexpr std::array<const MetricDef*, 27> kStandardMetrics = {
     &kRecordsConsumed, &kRecordsWritten,       &kRecordsRejected, &kRecordsFiltered,
     &kFieldsDropped,   &kFieldsRenamed,        &kValuesNulled,    &kErrors,
     &kFlushDuration,   &kCommitDuration,       &kBytesWritten,    &kFilesWritten,
     &kCommitRetries,   &kCommitConflicts,      &kOrphanedObjects, &kBufferBytes,
     &kConsumerLag,     &kPausedPartitions,     &kCommits,         &kFencedCommits,
     &kColumnsCoerced,  &kColumnCoercionErrors, &kSortSkipped,     &kRecordsRouted,
-    &kRouteFallback};
+    &kRouteFallback,   &kStageBusy,            &kStageIdle};
 
 }  // namespace weir::observe
