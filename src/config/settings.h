@@ -86,6 +86,8 @@ struct IncludeValuesSettings {
   std::string auth_header_name;
   std::string auth_token;
   int64_t max_bytes = 4 << 20;
+};
+
 // A dataset's routing (issue 14): rows to the table a template names from a field.
 struct RouteSettings {
   std::string template_text;       // "events_{event}"; empty: no routing
