@@ -124,6 +124,10 @@ files::FileInfo MakeInfo(const std::vector<lake::Column>& columns, const std::st
         stats.min = std::to_string(now_us);
         stats.max = std::to_string(now_us);
         break;
+      case lake::ColumnType::kUuid:
+        stats.min = "00000000-0000-0000-0000-000000000000";
+        stats.max = "ffffffff-ffff-ffff-ffff-ffffffffffff";
+        break;
       case lake::ColumnType::kOther:
         stats.null_count = rows;
         break;

@@ -12,7 +12,24 @@ int HexValue(char c) {
   return -1;
 }
 
-bool IsDashPosition(size_t i) { return i == 8 || i == 13 || i == 18 || i == 23; }
+// 36 characters with hyphens at 8, 13, 18 and 23 (and nowhere else), or 32 hex digits.
+std::optional<Uuid> ParseBare(std::string_view text) {
+  const bool hyphenated = text.size() == 36;
+  if (!hyphenated && text.size() != 32) return std::nullopt;
+  Uuid uuid;
+  size_t digit = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (hyphenated && (i == 8 || i == 13 || i == 18 || i == 23)) {
+      if (text[i] != '-') return std::nullopt;
+      continue;
+    }
+    const int value = HexValue(text[i]);
+    if (value < 0) return std::nullopt;
+    uuid.bytes[digit / 2] |= static_cast<uint8_t>(value << (digit % 2 ? 0 : 4));
+    ++digit;
+  }
+  return uuid;
+}
 
 }  // namespace
 
@@ -27,27 +44,20 @@ std::string Uuid::ToString() const {
   return out;
 }
 
+std::optional<Uuid> Uuid::TryParse(std::string_view text) {
+  constexpr std::string_view kUrn = "urn:uuid:";
+  if (text.starts_with(kUrn)) return ParseBare(text.substr(kUrn.size()));
+  if (text.size() >= 2 && text.front() == '{' && text.back() == '}') {
+    return ParseBare(text.substr(1, text.size() - 2));
+  }
+  return ParseBare(text);
+}
+
 Result<Uuid> Uuid::Parse(std::string_view text) {
-  if (text.size() != 36) {
-    return Status::Invalid("UUID must have 36 characters, got ", text.size(), ": '", text, "'");
-  }
-  Uuid uuid;
-  size_t byte = 0;
-  for (size_t i = 0; i < text.size();) {
-    if (IsDashPosition(i)) {
-      if (text[i] != '-') return Status::Invalid("UUID expects '-' at ", i, ": '", text, "'");
-      ++i;
-      continue;
-    }
-    const int hi = HexValue(text[i]);
-    const int lo = HexValue(text[i + 1]);
-    if (hi < 0 || lo < 0 || IsDashPosition(i + 1)) {
-      return Status::Invalid("UUID has a non-hex digit near ", i, ": '", text, "'");
-    }
-    uuid.bytes[byte++] = static_cast<uint8_t>(hi << 4 | lo);
-    i += 2;
-  }
-  return uuid;
+  if (auto uuid = TryParse(text)) return *uuid;
+  return Status::Invalid(
+      "'", text,
+      "' is not a UUID (8-4-4-4-12 or 32 hex digits, optionally in {} or after urn:uuid:)");
 }
 
 int64_t Uuid::UnixMillis() const {

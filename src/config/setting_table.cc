@@ -457,12 +457,16 @@ std::vector<Setting> BuildTable() {
        .millpond_env = "MILLPOND_TYPED_COLUMNS",
        .description =
            "Columns pinned to a type before each write, `column:type` with type timestamptz, "
-           "bigint, double, boolean or varchar, e.g. `timestamp:timestamptz,project_id:bigint`. "
+           "bigint, double, boolean, varchar or uuid, e.g. "
+           "`timestamp:timestamptz,project_id:bigint,uuid:uuid`. "
            "A value that cannot be cast is nulled (only that value); per column and flush "
            "either `weir_columns_coerced_total` or `weir_column_coercion_errors_total` counts "
            "it. Timestamps: `YYYY-MM-DD[ |T]HH:MM[:SS[.ffffff]][Z|±HH[:MM]]` (UTC implied) or a "
            "date. A typed timestamptz column may be partitioned by year/month/day/hour. "
-           "`uuid` is refused for now (no uuid column type in weir's lake layer yet).",
+           "uuid: 8-4-4-4-12 or 32 hex digits (any case), optionally in `{}` or after a "
+           "lower-case `urn:uuid:`; written as a uuid column (Parquet UUID). On an existing "
+           "table the live column's type wins (uuid text into a varchar column, text parsed "
+           "into a uuid column).",
        WEIR_DATASET_FIELD(typed_columns)},
   };
   for (Setting& row : datasets) table.push_back(std::move(row));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <arrow/io/interfaces.h>
 #include <arrow/util/byte_size.h>
@@ -12,13 +13,15 @@
 #include <parquet/statistics.h>
 
 #include "base/number_text.h"
+#include "base/uuid.h"
 
 namespace weir::files {
 namespace {
 
 // Folds one row group's min/max into the file's, as text, for the physical types whose text
-// form is unambiguous. Columns with a logical type that needs its own rendering (timestamps,
-// dates, decimals) get no min/max here rather than a misleading one.
+// form is unambiguous (uuids as their canonical text). Columns with a logical type that needs
+// its own rendering (timestamps, dates, decimals) get no min/max here rather than a misleading
+// one.
 template <typename ParquetType>
 void FoldMinMax(const parquet::Statistics& stats, std::optional<typename ParquetType::c_type>& lo,
                 std::optional<typename ParquetType::c_type>& hi) {
@@ -36,6 +39,7 @@ struct MinMaxFolder {
   std::optional<double> f64_lo, f64_hi;
   std::optional<bool> b_lo, b_hi;
   std::optional<std::string> s_lo, s_hi;
+  std::optional<Uuid> u_lo, u_hi;  // FIXED_LEN_BYTE_ARRAY(16) + UUID: unsigned byte order
 
   void Fold(const parquet::Statistics& stats) {
     switch (physical) {
@@ -59,6 +63,16 @@ struct MinMaxFolder {
         if (!s_hi || *s_hi < hi) s_hi = hi;
         break;
       }
+      case parquet::Type::FIXED_LEN_BYTE_ARRAY: {
+        const auto& typed = static_cast<const parquet::FLBAStatistics&>(stats);
+        if (typed.descr()->type_length() != 16) break;
+        Uuid lo, hi;
+        std::memcpy(lo.bytes.data(), typed.min().ptr, 16);
+        std::memcpy(hi.bytes.data(), typed.max().ptr, 16);
+        if (!u_lo || lo < *u_lo) u_lo = lo;
+        if (!u_hi || *u_hi < hi) u_hi = hi;
+        break;
+      }
       default:
         break;
     }
@@ -70,13 +84,15 @@ struct MinMaxFolder {
     if (f64_lo) out.min = ShortestText(*f64_lo), out.max = ShortestText(*f64_hi);
     if (b_lo) out.min = *b_lo ? "true" : "false", out.max = *b_hi ? "true" : "false";
     if (s_lo) out.min = *s_lo, out.max = *s_hi;
+    if (u_lo) out.min = u_lo->ToString(), out.max = u_hi->ToString();
   }
 };
 
 bool HasPlainText(const parquet::ColumnDescriptor& column) {
   const auto& logical = column.logical_type();
   return logical == nullptr || logical->is_none() || logical->is_string() ||
-         (logical->is_int() && column.physical_type() != parquet::Type::BOOLEAN);
+         (logical->is_int() && column.physical_type() != parquet::Type::BOOLEAN) ||
+         (logical->is_UUID() && column.physical_type() == parquet::Type::FIXED_LEN_BYTE_ARRAY);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ struct ColumnStats {
   std::string name;
   int64_t null_count = 0;
   int64_t value_count = 0;         // rows, nulls included
-  std::optional<std::string> min;  // text form; absent when the column is all null
+  std::optional<std::string> min;  // text form (a uuid canonical); absent when all null
   std::optional<std::string> max;
   int64_t compressed_bytes = 0;
 };

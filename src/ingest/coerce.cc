@@ -8,6 +8,7 @@
 #include <arrow/builder.h>
 
 #include "base/number_text.h"
+#include "base/uuid_arrow.h"
 #include "records/typed_text.h"
 
 namespace weir::ingest {
@@ -51,6 +52,7 @@ std::optional<std::string> ValueText(const arrow::Array& array, int64_t i) {
     case arrow::Type::STRING:
       return std::string(static_cast<const arrow::StringArray&>(array).GetView(i));
     default:
+      if (IsUuidArrowType(*array.type())) return UuidAt(array, i).ToString();
       return array.GetScalar(i).ValueOrDie()->ToString();
   }
 }
@@ -65,6 +67,8 @@ std::shared_ptr<arrow::DataType> ArrowTypeOf(lake::ColumnType type) {
       return arrow::float64();
     case lake::ColumnType::kTimestampTz:
       return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
+    case lake::ColumnType::kUuid:
+      return UuidArrowType();
     default:
       return arrow::utf8();
   }
@@ -81,7 +85,7 @@ lake::ColumnType ColumnTypeOf(const arrow::DataType& type) {
     case arrow::Type::TIMESTAMP:
       return lake::ColumnType::kTimestampTz;
     default:
-      return lake::ColumnType::kVarchar;
+      return IsUuidArrowType(type) ? lake::ColumnType::kUuid : lake::ColumnType::kVarchar;
   }
 }
 
@@ -142,6 +146,13 @@ Result<Coerced> CoerceTo(const arrow::Array& array, lake::ColumnType type) {
             return records::ParseTimestampText(
                 static_cast<const arrow::StringArray&>(array).GetView(i));
           });
+    case lake::ColumnType::kUuid: {
+      // A live uuid column wins: text in the uuid grammar (base::Uuid::Parse, the typed
+      // columns' own) is parsed to its 16 bytes; anything else is null.
+      Coerced out;
+      WEIR_ASSIGN_OR_RAISE(out.array, ParseUuidArray(array, &out.nulled));
+      return out;
+    }
     default: {
       // Types weir does not write: not representable.
       Coerced out;

@@ -113,6 +113,15 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
       const bool timestamp = std::any_of(typed.begin(), typed.end(), [&](const auto& column) {
         return column.type == records::TypedKind::kTimestampTz && column.column == key.column;
       });
+      const bool uuid = std::any_of(typed.begin(), typed.end(), [&](const auto& column) {
+        return column.type == records::TypedKind::kUuid && column.column == key.column;
+      });
+      if (uuid && key.transform.kind == lake::TransformKind::kTruncate) {
+        return Status::Invalid(setting, ": partitioning by ", lake::ToString(key), ": ", key.column,
+                               " is a typed uuid column, which truncate does not apply to; use "
+                               "identity(",
+                               key.column, ") or bucket[N](", key.column, ")");
+      }
       if (key.column != kInsertedAt && key.transform.IsTime() && !timestamp) {
         return Status::Invalid(setting, ": partitioning by ", lake::ToString(key),
                                ": year/month/day/hour need a timestamp "

@@ -15,9 +15,10 @@
 
 namespace weir::lake {
 
-// Column types weir writes (the JSON kinds plus the per-flush commit timestamp), and the
-// narrower numeric types a table made by another writer may hold (kInteger: 32-bit,
-// kFloat: 32-bit), which weir promotes before writing wider values into them.
+// Column types weir writes (the JSON kinds, the per-flush commit timestamp and typed columns'
+// uuid: 16 bytes, written as Parquet's UUID logical type), and the narrower numeric types a
+// table made by another writer may hold (kInteger: 32-bit, kFloat: 32-bit), which weir
+// promotes before writing wider values into them.
 // kOther is a live column of a type weir does not write: weir leaves it null in its files.
 enum class ColumnType {
   kBoolean,
@@ -27,6 +28,7 @@ enum class ColumnType {
   kDouble,
   kVarchar,
   kTimestampTz,
+  kUuid,
   kOther
 };
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/number_text.h"
+#include "base/uuid_arrow.h"
 #include "decode/field_names.h"
 #include "records/typed_text.h"
 
@@ -47,8 +48,9 @@ std::shared_ptr<arrow::DataType> ArrowTypeOf(TypedKind kind) {
       return arrow::float64();
     case TypedKind::kBoolean:
       return arrow::boolean();
-    case TypedKind::kVarchar:
     case TypedKind::kUuid:
+      return UuidArrowType();
+    case TypedKind::kVarchar:
       break;
   }
   return arrow::utf8();
@@ -139,8 +141,10 @@ Result<std::shared_ptr<arrow::Array>> CastColumn(const arrow::Array& array, Type
             }
             return std::nullopt;
           });
-    case TypedKind::kVarchar:
     case TypedKind::kUuid:
+      // Only text in the uuid grammar; JSON numbers and booleans are not uuids.
+      return ParseUuidArray(array, nulled);
+    case TypedKind::kVarchar:
       break;
   }
   return Cast<arrow::StringBuilder>(
@@ -217,14 +221,6 @@ Result<std::vector<TypedColumn>> ParseTypedColumns(const std::vector<std::string
 }
 
 Result<TypedColumns> TypedColumns::Make(std::vector<TypedColumn> columns) {
-  for (const TypedColumn& column : columns) {
-    if (column.type == TypedKind::kUuid) {
-      return Refuse(
-          fmt::format("{}:uuid: uuid columns are not written yet (weir's lake layer has "
-                      "no uuid column type yet); pin it as varchar meanwhile",
-                      column.column));
-    }
-  }
   TypedColumns typed;
   typed.columns_ = std::move(columns);
   return typed;

@@ -10,6 +10,11 @@
 // Names match the way the destinations resolve them (case-insensitively): every spelling of a
 // pinned name in the batch is cast.
 //
+// Targets: timestamptz is timestamp[us, UTC] (text in records/typed_text.h's grammar), bigint
+// int64, double float64, boolean bool ("true"/"false" text too), varchar utf8 (numbers and
+// booleans as text), uuid Arrow's arrow.uuid extension (16 big-endian bytes; only text in
+// base::Uuid::Parse's grammar — millpond's — anything else is nulled).
+//
 // Threading: immutable after Make; Apply may be called from any thread.
 #pragma once
 
@@ -48,7 +53,8 @@ struct ColumnCoercion {
 
 class TypedColumns {
  public:
-  // `uuid` is refused: the lake formats have no uuid column type in weir yet.
+  // Every type of ParseTypedColumns is written (a Result so that a type a lake cannot hold
+  // could be refused here).
   static Result<TypedColumns> Make(std::vector<TypedColumn> columns);
 
   bool empty() const { return columns_.empty(); }

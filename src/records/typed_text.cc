@@ -5,32 +5,6 @@
 namespace weir::records {
 namespace {
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// 36 characters with hyphens at 8, 13, 18, 23, or 32 hex digits.
-std::optional<UuidBytes> ParseBareUuid(std::string_view text) {
-  const bool hyphenated = text.size() == 36;
-  if (!hyphenated && text.size() != 32) return std::nullopt;
-  UuidBytes bytes{};
-  size_t digit = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (hyphenated && (i == 8 || i == 13 || i == 18 || i == 23)) {
-      if (text[i] != '-') return std::nullopt;
-      continue;
-    }
-    const int value = HexValue(text[i]);
-    if (value < 0) return std::nullopt;
-    bytes[digit / 2] = static_cast<uint8_t>(bytes[digit / 2] | (value << (digit % 2 ? 0 : 4)));
-    ++digit;
-  }
-  return bytes;
-}
-
 bool Digits(std::string_view text, size_t at, size_t count, int* out) {
   if (at + count > text.size()) return false;
   int value = 0;
@@ -62,12 +36,8 @@ int64_t DaysFromCivil(int64_t year, int month, int day) {
 }  // namespace
 
 std::optional<UuidBytes> ParseUuidText(std::string_view text) {
-  constexpr std::string_view kUrn = "urn:uuid:";
-  if (text.substr(0, kUrn.size()) == kUrn) return ParseBareUuid(text.substr(kUrn.size()));
-  if (text.size() >= 2 && text.front() == '{' && text.back() == '}') {
-    return ParseBareUuid(text.substr(1, text.size() - 2));
-  }
-  return ParseBareUuid(text);
+  if (auto uuid = Uuid::TryParse(text)) return uuid->bytes;
+  return std::nullopt;
 }
 
 std::string UuidText(const UuidBytes& bytes) { return Uuid{bytes}.ToString(); }

@@ -1,10 +1,9 @@
 // The text grammars of typed columns (issue 14), as millpond accepts them.
 //
-// UUIDs: exactly these shapes, hex digits in any case — the canonical 8-4-4-4-12 form, 32 hex
-// digits without hyphens, either of those inside `{…}`, or either after the prefix `urn:uuid:`
-// (that prefix in lower case only). Version and variant bits are not checked (any 128-bit
-// value). Everything else is refused: `URN:UUID:`, `urn:`/`uuid:` anywhere else, braces around a
-// URN, hyphens at other offsets, `0x` prefixes, `_` separators, spaces.
+// UUIDs: millpond's grammar, implemented once by base::Uuid::Parse (base/uuid.h) — the
+// canonical 8-4-4-4-12 form, 32 hex digits without hyphens, either of those inside `{…}`, or
+// either after the prefix `urn:uuid:` (that prefix in lower case only), hex digits in any case,
+// version and variant bits not checked; everything else is refused.
 //
 // Timestamps (UTC unless an offset is given): `YYYY-MM-DD`, then optionally `T` or a space and
 // `HH:MM`, optionally `:SS` and a fraction of 1 to 6 digits, then optionally `Z` or an offset

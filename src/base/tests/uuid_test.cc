@@ -3,7 +3,11 @@
 #include <chrono>
 #include <set>
 
+#include <arrow/array/util.h>
+#include <arrow/builder.h>
 #include <gtest/gtest.h>
+
+#include "base/uuid_arrow.h"
 
 namespace weir {
 namespace {
@@ -51,6 +55,46 @@ TEST(UuidTest, ParseRoundTripsAndRejectsMalformedText) {
   EXPECT_FALSE(Uuid::Parse("0189abcd-0000-7000-8000-00000000000").ok());
   EXPECT_FALSE(Uuid::Parse("0189abcd00000-7000-8000-00000000000f").ok());
   EXPECT_FALSE(Uuid::Parse("0189abcd-0000-7000-8000-00000000000g").ok());
+}
+
+// millpond's uuid grammar: the five accepted shapes, each giving the same 16 bytes.
+TEST(UuidTest, ParseTakesMillpondsShapesAndNothingElse) {
+  const Uuid canonical = *Uuid::Parse("0123abcd-4567-89ef-0123-456789abcdef");
+  EXPECT_EQ(canonical.bytes[0], 0x01);
+  EXPECT_EQ(canonical.bytes[15], 0xef);
+  for (const char* shape :
+       {"0123ABCD-4567-89EF-0123-456789ABCDEF", "0123abcd456789ef0123456789abcdef",
+        "{0123abcd-4567-89ef-0123-456789abcdef}", "{0123ABCD456789EF0123456789ABCDEF}",
+        "urn:uuid:0123abcd-4567-89ef-0123-456789abcdef",
+        "urn:uuid:0123abcd456789ef0123456789abcdef"}) {
+    ASSERT_TRUE(Uuid::TryParse(shape)) << shape;
+    EXPECT_EQ(*Uuid::TryParse(shape), canonical) << shape;
+  }
+  for (const char* bad :
+       {"URN:UUID:0123abcd-4567-89ef-0123-456789abcdef",
+        "{urn:uuid:0123abcd-4567-89ef-0123-456789abcdef}",
+        "0123-abcd-4567-89ef-0123-4567-89ab-cdef", "0x0123abcd456789ef0123456789abcdef", ""}) {
+    EXPECT_FALSE(Uuid::TryParse(bad)) << bad;
+  }
+  const auto refused = Uuid::Parse("0x12");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'0x12' is not a UUID"), std::string::npos)
+      << refused.status().message();
+}
+
+TEST(UuidArrowTest, ArraysOfArrowsUuidTypeHoldTheBigEndianBytes) {
+  arrow::FixedSizeBinaryBuilder storage(arrow::fixed_size_binary(16));
+  const Uuid a = *Uuid::Parse("00000000-0000-0000-0000-0000000000ff");
+  ASSERT_TRUE(storage.Append(a.bytes.data()).ok());
+  ASSERT_TRUE(storage.AppendNull().ok());
+  const auto uuids = UuidArrayOf(storage.Finish().ValueOrDie());
+  ASSERT_TRUE(uuids.ok()) << uuids.status().ToString();
+  EXPECT_TRUE(IsUuidArrowType(*(*uuids)->type()));
+  EXPECT_EQ((*uuids)->type()->ToString(), "extension<arrow.uuid>");
+  EXPECT_EQ(UuidAt(**uuids, 0), a);
+  EXPECT_TRUE((*uuids)->IsNull(1));
+  EXPECT_FALSE(IsUuidArrowType(*arrow::fixed_size_binary(16)));
+  EXPECT_FALSE(UuidArrayOf(arrow::MakeArrayOfNull(arrow::utf8(), 1).ValueOrDie()).ok());
 }
 
 }  // namespace

@@ -91,10 +91,15 @@ TEST(TypedColumnSettings, MillpondsVariableIsAcceptedAndValidated) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->settings.datasets.at(0).typed_columns,
             (std::vector<std::string>{"ok:boolean"}));
+  env = millpond;
+  env["MILLPOND_TYPED_COLUMNS"] = "uuid:uuid,person_id:uuid";  // millpond's hoglake pins
+  loaded = Load("", env);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->settings.datasets.at(0).typed_columns,
+            (std::vector<std::string>{"uuid:uuid", "person_id:uuid"}));
   for (const auto& [value, message] : std::vector<std::pair<std::string, std::string>>{
            {"ts:timestamp", "typed_columns: \"ts:timestamp\": type \"timestamp\" is not one of"},
            {"ts", "typed_columns: \"ts\" is not column:type"},
-           {"id:uuid", "typed_columns: id:uuid: uuid columns are not written yet"},
            {"a:bigint,A:double", "column a is typed twice"}}) {
     env = millpond;
     env["MILLPOND_TYPED_COLUMNS"] = value;

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "base/clock.h"
+#include "base/uuid_arrow.h"
 #include "decode/json_batch_builder.h"
 #include "files/object_names.h"
 
@@ -109,6 +110,43 @@ TEST_F(ParquetFileWriterTest, AllNullColumnHasNoMinMax) {
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->columns[0].null_count, 2);
   EXPECT_FALSE(info->columns[0].min.has_value());
+}
+
+TEST_F(ParquetFileWriterTest, AUuidColumnIsFixed16WithTheUuidLogicalTypeAndCanonicalStats) {
+  arrow::FixedSizeBinaryBuilder storage(arrow::fixed_size_binary(16));
+  const std::vector<std::string> texts = {"7f000000-0000-0000-0000-000000000001",
+                                          "00000000-0000-0000-0000-0000000000ff",
+                                          "ff000000-0000-0000-0000-000000000000"};
+  for (const auto& text : texts) ASSERT_TRUE(storage.Append(Uuid::Parse(text)->bytes.data()).ok());
+  ASSERT_TRUE(storage.AppendNull().ok());
+  const auto uuids = *UuidArrayOf(storage.Finish().ValueOrDie());
+  auto batch =
+      arrow::RecordBatch::Make(arrow::schema({arrow::field("u", uuids->type())}), 4, {uuids});
+  const std::string path = (dir_ / "uuid.parquet").string();
+  FileConfig config;
+  config.row_group_rows = 2;  // min and max fold over two row groups
+  auto writer = *ParquetFileWriter::Create(std::make_shared<arrow::fs::LocalFileSystem>(), path,
+                                           *WithFieldIds(*batch->schema(), {7}), config);
+  ASSERT_TRUE(writer->Append(*batch).ok());
+  auto info = writer->Finish();
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->columns[0].null_count, 1);
+  EXPECT_EQ(info->columns[0].min, "00000000-0000-0000-0000-0000000000ff");
+  EXPECT_EQ(info->columns[0].max, "ff000000-0000-0000-0000-000000000000");
+
+  auto file = *arrow::io::ReadableFile::Open(path);
+  auto reader = *parquet::arrow::OpenFile(file, arrow::default_memory_pool());
+  const auto& column = *reader->parquet_reader()->metadata()->schema()->Column(0);
+  EXPECT_EQ(column.physical_type(), parquet::Type::FIXED_LEN_BYTE_ARRAY);
+  EXPECT_EQ(column.type_length(), 16);
+  ASSERT_NE(column.logical_type(), nullptr);
+  EXPECT_TRUE(column.logical_type()->is_UUID()) << column.logical_type()->ToString();
+  EXPECT_EQ(column.schema_node()->field_id(), 7);
+  auto table = reader->ReadTable();
+  ASSERT_TRUE(table.ok());
+  EXPECT_TRUE(IsUuidArrowType(*(*table)->column(0)->type()))
+      << (*table)->column(0)->type()->ToString();
+  EXPECT_TRUE((*table)->column(0)->chunk(0)->Equals(*uuids));
 }
 
 TEST_F(ParquetFileWriterTest, RejectsBadSettings) {

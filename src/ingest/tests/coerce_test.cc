@@ -3,6 +3,8 @@
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 
+#include "base/uuid_arrow.h"
+
 namespace weir::ingest {
 namespace {
 
@@ -63,6 +65,39 @@ TEST(CoerceTest, ALiveTimestampColumnParsesTheTypedColumnsTimestampText) {
   EXPECT_EQ(ts.Value(2), (1767225600LL + 12 * 3600) * 1000000 + 500000);
   EXPECT_TRUE(ts.IsNull(3));
   EXPECT_TRUE(ts.IsNull(4));
+}
+
+TEST(CoerceTest, ALiveUuidColumnParsesUuidTextAndAVarcharOneTakesTheCanonicalText) {
+  const std::string c = "0123abcd-4567-89ef-0123-456789abcdef";
+  auto coerced = CoerceTo(*Strings({"0123ABCD456789EF0123456789ABCDEF", std::nullopt,
+                                    "urn:uuid:" + c, "not-a-uuid", "{" + c + "}"}),
+                          lake::ColumnType::kUuid)
+                     .ValueOrDie();
+  EXPECT_EQ(coerced.nulled, 1);
+  ASSERT_TRUE(IsUuidArrowType(*coerced.array->type()));
+  EXPECT_EQ(ColumnTypeOf(*coerced.array->type()), lake::ColumnType::kUuid);
+  EXPECT_TRUE(ArrowTypeOf(lake::ColumnType::kUuid)->Equals(*coerced.array->type()));
+  EXPECT_EQ(UuidAt(*coerced.array, 0).ToString(), c);
+  EXPECT_TRUE(coerced.array->IsNull(1));
+  EXPECT_EQ(UuidAt(*coerced.array, 2).ToString(), c);
+  EXPECT_TRUE(coerced.array->IsNull(3));
+  EXPECT_EQ(UuidAt(*coerced.array, 4).ToString(), c);
+  // Numbers are never uuids.
+  arrow::Int64Builder ints;
+  ASSERT_TRUE(ints.Append(1).ok());
+  EXPECT_EQ(CoerceTo(*ints.Finish().ValueOrDie(), lake::ColumnType::kUuid).ValueOrDie().nulled, 1);
+  // The other way: uuids into a live varchar column as lower-case hyphenated text.
+  auto text = CoerceTo(*coerced.array, lake::ColumnType::kVarchar).ValueOrDie();
+  EXPECT_EQ(text.nulled, 0);
+  const auto& strings = static_cast<const arrow::StringArray&>(*text.array);
+  EXPECT_EQ(strings.GetString(0), c);
+  EXPECT_TRUE(strings.IsNull(1));
+  EXPECT_TRUE(strings.IsNull(3));
+  EXPECT_EQ(ValueText(*coerced.array, 4), c);
+  // Same type: passed through.
+  auto same = CoerceTo(*coerced.array, lake::ColumnType::kUuid).ValueOrDie();
+  EXPECT_EQ(same.nulled, 0);
+  EXPECT_TRUE(same.array->Equals(*coerced.array));
 }
 
 TEST(CoerceTest, SameTypeIsPassedThrough) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "assert_status.h"
+#include "base/uuid_arrow.h"
 
 namespace weir::ingest {
 namespace {
@@ -86,6 +87,16 @@ TEST(SortRowsTest, AUuidSortsByItsBytes) {
   ASSERT_OK_AND_ASSIGN(auto sorted, SortRows(rows, {Asc("u")}));
   EXPECT_EQ(sorted.skipped, "");
   EXPECT_EQ(Seq(*sorted.rows), (std::vector<int64_t>{1, 3, 2, 0}));
+  // The arrow.uuid column a uuid pin makes: the same order, and the type survives the take.
+  ASSERT_OK_AND_ASSIGN(auto typed, UuidArrayOf(rows->column(0)));
+  ASSERT_OK_AND_ASSIGN(auto typed_rows,
+                       rows->SetColumn(0, arrow::field("u", typed->type()), typed));
+  ASSERT_OK_AND_ASSIGN(auto typed_sorted, SortRows(typed_rows, {Asc("U")}));
+  EXPECT_EQ(typed_sorted.skipped, "");
+  EXPECT_EQ(Seq(*typed_sorted.rows), (std::vector<int64_t>{1, 3, 2, 0}));
+  EXPECT_TRUE(IsUuidArrowType(*typed_sorted.rows->column(0)->type()));
+  EXPECT_EQ(UuidAt(*typed_sorted.rows->column(0), 3).ToString(),
+            "ff000000-0000-0000-0000-000000000000");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/number_text.h"
+#include "base/uuid_arrow.h"
 
 namespace weir::lake::ducklake {
 namespace {
@@ -105,8 +106,9 @@ int CompareStat(ColumnType type, const std::string& a, const std::string& b) {
     default:
       break;
   }
-  // Text order is the byte order DuckDB uses for VARCHAR, and the chronological order of the
-  // fixed-width UTC timestamps weir writes.
+  // Text order is the byte order DuckDB uses for VARCHAR, the chronological order of the
+  // fixed-width UTC timestamps weir writes, and for uuids (canonical lower-case text, as DuckDB
+  // records them too) the order of their 16 bytes.
   return a.compare(b) < 0 ? -1 : (a == b ? 0 : 1);
 }
 
@@ -163,6 +165,8 @@ Result<PartitionValue> PartitionValueText(const arrow::Array& array, int64_t i,
     case arrow::Type::STRING:
       return PartitionValue(std::string(static_cast<const arrow::StringArray&>(array).GetView(i)));
     default: {
+      // A uuid as DuckDB writes it: the canonical text.
+      if (IsUuidArrowType(*array.type())) return PartitionValue(UuidAt(array, i).ToString());
       WEIR_ASSIGN_OR_RAISE(auto scalar, array.GetScalar(i));
       return PartitionValue(scalar->ToString());
     }

@@ -14,7 +14,8 @@
 namespace weir::lake::ducklake {
 
 // The catalog text of a Parquet statistic (as files::ColumnStats gives it) for a column type:
-// booleans as 0/1, timestamps as "YYYY-MM-DD HH:MM:SS[.ffffff]+00", the rest unchanged.
+// booleans as 0/1, timestamps as "YYYY-MM-DD HH:MM:SS[.ffffff]+00", the rest unchanged (uuids
+// are already their canonical text, as DuckDB records them).
 std::optional<std::string> StatText(ColumnType type, const std::optional<std::string>& parquet);
 
 // UTC text of a timestamp in microseconds since the epoch, the way DuckDB prints TIMESTAMPTZ.
@@ -29,7 +30,8 @@ int CompareStat(ColumnType type, const std::string& a, const std::string& b);
 
 // The partition value of row `i` of `array` under `key`'s transform, as DuckLake writes it:
 // time transforms of timestamps (TimestampPartitionValue), identity as the value's text
-// (timestamps as TimestampText); nullopt for null. Time transforms of other types are Invalid.
+// (timestamps as TimestampText, uuids as their canonical text); nullopt for null. Time transforms
+// of other types are Invalid.
 Result<PartitionValue> PartitionValueText(const arrow::Array& array, int64_t i,
                                           const PartitionKey& key);
 

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/clock.h"
+#include "base/uuid_arrow.h"
 #include "lake/iceberg/parquet_metrics.h"
 #include "lake/iceberg/snapshot_builder.h"
 #include "lake/iceberg/snapshot_ledger.h"
@@ -66,6 +67,9 @@ Value SourceValue(const arrow::Array* array, int64_t row, const Type& type) {
       return Value(v);
     }
     default:
+      if (IsUuidArrowType(*array->type()) && type.id == TypeId::kUuid) {
+        return Value(UuidAt(*array, row).bytes);
+      }
       return Value();
   }
   switch (type.id) {
@@ -90,6 +94,7 @@ PartitionValue ValueText(const Value& value) {
   if (const auto* f = std::get_if<float>(&value)) return fmt::format("{}", *f);
   if (const auto* d = std::get_if<double>(&value)) return fmt::format("{}", *d);
   if (const auto* s = std::get_if<std::string>(&value)) return *s;
+  if (const auto* u = std::get_if<UuidBytes>(&value)) return Uuid{*u}.ToString();
   return std::nullopt;
 }
 
@@ -112,6 +117,9 @@ Result<Value> ValueOfText(const PartitionValue& text, const Type& type) {
         return Value(std::stod(*text));
       case TypeId::kString:
         return Value(*text);
+      case TypeId::kUuid:
+        if (const auto uuid = Uuid::TryParse(*text)) return Value(uuid->bytes);
+        break;
       default:
         break;
     }
@@ -136,6 +144,8 @@ Type IcebergTypeOf(ColumnType type) {
       return Type::Primitive(TypeId::kDouble);
     case ColumnType::kTimestampTz:
       return Type::Primitive(TypeId::kTimestampTz);
+    case ColumnType::kUuid:
+      return Type::Primitive(TypeId::kUuid);
     default:
       return Type::Primitive(TypeId::kString);
   }
@@ -157,6 +167,8 @@ ColumnType ColumnTypeOf(const Type& type) {
       return ColumnType::kVarchar;
     case TypeId::kTimestampTz:
       return ColumnType::kTimestampTz;
+    case TypeId::kUuid:
+      return ColumnType::kUuid;
     default:
       return ColumnType::kOther;
   }

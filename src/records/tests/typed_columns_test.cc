@@ -3,6 +3,7 @@
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 
+#include "base/uuid_arrow.h"
 #include "decode/json_batch_builder.h"
 #include "records/mapped_batch_builder.h"
 
@@ -40,10 +41,7 @@ TEST(TypedColumns, ParsesMillpondsGrammarAndRefusesBadItemsNamingThem) {
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.status().message().find(message), std::string::npos) << bad.status().message();
   }
-  auto uuid = TypedColumns::Make({{"id", TypedKind::kUuid}});
-  ASSERT_FALSE(uuid.ok());
-  EXPECT_NE(uuid.status().message().find("id:uuid: uuid columns are not written yet"),
-            std::string::npos);
+  EXPECT_TRUE(TypedColumns::Make(*parsed).ok());  // every type is written, uuid included
 }
 
 TEST(TypedColumns, CastsEachPinnedColumnNullingOnlyTheValuesThatCannotBeCast) {
@@ -105,6 +103,34 @@ TEST(TypedColumns, BigintFromIntegralDoublesAndNumericTextOnly) {
             (std::vector<std::string>{"7", "3", "null", "null", "9223372036854775807"}));
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0].nulled, 2);
+}
+
+TEST(TypedColumns, UuidTakesMillpondsShapesAsArrowUuidsAndNullsEverythingElse) {
+  auto typed = *TypedColumns::Make({{"u", TypedKind::kUuid}});
+  auto batch =
+      Decode({R"({"u":"0123ABCD-4567-89EF-0123-456789ABCDEF"})",
+              R"({"u":"urn:uuid:0123abcd456789ef0123456789abcdef"})",
+              R"({"u":"{0123abcd-4567-89ef-0123-456789abcdef}"})", R"({"u":null})",
+              R"({"u":"URN:UUID:0123abcd-4567-89ef-0123-456789abcdef"})",
+              R"({"u":"0x0123abcd456789ef0123456789abcdef"})", R"({"u":7})", R"({"u":true})"});
+  std::vector<ColumnCoercion> outcomes;
+  auto out = typed.Apply(batch, &outcomes);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const auto& column = *(*out)->column(0);
+  ASSERT_TRUE(IsUuidArrowType(*column.type())) << column.type()->ToString();
+  ASSERT_TRUE(IsUuidArrowType(*(*out)->schema()->field(0)->type()));
+  std::vector<std::string> got;
+  for (int64_t i = 0; i < column.length(); ++i) {
+    got.push_back(column.IsNull(i) ? "null" : UuidAt(column, i).ToString());
+  }
+  const std::string c = "0123abcd-4567-89ef-0123-456789abcdef";
+  EXPECT_EQ(got, (std::vector<std::string>{c, c, c, "null", "null", "null", "null", "null"}));
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].type, TypedKind::kUuid);
+  EXPECT_EQ(outcomes[0].nulled, 4);  // the JSON null is not counted
+  // Already uuid (a second Apply): left alone and not reported.
+  ASSERT_TRUE(typed.Apply(*out, &outcomes).ok());
+  EXPECT_TRUE(outcomes.empty());
 }
 
 }  // namespace

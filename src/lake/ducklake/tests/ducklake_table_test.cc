@@ -3,10 +3,12 @@
 #include <thread>
 
 #include <arrow/api.h>
+#include <arrow/compute/api.h>
 #include <gtest/gtest.h>
 
 #include "assert_status.h"
 #include "base/sql_quote.h"
+#include "base/uuid_arrow.h"
 #include "harness_env.h"
 #include "lake/duckdb_engine.h"
 #include "lake/ducklake/ducklake_catalog.h"
@@ -388,6 +390,80 @@ TEST_P(DuckLakeTableTest, PartitionSplitsRowsWithDuckLakeTransformSemantics) {
   EXPECT_EQ(got,
             (std::map<std::vector<PartitionValue>, std::vector<int64_t>>{
                 {{std::nullopt, "3"}, {4}}, {{"false", "3"}, {1, 3}}, {{"true", "3"}, {0, 2}}}));
+}
+
+TEST_P(DuckLakeTableTest, AUuidColumnIsReadByDuckDbAsUuidWithItsPartitionsAndStatistics) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  ASSERT_OK_AND_ASSIGN(auto opened,
+                       catalog->OpenTable(TableSpec{"main",
+                                                    "ids",
+                                                    {{"u", ColumnType::kUuid},
+                                                     {"_inserted_at", ColumnType::kTimestampTz}},
+                                                    {{"u", {TransformKind::kIdentity}}},
+                                                    {}},
+                                          OpenMode::kOpenOrCreate));
+  auto& table = *opened.table;
+  EXPECT_EQ(table.columns()[0].type, ColumnType::kUuid);
+  const std::vector<std::string> texts = {"ffffffff-0000-0000-0000-000000000001",
+                                          "0123abcd-4567-89ef-0123-456789abcdef",
+                                          "ffffffff-0000-0000-0000-000000000001"};
+  arrow::FixedSizeBinaryBuilder storage(arrow::fixed_size_binary(16));
+  arrow::TimestampBuilder at(arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"),
+                             arrow::default_memory_pool());
+  for (const auto& text : texts) {
+    ASSERT_OK(storage.Append(Uuid::Parse(text)->bytes.data()));
+    ASSERT_OK(at.Append(kInsertedAt));
+  }
+  ASSERT_OK(storage.AppendNull());
+  ASSERT_OK(at.Append(kInsertedAt));
+  ASSERT_OK_AND_ASSIGN(auto uuids, UuidArrayOf(storage.Finish().ValueOrDie()));
+  ASSERT_OK_AND_ASSIGN(
+      auto schema, files::WithFieldIds(*arrow::schema({arrow::field("u", uuids->type()),
+                                                       arrow::field("_inserted_at", at.type())}),
+                                       {static_cast<int>(table.columns()[0].id),
+                                        static_cast<int>(table.columns()[1].id)}));
+  const auto rows = arrow::RecordBatch::Make(schema, 4, {uuids, at.Finish().ValueOrDie()});
+  ASSERT_OK_AND_ASSIGN(const auto groups, table.Partition(*rows));
+  std::vector<DataFile> files;
+  for (const auto& group : groups) {
+    arrow::Int64Builder indices;
+    ASSERT_OK(indices.AppendValues(group.rows));
+    ASSERT_OK_AND_ASSIGN(auto index, indices.Finish());
+    std::vector<std::shared_ptr<arrow::Array>> columns;
+    for (const auto& column : rows->columns()) {
+      columns.push_back(arrow::compute::Take(*column, *index).ValueOrDie());
+    }
+    DataFile file;
+    file.relative_path = table.NewFilePath(group.values);
+    file.partition_values = group.values;
+    auto writer = files::ParquetFileWriter::Create(
+                      table.filesystem(), table.DataDirectory() + file.relative_path, schema, {})
+                      .ValueOrDie();
+    ASSERT_OK(writer->Append(*arrow::RecordBatch::Make(schema, group.rows.size(), columns)));
+    file.info = writer->Finish().ValueOrDie();
+    files.push_back(std::move(file));
+  }
+  ASSERT_EQ(files.size(), 3u);  // two uuids and the null
+  ASSERT_OK_AND_ASSIGN(auto committed, table.Commit(Request(files, {{"t", 0, 0, 4}}, "w-uuid")));
+  ASSERT_EQ(committed.status, CommitStatus::kCommitted);
+
+  auto duck = Reader();
+  EXPECT_EQ(Scalar(*duck, "SELECT DISTINCT typeof(u) FROM lake.ids WHERE u IS NOT NULL"), "UUID");
+  EXPECT_EQ(Scalar(*duck, "SELECT string_agg(u::VARCHAR, ',' ORDER BY u) FROM lake.ids"),
+            texts[1] + "," + texts[0] + "," + texts[0]);
+  // Filters prune by the partition values and statistics, which must agree with the data.
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.ids WHERE u = '" + texts[0] + "'::UUID"), "2");
+  EXPECT_EQ(Scalar(*duck, "SELECT count(*) FROM lake.ids WHERE u < '" + texts[0] + "'::UUID"), "1");
+  EXPECT_EQ(Scalar(*duck,
+                   "SELECT s.min_value || '..' || s.max_value FROM "
+                   "__ducklake_metadata_lake.ducklake_table_column_stats s JOIN "
+                   "__ducklake_metadata_lake.ducklake_column c USING (table_id, column_id) "
+                   "WHERE c.column_name = 'u'"),
+            texts[1] + ".." + texts[0]);
+  EXPECT_EQ(Scalar(*duck,
+                   "SELECT string_agg(partition_value, ',' ORDER BY partition_value) FROM "
+                   "__ducklake_metadata_lake.ducklake_file_partition_value"),
+            texts[1] + "," + texts[0]);
 }
 
 TEST_P(DuckLakeTableTest, EvolvePromotesIntegerToBigintAndRefusesWhatDuckLakeCannotWiden) {

@@ -1,6 +1,9 @@
 #include "lake/ducklake/stats_text.h"
 
+#include <arrow/builder.h>
 #include <gtest/gtest.h>
+
+#include "base/uuid_arrow.h"
 
 namespace weir::lake::ducklake {
 namespace {
@@ -34,6 +37,22 @@ TEST(StatsTextTest, ComparisonIsByTypeNotByText) {
   EXPECT_LT(CompareStat(ColumnType::kDouble, "-1.5", "-0.5"), 0);
   EXPECT_GT(CompareStat(ColumnType::kVarchar, "b", "ab"), 0);
   EXPECT_EQ(CompareStat(ColumnType::kBigint, "7", "7"), 0);
+}
+
+TEST(StatsTextTest, AUuidIsItsCanonicalTextAsDuckDbRecordsIt) {
+  arrow::FixedSizeBinaryBuilder storage(arrow::fixed_size_binary(16));
+  ASSERT_TRUE(storage.Append(Uuid::Parse("0123ABCD456789EF0123456789ABCDEF")->bytes.data()).ok());
+  ASSERT_TRUE(storage.AppendNull().ok());
+  const auto uuids = *UuidArrayOf(storage.Finish().ValueOrDie());
+  const PartitionKey key{"u", {TransformKind::kIdentity, 0}};
+  EXPECT_EQ(*PartitionValueText(*uuids, 0, key), "0123abcd-4567-89ef-0123-456789abcdef");
+  EXPECT_EQ(*PartitionValueText(*uuids, 1, key), std::nullopt);
+  EXPECT_FALSE(PartitionValueText(*uuids, 0, {"u", {TransformKind::kDay, 0}}).ok());
+  EXPECT_EQ(StatText(ColumnType::kUuid, "0123abcd-4567-89ef-0123-456789abcdef"),
+            "0123abcd-4567-89ef-0123-456789abcdef");
+  EXPECT_LT(CompareStat(ColumnType::kUuid, "0fffffff-0000-0000-0000-000000000000",
+                        "a0000000-0000-0000-0000-000000000000"),
+            0);
 }
 
 TEST(StatsTextTest, PartitionDirectoriesEscapeLikeDuckDb) {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "assert_status.h"
+#include "base/uuid_arrow.h"
 #include "files/parquet_file_writer.h"
 #include "lake/iceberg/iceberg_lake_catalog.h"
 #include "lake/iceberg/iceberg_table.h"
@@ -387,6 +388,51 @@ TEST_F(IcebergTableTest, ASortKeyTheFirstColumnsLackLeavesTheOrderUndeclared) {
   const auto& metadata = static_cast<iceberg::IcebergTable&>(*opened.table).metadata();
   EXPECT_EQ(metadata.default_sort_order_id(), 0);
   EXPECT_TRUE(metadata.default_sort_order().fields.empty());
+}
+
+TEST_F(IcebergTableTest, AUuidColumnIsAnIcebergUuidPartitionedByItsCanonicalText) {
+  TableSpec spec = Spec();
+  spec.columns = {{"u", ColumnType::kUuid}, {"_inserted_at", ColumnType::kTimestampTz}};
+  spec.partitioning = {{"u", {TransformKind::kTruncate, 4}}};
+  const auto truncated = catalog_->OpenTable(spec, OpenMode::kOpenOrCreate);
+  ASSERT_FALSE(truncated.ok());  // truncate has no meaning for uuids (the spec's Appendix A)
+  EXPECT_NE(truncated.status().message().find("column u is uuid"), std::string::npos)
+      << truncated.status().message();
+  spec.partitioning = {{"u", {TransformKind::kIdentity, 0}}};
+  ASSERT_OK_AND_ASSIGN(auto opened, catalog_->OpenTable(spec, OpenMode::kOpenOrCreate));
+  Table& table = *opened.table;
+  EXPECT_EQ(table.columns()[0].type, ColumnType::kUuid);
+  const auto& schema = static_cast<iceberg::IcebergTable&>(table).metadata().current_schema();
+  EXPECT_EQ(iceberg::ToString(schema.FindTopLevel("u")->type), "uuid");
+
+  arrow::FixedSizeBinaryBuilder storage(arrow::fixed_size_binary(16));
+  const std::string a = "0123abcd-4567-89ef-0123-456789abcdef";
+  const std::string b = "ffffffff-0000-0000-0000-000000000001";
+  for (const auto& text : {a, b, a}) ASSERT_OK(storage.Append(Uuid::Parse(text)->bytes.data()));
+  ASSERT_OK(storage.AppendNull());
+  ASSERT_OK_AND_ASSIGN(auto uuids, UuidArrayOf(storage.Finish().ValueOrDie()));
+  arrow::TimestampBuilder ts(arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"),
+                             arrow::default_memory_pool());
+  for (int i = 0; i < 4; ++i) ASSERT_OK(ts.Append(1'764'547'200'000'000));
+  ASSERT_OK_AND_ASSIGN(auto times, ts.Finish());
+  ASSERT_OK_AND_ASSIGN(
+      auto fields,
+      files::WithFieldIds(*arrow::schema({arrow::field("u", uuids->type()),
+                                          arrow::field("_inserted_at", times->type())}),
+                          {1, 2}));
+  const auto rows = arrow::RecordBatch::Make(fields, 4, {uuids, times});
+  ASSERT_OK_AND_ASSIGN(auto groups, table.Partition(*rows));
+  std::map<PartitionValue, std::vector<int64_t>> by_value;
+  for (const auto& group : groups) by_value[group.values.at(0)] = group.rows;
+  EXPECT_EQ(by_value, (std::map<PartitionValue, std::vector<int64_t>>{
+                          {a, {0, 2}}, {b, {1}}, {std::nullopt, {3}}}));
+  EXPECT_TRUE(table.NewFilePath({a}).starts_with("u=" + a + "/")) << table.NewFilePath({a});
+  CommitRequest request;
+  request.files = Write(table, *rows);
+  request.offsets = {{"events", 0, 0, 4}};
+  request.writer = "test/uuid";
+  ASSERT_OK_AND_ASSIGN(auto committed, table.Commit(request));
+  EXPECT_EQ(committed.status, CommitStatus::kCommitted);
 }
 
 }  // namespace
