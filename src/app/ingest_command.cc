@@ -23,6 +23,7 @@
 #include "observe/http_server.h"
 #include "records/dataset_mapping.h"
 #include "records/typed_columns.h"
+#include "records/variant_columns.h"
 
 namespace weir::app {
 namespace {
@@ -107,6 +108,14 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
         return Status::Invalid("datasets[", d.name, "].typed_columns: ", made.status().message());
       }
       o.typed_columns = std::move(*made);
+    }
+    if (!d.variant_columns.empty()) {
+      auto variant = records::VariantColumns::Make(d.variant_columns);
+      if (!variant.ok()) {
+        return Status::Invalid("datasets[", d.name,
+                               "].variant_columns: ", variant.status().message());
+      }
+      o.variant_columns = std::move(*variant);
     }
     options.datasets.push_back(std::move(o));
   }

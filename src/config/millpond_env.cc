@@ -61,7 +61,6 @@ const std::vector<MillpondVariable>& MillpondVariables() {
        "record filters are not configurable in weir yet; refused so rows millpond would drop "
        "are not landed"},
       {"MILLPOND_INCLUDE_VALUES_*", H::kRefused, "the dynamic allowlist is not configurable yet"},
-      {"MILLPOND_VARIANT_COLUMNS", H::kRefused, "VARIANT dual-write is not configurable yet"},
       {"DUCKLAKE_CONNECTION", H::kIgnored,
        "weir writes the catalog itself from DUCKLAKE_RDS_* (or catalog.*)"},
       {"DUCKLAKE_MAX_RETRY_COUNT", H::kIgnored,

@@ -86,6 +86,8 @@ struct DatasetSettings {
   std::map<std::string, std::string> mapping;
   // `column:type` pins (timestamptz | bigint | double | boolean | varchar | uuid).
   std::vector<std::string> typed_columns;
+  // JSON-text columns also written as `<column>_variant` (Parquet Variant).
+  std::vector<std::string> variant_columns;
 };
 
 // The Iceberg lake (lake.format iceberg): its catalog and warehouse.

@@ -58,6 +58,8 @@ struct Pipeline::Dataset {
   m::Counter* nulled = nullptr;
   m::Counter* lossy = nullptr;
   m::Counter* coercion_nulled = nullptr;
+  m::Counter* variant_nulled = nullptr;          // source values that are not JSON
+  m::Counter* variant_fields_dropped = nullptr;  // payload fields named like a companion
   m::Gauge* buffer_bytes = nullptr;
   m::Histogram* flush_seconds = nullptr;
   m::Histogram* commit_seconds = nullptr;
@@ -141,6 +143,10 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     dataset->nulled = &metrics->Counter(m::kValuesNulled, with_reason("type_mismatch"));
     dataset->lossy = &metrics->Counter(m::kValuesNulled, with_reason("integer_beyond_int64"));
     dataset->coercion_nulled = &metrics->Counter(m::kValuesNulled, with_reason("column_coercion"));
+    dataset->variant_nulled =
+        &metrics->Counter(m::kValuesNulled, with_reason("variant_invalid_json"));
+    dataset->variant_fields_dropped =
+        &metrics->Counter(m::kFieldsDropped, with_reason("variant_companion"));
     if (pipeline->by_topic_.count(options_of.config.topic)) {
       return Status::Invalid("topic ", options_of.config.topic, " feeds two datasets");
     }
@@ -410,6 +416,18 @@ void Pipeline::FlushLoop(Dataset& d) {
       } else {
         flush.batch = std::move(*typed);
         PublishCoercions(*metrics_, field_log_limiter_, name, *d.coercion_nulled, coercions);
+      }
+    }
+    if (fatal().ok() && !d.options.variant_columns.empty()) {
+      // VARIANT companions: encoded once per flush, after the typed columns.
+      records::VariantOutcome variant;
+      auto with = d.options.variant_columns.Apply(flush.batch, &variant);
+      if (!with.ok()) {
+        SetFatal(WithContext(with.status(), "dataset " + name + ": variant columns"));
+      } else {
+        flush.batch = std::move(*with);
+        d.variant_nulled->Increment(static_cast<double>(variant.malformed));
+        d.variant_fields_dropped->Increment(static_cast<double>(variant.collisions_dropped));
       }
     }
     if (fatal().ok()) {

@@ -29,6 +29,7 @@
 #include "observe/metrics_registry.h"
 #include "records/jmespath/mapping.h"
 #include "records/typed_columns.h"
+#include "records/variant_columns.h"
 
 namespace weir::ingest {
 
@@ -42,6 +43,8 @@ struct DatasetOptions {
   std::shared_ptr<const records::jmespath::Mapping> mapping;
   // Columns pinned to a type, cast on the flush thread before each write.
   records::TypedColumns typed_columns;
+  // JSON-text columns also written as `<column>_variant`, on the flush thread.
+  records::VariantColumns variant_columns;
 };
 
 struct PipelineOptions {

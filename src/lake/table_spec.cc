@@ -26,6 +26,8 @@ std::string_view ToString(ColumnType type) {
       return "varchar";
     case ColumnType::kTimestampTz:
       return "timestamptz";
+    case ColumnType::kVariant:
+      return "variant";
     case ColumnType::kOther:
       return "other";
   }

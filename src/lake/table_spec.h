@@ -27,6 +27,7 @@ enum class ColumnType {
   kDouble,
   kVarchar,
   kTimestampTz,
+  kVariant,  // a Parquet Variant (records/variant_columns.h); DuckLake `variant`
   kOther
 };
 

@@ -9,6 +9,7 @@
 
 #include "base/text.h"
 #include "records/variant_encoding.h"
+#include "records/variant_shredding.h"
 
 namespace weir::records {
 namespace {
@@ -35,8 +36,9 @@ std::shared_ptr<arrow::DataType> Storage() {
                          arrow::field("value", arrow::binary(), /*nullable=*/false)});
 }
 
-// The companion of one source column.
+// The companion of one source column, shredded by the flush's common keys.
 Result<std::shared_ptr<arrow::Array>> Companion(const arrow::Array& source,
+                                                const ShredOptions& shred,
                                                 VariantOutcome* outcome) {
   std::shared_ptr<arrow::Array> text;
   if (source.type_id() == arrow::Type::STRING) {
@@ -46,36 +48,22 @@ Result<std::shared_ptr<arrow::Array>> Companion(const arrow::Array& source,
     WEIR_ASSIGN_OR_RAISE(text, arrow::compute::Cast(source, arrow::utf8()));
   }
   const auto& strings = static_cast<const arrow::StringArray&>(*text);
-  arrow::BinaryBuilder metadata, value;
-  arrow::TypedBufferBuilder<bool> validity;
-  WEIR_RETURN_NOT_OK(metadata.Reserve(strings.length()));
-  WEIR_RETURN_NOT_OK(value.Reserve(strings.length()));
-  WEIR_RETURN_NOT_OK(validity.Reserve(strings.length()));
+  std::vector<std::optional<VariantBytes>> rows(static_cast<size_t>(strings.length()));
   VariantEncoder encoder;
-  VariantBytes bytes;
-  int64_t nulls = 0;
   for (int64_t i = 0; i < strings.length(); ++i) {
-    const bool ok = !strings.IsNull(i) && encoder.Encode(strings.GetView(i), &bytes).ok();
-    if (!strings.IsNull(i) && !ok) ++outcome->malformed;
-    if (ok) {
-      ++outcome->encoded;
-      WEIR_RETURN_NOT_OK(metadata.Append(bytes.metadata));
-      WEIR_RETURN_NOT_OK(value.Append(bytes.value));
-    } else {
-      ++nulls;
-      WEIR_RETURN_NOT_OK(metadata.Append(EmptyVariantMetadata()));
-      WEIR_RETURN_NOT_OK(value.Append(std::string_view("\0", 1)));  // a Variant null
+    if (strings.IsNull(i)) continue;
+    VariantBytes bytes;
+    if (!encoder.Encode(strings.GetView(i), &bytes).ok()) {
+      ++outcome->malformed;
+      continue;
     }
-    validity.UnsafeAppend(ok);
+    ++outcome->encoded;
+    rows[static_cast<size_t>(i)] = std::move(bytes);
   }
-  std::shared_ptr<arrow::Array> metadata_array, value_array;
-  WEIR_RETURN_NOT_OK(metadata.Finish(&metadata_array));
-  WEIR_RETURN_NOT_OK(value.Finish(&value_array));
-  WEIR_ASSIGN_OR_RAISE(auto null_bitmap, validity.Finish());
-  auto storage = std::make_shared<arrow::StructArray>(
-      Storage(), strings.length(), arrow::ArrayVector{metadata_array, value_array},
-      nulls > 0 ? null_bitmap : nullptr, nulls);
-  return arrow::ExtensionType::WrapArray(VariantType(), storage);
+  const auto keys =
+      shred.max_keys > 0 ? ChooseShreddedKeys(rows, shred) : std::vector<ShreddedKey>{};
+  outcome->shredded_keys += static_cast<int64_t>(keys.size());
+  return BuildVariantColumn(rows, keys);
 }
 
 }  // namespace
@@ -86,8 +74,18 @@ std::shared_ptr<arrow::DataType> VariantType() {
 }
 
 bool IsVariantType(const arrow::DataType& type) {
-  return type.id() == arrow::Type::EXTENSION &&
-         static_cast<const arrow::ExtensionType&>(type).extension_name() == "arrow.parquet.variant";
+  if (type.id() == arrow::Type::EXTENSION) {
+    return static_cast<const arrow::ExtensionType&>(type).extension_name() ==
+           "arrow.parquet.variant";
+  }
+  return IsShreddedVariantType(type);
+}
+
+bool IsShreddedVariantType(const arrow::DataType& type) {
+  return type.id() == arrow::Type::STRUCT && type.num_fields() == 3 &&
+         type.field(0)->name() == "metadata" && type.field(1)->name() == "value" &&
+         type.field(2)->name() == "typed_value" &&
+         type.field(0)->type()->id() == arrow::Type::BINARY;
 }
 
 Result<std::vector<std::string>> ParseVariantColumns(const std::vector<std::string>& items) {
@@ -109,10 +107,11 @@ Result<std::vector<std::string>> ParseVariantColumns(const std::vector<std::stri
   return out;
 }
 
-Result<VariantColumns> VariantColumns::Make(std::vector<std::string> sources) {
+Result<VariantColumns> VariantColumns::Make(std::vector<std::string> sources, ShredOptions shred) {
   WEIR_ASSIGN_OR_RAISE(auto checked, ParseVariantColumns(sources));
   VariantColumns columns;
   columns.sources_ = std::move(checked);
+  columns.shred_ = shred;
   return columns;
 }
 
@@ -136,8 +135,8 @@ Result<std::shared_ptr<arrow::RecordBatch>> VariantColumns::Apply(
     fields.push_back(field);
     columns.push_back(batch->column(c));
     if (sources.count(lower) == 0 || !done.insert(lower).second) continue;
-    WEIR_ASSIGN_OR_RAISE(auto companion, Companion(*batch->column(c), outcome));
-    fields.push_back(arrow::field(field->name() + std::string(kSuffix), VariantType()));
+    WEIR_ASSIGN_OR_RAISE(auto companion, Companion(*batch->column(c), shred_, outcome));
+    fields.push_back(arrow::field(field->name() + std::string(kSuffix), companion->type()));
     columns.push_back(std::move(companion));
   }
   return arrow::RecordBatch::Make(arrow::schema(std::move(fields), batch->schema()->metadata()),

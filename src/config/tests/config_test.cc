@@ -264,12 +264,9 @@ TEST(MillpondTest, UnknownAndUnusedVariablesWarn) {
 
 TEST(MillpondTest, RefusedFeaturesAndDestination) {
   Env env = Minimal();
-  env["MILLPOND_VARIANT_COLUMNS"] = "properties";
   env["MILLPOND_FILTER_VALUES"] = "1,2";
   env["MILLPOND_DESTINATION"] = "hoglake";
   const std::string error = ErrorOf("", env);
-  EXPECT_NE(error.find("MILLPOND_VARIANT_COLUMNS: value \"properties\" is refused"),
-            std::string::npos);
   EXPECT_NE(error.find("MILLPOND_FILTER_VALUES: value \"1,2\" is refused"), std::string::npos);
   EXPECT_NE(error.find("MILLPOND_DESTINATION: value \"hoglake\" is not supported"),
             std::string::npos);

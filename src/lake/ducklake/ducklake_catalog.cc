@@ -80,6 +80,8 @@ std::string_view DuckDbTypeName(ColumnType type) {
       return "DOUBLE";
     case ColumnType::kTimestampTz:
       return "TIMESTAMPTZ";
+    case ColumnType::kVariant:
+      return "VARIANT";
     default:
       return "VARCHAR";
   }
@@ -93,6 +95,7 @@ ColumnType FromDuckLakeType(std::string_view name) {
   if (name == "float64") return ColumnType::kDouble;
   if (name == "varchar") return ColumnType::kVarchar;
   if (name == "timestamptz") return ColumnType::kTimestampTz;
+  if (name == "variant") return ColumnType::kVariant;
   return ColumnType::kOther;
 }
 

@@ -6,6 +6,7 @@
 
 #include "decode/json_batch_builder.h"
 #include "records/variant_columns.h"
+#include "records/variant_shredding.h"
 
 namespace weir::records {
 namespace {
@@ -129,7 +130,8 @@ TEST(VariantColumns, RefusesNamesAsMillpondDoes) {
 }
 
 TEST(VariantColumns, AddsACompanionNullsOnlyItForBadJsonAndDropsCollidingFields) {
-  auto columns = *VariantColumns::Make({"properties", "absent"});
+  // Unshredded here (max_keys 0): the extension column of metadata and value.
+  auto columns = *VariantColumns::Make({"properties", "absent"}, {.min_share = 0.5, .max_keys = 0});
   auto batch =
       Decode({R"({"id":1,"properties":{"a":1},"properties_variant":"x"})",
               R"({"id":2,"properties":"{not json","PROPERTIES_VARIANT":5})", R"({"id":3})"});
@@ -154,6 +156,65 @@ TEST(VariantColumns, AddsACompanionNullsOnlyItForBadJsonAndDropsCollidingFields)
   EXPECT_EQ(Hex(value.GetView(0)), "02 01 00 00 02 0c 01");
   // The source column is kept as it was.
   EXPECT_EQ((*out)->column(1)->GetScalar(1).ValueOrDie()->ToString(), "{not json");
+}
+
+std::vector<std::optional<VariantBytes>> Rows(const std::vector<std::string>& jsons) {
+  std::vector<std::optional<VariantBytes>> rows;
+  for (const auto& json : jsons) {
+    if (json.empty()) {
+      rows.emplace_back();
+    } else {
+      rows.emplace_back(Encode(json));
+    }
+  }
+  return rows;
+}
+
+TEST(VariantShredding, CommonKeysOfTheFlushAreShreddedByTheirMostFrequentType) {
+  const auto rows = Rows({R"({"a":1,"b":"x","rare":1})", R"({"a":9223372036854775808,"b":"y"})",
+                          R"({"a":3,"b":null,"c":[1]})", R"([1,2])", ""});
+  const auto keys = ChooseShreddedKeys(rows, {});
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_EQ(keys[0].name, "a");
+  EXPECT_EQ(keys[0].type, ShredType::kInt64);
+  EXPECT_EQ(keys[1].name, "b");
+  EXPECT_EQ(keys[1].type, ShredType::kString);
+  EXPECT_TRUE(ChooseShreddedKeys(rows, {.min_share = 0.5, .max_keys = 1}).size() == 1u);
+}
+
+TEST(VariantShredding, ValuesThatDoNotFitGoToTheKeysValueNeverItsTypedColumn) {
+  const auto rows = Rows({R"({"a":1,"b":"x","rare":1})", R"({"a":9223372036854775808,"b":"y"})",
+                          R"({"a":3,"b":null,"c":[1]})", R"([1,2])", ""});
+  const auto keys = ChooseShreddedKeys(rows, {});
+  auto built = BuildVariantColumn(rows, keys);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  const auto& column = static_cast<const arrow::StructArray&>(**built);
+  ASSERT_TRUE(IsShreddedVariantType(*column.type())) << column.type()->ToString();
+  EXPECT_TRUE(column.IsNull(4));
+  const auto& value = static_cast<const arrow::BinaryArray&>(*column.field(1));
+  const auto& typed = static_cast<const arrow::StructArray&>(*column.field(2));
+  const auto& a = static_cast<const arrow::StructArray&>(*typed.field(0));
+  const auto& a_value = static_cast<const arrow::BinaryArray&>(*a.field(0));
+  const auto& a_typed = static_cast<const arrow::Int64Array&>(*a.field(1));
+  EXPECT_EQ(a_typed.Value(0), 1);
+  EXPECT_TRUE(a_value.IsNull(0));
+  // 2^63 does not fit int64: the exact decimal goes to a.value, a.typed_value stays null.
+  EXPECT_TRUE(a_typed.IsNull(1));
+  EXPECT_EQ(Hex(a_value.GetView(1).substr(0, 2)), "28 00");
+  EXPECT_EQ(a_typed.Value(2), 3);
+  const auto& b = static_cast<const arrow::StructArray&>(*typed.field(1));
+  const auto& b_value = static_cast<const arrow::BinaryArray&>(*b.field(0));
+  EXPECT_EQ(Hex(b_value.GetView(2)), "00");  // a JSON null is a Variant null in value
+  // Residual objects hold the keys that are not shredded; fully shredded rows have none.
+  EXPECT_FALSE(value.IsNull(0));
+  EXPECT_TRUE(value.IsNull(1));
+  const auto residual = ObjectFields(rows[2]->metadata, value.GetView(2));
+  ASSERT_TRUE(residual.has_value());
+  ASSERT_EQ(residual->size(), 1u);
+  EXPECT_EQ((*residual)[0].key, "c");
+  // A non-object is not shredded: whole in value, typed_value null.
+  EXPECT_TRUE(typed.IsNull(3));
+  EXPECT_EQ(value.GetView(3), rows[3]->value);
 }
 
 }  // namespace
