@@ -87,8 +87,10 @@ def test_variant_companion_reads_back_equal_to_duckdbs_json_variant(
                          "_inserted_at": "TIMESTAMP WITH TIME ZONE"}
         rows = con.execute(
             "SELECT id, properties, properties_variant IS NULL, "
-            "properties_variant = try_cast(properties AS JSON)::VARIANT, "
-            "properties_variant::JSON, try_cast(properties AS JSON)::VARIANT::JSON "
+            # DuckDB 1.5.5 crashes comparing its own json::VARIANT of a repeated key (id 16):
+            # that one is compared by its JSON text only.
+            "CASE WHEN id <> 16 THEN properties_variant = try_cast(properties AS JSON)::VARIANT "
+            "END, properties_variant::JSON, try_cast(properties AS JSON)::VARIANT::JSON "
             "FROM lake.events ORDER BY id").fetchall()
     finally:
         con.close()
@@ -101,7 +103,7 @@ def test_variant_companion_reads_back_equal_to_duckdbs_json_variant(
         if i in (8, 11):
             continue
         assert not is_null, (i, source)
-        assert equal is True, (i, source, ours, duckdbs)
+        assert equal is (None if i == 16 else True), (i, source, ours, duckdbs)
         assert strictly_equal(json.loads(ours), json.loads(duckdbs)), (i, ours, duckdbs)
     # The exact numbers: beyond INT64 exact up to UINT64_MAX, doubles past it, as DuckDB's.
     big = json.loads(by_id[4][3])
@@ -112,6 +114,67 @@ def test_variant_companion_reads_back_equal_to_duckdbs_json_variant(
     assert json.loads(by_id[12][3]) == 42
     assert json.loads(by_id[15][3]) == {f"k{i}": i for i in range(300)}
     assert json.loads(by_id[6][3])["emoji"] == "\U0001F600"
+
+
+def shaped(i: int) -> str:
+    """Common keys n (int, 2^63 in every 10th record), s, f, ok; a rare key now and then."""
+    n = "9223372036854775808" if i % 10 == 0 else str(i * 1000)
+    rare = f',"rare_{i}":[{i}]' if i % 7 == 0 else ""
+    ok = "null" if i % 5 == 0 else ("true" if i % 2 else "false")
+    s = '"s":"v%d",' % i if i % 3 else '"s":%d,' % i
+    return (f'{{"id":{i},"properties":{{"n":{n},{s}"f":{i}.25,"ok":{ok},'
+            f'"nested":{{"x":{i}}}{rare}}}}}')
+
+
+def test_common_keys_are_shredded_and_big_integers_do_not_poison_them(
+    kafka, build_dir, tmp_path
+):
+    import pyarrow.parquet as pq
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("variant_shred")
+    create_topic(bootstrap, topic, 1)
+    count = 200
+    assert produce(bootstrap, topic, ((None, shaped(i).encode()) for i in range(count))) == count
+    lake = Lake(tmp_path / "lake")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
+                      {"WEIR_FLUSH_INTERVAL": "3s", "WEIR_VARIANT_COLUMNS": "properties"}).start()
+    try:
+        wait_for(lambda: lake.count("events") == count or not weir.alive(), 120, "every record")
+        assert weir.alive(), weir.log()
+    finally:
+        assert weir.stop() == 0, weir.log()
+    con = lake.connect()
+    try:
+        rows = con.execute(
+            "SELECT id, properties_variant = properties::JSON::VARIANT, "
+            "properties_variant::JSON, properties::JSON::VARIANT::JSON, "
+            "variant_extract(properties_variant, 'n')::VARCHAR FROM lake.events ORDER BY id").fetchall()
+        files = [r[0] for r in con.execute(
+            "SELECT data_file FROM ducklake_list_files('lake', 'events')").fetchall()]
+    finally:
+        con.close()
+    assert [r[0] for r in rows] == list(range(count))
+    for i, equal, ours, duckdbs, n in rows:
+        assert equal is True, (i, ours, duckdbs)
+        assert strictly_equal(json.loads(ours), json.loads(duckdbs)), (i, ours, duckdbs)
+        assert n == ("9223372036854775808" if i % 10 == 0 else str(i * 1000)), (i, n)
+    # The file's companion is a VARIANT group whose common keys are typed sub-columns.
+    assert files
+    for path in files:
+        schema = pq.ParquetFile(path).schema
+        text = str(schema)
+        assert "properties_variant (Variant(1))" in text, text
+        prefix = "properties_variant.typed_value."
+        shredded = {}
+        for c in range(len(schema)):
+            column = schema.column(c)
+            parts = column.path[len(prefix):].split(".") if column.path.startswith(prefix) else []
+            if len(parts) == 2 and parts[1] == "typed_value":
+                shredded[parts[0]] = column.physical_type
+        # nested is an object (not shredded), rare_* are not common.
+        assert shredded == {"f": "DOUBLE", "n": "INT64", "ok": "BOOLEAN", "s": "BYTE_ARRAY"}, \
+            shredded
 
 
 def test_variant_columns_are_refused_for_iceberg_naming_the_setting(kafka, build_dir, tmp_path):
