@@ -84,6 +84,7 @@ lake::ColumnType ColumnTypeOf(const arrow::DataType& type) {
     case arrow::Type::TIMESTAMP:
       return lake::ColumnType::kTimestampTz;
     case arrow::Type::EXTENSION:
+    case arrow::Type::STRUCT:  // a shredded companion (records/variant_shredding.h)
       if (records::IsVariantType(type)) return lake::ColumnType::kVariant;
       return lake::ColumnType::kVarchar;
     default:
