@@ -124,6 +124,7 @@ files::FileInfo MakeInfo(const std::vector<lake::Column>& columns, const std::st
         stats.min = std::to_string(now_us);
         stats.max = std::to_string(now_us);
         break;
+      case lake::ColumnType::kVariant:
       case lake::ColumnType::kOther:
         stats.null_count = rows;
         break;
