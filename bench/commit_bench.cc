@@ -128,6 +128,7 @@ files::FileInfo MakeInfo(const std::vector<lake::Column>& columns, const std::st
         stats.min = "00000000-0000-0000-0000-000000000000";
         stats.max = "ffffffff-ffff-ffff-ffff-ffffffffffff";
         break;
+      case lake::ColumnType::kVariant:
       case lake::ColumnType::kOther:
         stats.null_count = rows;
         break;

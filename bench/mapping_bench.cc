@@ -19,6 +19,9 @@
 //                  the document rewound for each), every value read: the choice of the DOM.
 // - MapTreeWalk:   the same 12 expressions by the tree walk on an owned copy of each record
 //                  (what the borrowed document and the plain-path fast path save).
+// - DecodeVariant, DecodeVariantUnshredded: Decode, then the VARIANT companion of
+//                  `properties` (records/variant_columns.h) built for the batch, shredded by
+//                  its common keys and not: compared with Decode, the cost of VARIANT.
 #include <benchmark/benchmark.h>
 
 #include <arrow/builder.h>
@@ -35,6 +38,7 @@
 #include "event_generator.h"
 #include "records/jmespath/mapping.h"
 #include "records/mapped_batch_builder.h"
+#include "records/variant_columns.h"
 
 namespace weir {
 namespace {
@@ -92,6 +96,34 @@ void BM_Decode(benchmark::State& state) {
   Finish(state, bytes);
 }
 BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond);
+
+void DecodeVariant(benchmark::State& state, records::ShredOptions shred) {
+  const auto& events = Events();
+  auto builder = *decode::JsonBatchBuilder::Make({}, arrow::default_memory_pool());
+  auto variant = *records::VariantColumns::Make({"properties"}, shred);
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    for (const auto& event : events) {
+      if (!builder->Append(event).ok()) state.SkipWithError("decode failed");
+      bytes += static_cast<int64_t>(event.size());
+    }
+    auto batch = builder->Finish();
+    if (!batch.ok()) state.SkipWithError("finish failed");
+    records::VariantOutcome outcome;
+    auto with = variant.Apply(*batch, &outcome);
+    if (!with.ok() || outcome.encoded != static_cast<int64_t>(events.size())) {
+      state.SkipWithError("variant failed");
+    }
+    benchmark::DoNotOptimize(with);
+  }
+  Finish(state, bytes);
+}
+void BM_DecodeVariant(benchmark::State& state) { DecodeVariant(state, {}); }
+BENCHMARK(BM_DecodeVariant)->Unit(benchmark::kMillisecond);
+void BM_DecodeVariantUnshredded(benchmark::State& state) {
+  DecodeVariant(state, {.min_share = 0.5, .max_keys = 0});
+}
+BENCHMARK(BM_DecodeVariantUnshredded)->Unit(benchmark::kMillisecond);
 
 void BM_Map(benchmark::State& state) {
   const auto& events = Events();

@@ -30,6 +30,7 @@
 #include "records/metadata_columns.h"
 #include "records/route.h"
 #include "records/typed_columns.h"
+#include "records/variant_columns.h"
 
 namespace weir::app {
 namespace {
@@ -163,6 +164,14 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
     }
     WEIR_ASSIGN_OR_RAISE(o.filter, MakeStaticFilter(d));
     WEIR_RETURN_NOT_OK(AddMetadataAndRoute(s, d, o));
+    if (!d.variant_columns.empty()) {
+      auto variant = records::VariantColumns::Make(d.variant_columns);
+      if (!variant.ok()) {
+        return Status::Invalid("datasets[", d.name,
+                               "].variant_columns: ", variant.status().message());
+      }
+      o.variant_columns = std::move(*variant);
+    }
     options.datasets.push_back(std::move(o));
   }
   return options;

@@ -87,7 +87,6 @@ const std::vector<MillpondVariable>& MillpondVariables() {
        "datasets[].include_values.request_timeout, in seconds (fractions allowed)"},
       {"MILLPOND_INCLUDE_VALUES_STARTUP_TIMEOUT_S", H::kSpecial,
        "datasets[].include_values.startup_timeout, in seconds (fractions allowed)"},
-      {"MILLPOND_VARIANT_COLUMNS", H::kRefused, "VARIANT dual-write is not configurable yet"},
       {"DUCKLAKE_CONNECTION", H::kIgnored,
        "weir writes the catalog itself from DUCKLAKE_RDS_* (or catalog.*)"},
       {"DUCKLAKE_MAX_RETRY_COUNT", H::kIgnored,

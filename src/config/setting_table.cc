@@ -468,6 +468,19 @@ std::vector<Setting> BuildTable() {
            "table the live column's type wins (uuid text into a varchar column, text parsed "
            "into a uuid column).",
        WEIR_DATASET_FIELD(typed_columns)},
+      {.name = "variant_columns",
+       .scope = kD,
+       .type = S::kStringList,
+       .millpond_env = "MILLPOND_VARIANT_COLUMNS",
+       .description =
+           "JSON-text columns also written as `<column>_variant`, a VARIANT column (the Parquet "
+           "Variant encoding; DuckLake only), e.g. `properties,person_properties`. The source "
+           "column is kept; a value that is not JSON nulls only the companion "
+           "(`weir_values_nulled_total{reason=\"variant_invalid_json\"}`); payload fields named "
+           "`<column>_variant` (any case) are dropped "
+           "(`weir_fields_dropped_total{reason=\"variant_companion\"}`). Names are "
+           "identifiers and do not end in `_variant` (list the source).",
+       WEIR_DATASET_FIELD(variant_columns)},
   };
   for (Setting& row : datasets) table.push_back(std::move(row));
   for (Setting& row : FilterRows()) table.push_back(std::move(row));

@@ -121,6 +121,8 @@ struct DatasetSettings {
   // Kafka metadata columns and routing (issue 14), setting_table_route.cc.
   std::vector<std::string> metadata_columns;  // `column:source` items
   RouteSettings route;
+  // JSON-text columns also written as `<column>_variant` (Parquet Variant).
+  std::vector<std::string> variant_columns;
 };
 
 // The Iceberg lake (lake.format iceberg): its catalog and warehouse.

@@ -17,6 +17,7 @@
 #include "records/metadata_columns.h"
 #include "records/route.h"
 #include "records/typed_columns.h"
+#include "records/variant_columns.h"
 
 namespace weir::config {
 namespace {
@@ -167,6 +168,12 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
     errors.Dataset(index, dataset, name, problem);
   }
   CheckMetadataAndRoute(index, dataset, errors);
+  if (!dataset.variant_columns.empty()) {
+    auto variant = records::ParseVariantColumns(dataset.variant_columns);
+    if (!variant.ok()) {
+      errors.Dataset(index, dataset, "variant_columns", variant.status().message());
+    }
+  }
   std::set<std::string> sort_keys;
   for (const std::string& key : dataset.sort_by) {
     if (!IsIdentifier(key)) {
@@ -317,6 +324,14 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
   }
   CheckCatalog(settings.catalog, errors);
   if (settings.lake_format == "iceberg") CheckIceberg(settings.iceberg, errors);
+  for (size_t d = 0; d < settings.datasets.size(); ++d) {
+    // weir's Iceberg tables are format version 2, which has no variant type (v3 does).
+    if (settings.lake_format == "iceberg" && !settings.datasets[d].variant_columns.empty()) {
+      errors.Dataset(d, settings.datasets[d], "variant_columns",
+                     "VARIANT companions need a DuckLake lake: weir writes Iceberg format "
+                     "version 2 tables, which have no variant type");
+    }
+  }
   const StorageSettings& storage = settings.storage;
   if (storage.data_path.empty()) {
     errors.Process("storage.data_path", "required, not set");

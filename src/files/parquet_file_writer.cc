@@ -7,9 +7,12 @@
 #include <arrow/io/interfaces.h>
 #include <arrow/util/byte_size.h>
 #include <arrow/util/key_value_metadata.h>
+#include <parquet/arrow/schema.h>
 #include <parquet/arrow/writer.h>
+#include <parquet/exception.h>
 #include <parquet/file_writer.h>
 #include <parquet/metadata.h>
+#include <parquet/schema.h>
 #include <parquet/statistics.h>
 
 #include "base/number_text.h"
@@ -87,6 +90,39 @@ struct MinMaxFolder {
     if (u_lo) out.min = u_lo->ToString(), out.max = u_hi->ToString();
   }
 };
+
+// A shredded Variant (records/variant_shredding.h): Arrow 26's variant extension type accepts
+// only the unshredded two-field storage, so the column arrives as a plain
+// struct<metadata, value, typed_value> and its Parquet group is annotated VARIANT here.
+bool IsShreddedVariant(const arrow::DataType& type) {
+  return type.id() == arrow::Type::STRUCT && type.num_fields() == 3 &&
+         type.field(0)->name() == "metadata" && type.field(1)->name() == "value" &&
+         type.field(2)->name() == "typed_value";
+}
+
+// The Parquet schema of `schema` with its shredded Variant groups annotated VARIANT(1).
+Result<std::shared_ptr<parquet::schema::GroupNode>> VariantAnnotated(
+    const arrow::Schema& schema, const parquet::WriterProperties& properties,
+    const parquet::ArrowWriterProperties& arrow_properties) {
+  std::shared_ptr<parquet::SchemaDescriptor> descriptor;
+  WEIR_RETURN_NOT_OK(
+      parquet::arrow::ToParquetSchema(&schema, properties, arrow_properties, &descriptor));
+  const parquet::schema::GroupNode& root = *descriptor->group_node();
+  parquet::schema::NodeVector fields;
+  for (int i = 0; i < root.field_count(); ++i) {
+    parquet::schema::NodePtr field = root.field(i);
+    if (IsShreddedVariant(*schema.field(i)->type())) {
+      const auto& group = static_cast<const parquet::schema::GroupNode&>(*field);
+      parquet::schema::NodeVector children;
+      for (int c = 0; c < group.field_count(); ++c) children.push_back(group.field(c));
+      field = parquet::schema::GroupNode::Make(group.name(), group.repetition(), children,
+                                               parquet::LogicalType::Variant(), group.field_id());
+    }
+    fields.push_back(std::move(field));
+  }
+  return std::static_pointer_cast<parquet::schema::GroupNode>(parquet::schema::GroupNode::Make(
+      root.name(), root.repetition(), fields, nullptr, root.field_id()));
+}
 
 bool HasPlainText(const parquet::ColumnDescriptor& column) {
   const auto& logical = column.logical_type();
@@ -209,9 +245,27 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
   }
   WEIR_ASSIGN_OR_RAISE(state->sink, fs->OpenOutputStream(state->path));
   auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
-  WEIR_ASSIGN_OR_RAISE(state->writer, parquet::arrow::FileWriter::Open(
-                                          *schema, arrow::default_memory_pool(), state->sink,
-                                          MakeWriterProperties(config), arrow_properties));
+  const bool shredded = std::any_of(schema->fields().begin(), schema->fields().end(),
+                                    [](const auto& f) { return IsShreddedVariant(*f->type()); });
+  if (shredded) {
+    // The annotated schema is given to the Parquet writer directly (without the stored Arrow
+    // schema, which would name a plain struct).
+    const auto properties = MakeWriterProperties(config);
+    arrow_properties = parquet::ArrowWriterProperties::Builder().build();
+    WEIR_ASSIGN_OR_RAISE(auto root, VariantAnnotated(*schema, *properties, *arrow_properties));
+    std::unique_ptr<parquet::ParquetFileWriter> file;
+    try {
+      file = parquet::ParquetFileWriter::Open(state->sink, root, properties);
+    } catch (const parquet::ParquetException& e) {
+      return Status::IOError("parquet writer: ", e.what());
+    }
+    WEIR_RETURN_NOT_OK(parquet::arrow::FileWriter::Make(
+        arrow::default_memory_pool(), std::move(file), schema, arrow_properties, &state->writer));
+  } else {
+    WEIR_ASSIGN_OR_RAISE(state->writer, parquet::arrow::FileWriter::Open(
+                                            *schema, arrow::default_memory_pool(), state->sink,
+                                            MakeWriterProperties(config), arrow_properties));
+  }
   return std::unique_ptr<ParquetFileWriter>(new ParquetFileWriter(std::move(state)));
 }
 
@@ -271,6 +325,28 @@ Result<FileInfo> ParquetFileWriter::Finish() {
   const parquet::SchemaDescriptor& schema = *metadata->schema();
   for (int c = 0; c < schema.num_columns(); ++c) {
     const parquet::ColumnDescriptor& column = *schema.Column(c);
+    if (const parquet::schema::Node* root = schema.GetColumnRoot(c); root->is_group()) {
+      // A nested column (a VARIANT group): one entry for the table's column, its nulls those
+      // of its first leaf (required inside the group), its size that of every leaf, no bounds.
+      const bool first = info.columns.empty() || info.columns.back().name != root->name() ||
+                         info.columns.back().field_id != root->field_id();
+      if (first) {
+        ColumnStats stats;
+        stats.field_id = root->field_id();
+        stats.name = root->name();
+        stats.value_count = info.rows;
+        for (int g = 0; g < metadata->num_row_groups(); ++g) {
+          const auto chunk_stats = metadata->RowGroup(g)->ColumnChunk(c)->statistics();
+          if (chunk_stats != nullptr) stats.null_count += chunk_stats->null_count();
+        }
+        info.columns.push_back(std::move(stats));
+      }
+      for (int g = 0; g < metadata->num_row_groups(); ++g) {
+        info.columns.back().compressed_bytes +=
+            metadata->RowGroup(g)->ColumnChunk(c)->total_compressed_size();
+      }
+      continue;
+    }
     ColumnStats stats;
     stats.field_id = column.schema_node()->field_id();
     stats.name = column.name();

@@ -10,6 +10,7 @@
 #include "base/number_text.h"
 #include "base/uuid_arrow.h"
 #include "records/typed_text.h"
+#include "records/variant_columns.h"
 
 namespace weir::ingest {
 namespace {
@@ -69,6 +70,8 @@ std::shared_ptr<arrow::DataType> ArrowTypeOf(lake::ColumnType type) {
       return arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
     case lake::ColumnType::kUuid:
       return UuidArrowType();
+    case lake::ColumnType::kVariant:
+      return records::VariantType();
     default:
       return arrow::utf8();
   }
@@ -84,6 +87,10 @@ lake::ColumnType ColumnTypeOf(const arrow::DataType& type) {
       return lake::ColumnType::kDouble;
     case arrow::Type::TIMESTAMP:
       return lake::ColumnType::kTimestampTz;
+    case arrow::Type::EXTENSION:
+    case arrow::Type::STRUCT:  // a shredded companion (records/variant_shredding.h)
+      if (records::IsVariantType(type)) return lake::ColumnType::kVariant;
+      return lake::ColumnType::kVarchar;
     default:
       return IsUuidArrowType(type) ? lake::ColumnType::kUuid : lake::ColumnType::kVarchar;
   }
@@ -93,7 +100,13 @@ Result<Coerced> CoerceTo(const arrow::Array& array, lake::ColumnType type) {
   const auto target = ArrowTypeOf(type);
   if (array.type()->Equals(*target)) return Coerced{arrow::MakeArray(array.data()), 0};
   const auto id = array.type_id();
-  switch (type) {
+  // A VARIANT companion whose live column is of another type (millpond: the companion is
+  // omitted), and a payload value whose live column is a VARIANT, are not representable.
+  const bool variant = records::IsVariantType(*array.type());
+  // A companion into a variant column: as it is (each flush may shred other keys).
+  if (variant && type == lake::ColumnType::kVariant)
+    return Coerced{arrow::MakeArray(array.data()), 0};
+  switch (variant || type == lake::ColumnType::kVariant ? lake::ColumnType::kOther : type) {
     case lake::ColumnType::kVarchar:
       return Convert<arrow::StringBuilder>(array, target,
                                            [&](int64_t i) { return ValueText(array, i); });

@@ -73,6 +73,8 @@ struct Pipeline::Dataset {
   m::Counter* metadata_nulled = nullptr;   // key/header values that were not UTF-8
   m::Counter* metadata_dropped = nullptr;  // payload fields named like a metadata column
   int64_t metadata_nulled_published = 0;
+  m::Counter* variant_nulled = nullptr;          // source values that are not JSON
+  m::Counter* variant_fields_dropped = nullptr;  // payload fields named like a companion
   m::Gauge* buffer_bytes = nullptr;
   m::Histogram* flush_seconds = nullptr;
   m::Histogram* commit_seconds = nullptr;
@@ -182,6 +184,10 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     dataset->metadata_nulled = &metrics->Counter(m::kValuesNulled, with_reason("invalid_utf8"));
     dataset->metadata_dropped =
         &metrics->Counter(m::kFieldsDropped, with_reason("metadata_column"));
+    dataset->variant_nulled =
+        &metrics->Counter(m::kValuesNulled, with_reason("variant_invalid_json"));
+    dataset->variant_fields_dropped =
+        &metrics->Counter(m::kFieldsDropped, with_reason("variant_companion"));
     if (pipeline->by_topic_.count(options_of.config.topic)) {
       return Status::Invalid("topic ", options_of.config.topic, " feeds two datasets");
     }
@@ -510,6 +516,18 @@ void Pipeline::FlushLoop(Dataset& d) {
         SetFatal(WithContext(kept.status(), "dataset " + name + ": filters"));
       } else {
         flush.batch = std::move(*kept);
+      }
+    }
+    if (fatal().ok() && !d.options.variant_columns.empty()) {
+      // VARIANT companions: encoded once per flush, after the typed columns.
+      records::VariantOutcome variant;
+      auto with = d.options.variant_columns.Apply(flush.batch, &variant);
+      if (!with.ok()) {
+        SetFatal(WithContext(with.status(), "dataset " + name + ": variant columns"));
+      } else {
+        flush.batch = std::move(*with);
+        d.variant_nulled->Increment(static_cast<double>(variant.malformed));
+        d.variant_fields_dropped->Increment(static_cast<double>(variant.collisions_dropped));
       }
     }
     stage_times_.encode.Increment(StageTimes::Seconds(SteadyClock::now() - cast_start));

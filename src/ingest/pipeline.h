@@ -36,6 +36,7 @@
 #include "records/record_filter.h"
 #include "records/metadata_columns.h"
 #include "records/typed_columns.h"
+#include "records/variant_columns.h"
 
 namespace weir::ingest {
 
@@ -58,6 +59,8 @@ struct DatasetOptions {
   std::vector<records::MetadataColumn> metadata_columns;
   // Set: rows are routed to tables by a field (ingest/routed_writer.h).
   std::optional<RouteConfig> route;
+  // JSON-text columns also written as `<column>_variant`, on the flush thread.
+  records::VariantColumns variant_columns;
 };
 
 struct PipelineOptions {

@@ -28,6 +28,8 @@ std::string_view ToString(ColumnType type) {
       return "timestamptz";
     case ColumnType::kUuid:
       return "uuid";
+    case ColumnType::kVariant:
+      return "variant";
     case ColumnType::kOther:
       return "other";
   }

@@ -29,6 +29,7 @@ enum class ColumnType {
   kVarchar,
   kTimestampTz,
   kUuid,
+  kVariant,  // a Parquet Variant (records/variant_columns.h); DuckLake `variant`
   kOther
 };
 

@@ -112,5 +112,37 @@ TEST(TypedColumnSettings, MillpondsVariableIsAcceptedAndValidated) {
   }
 }
 
+TEST(VariantColumnSettings, MillpondsVariableIsAcceptedAndValidated) {
+  const Env millpond = {{"KAFKA_BOOTSTRAP_SERVERS", "k:9092"},
+                        {"KAFKA_TOPIC", "events"},
+                        {"DUCKLAKE_TABLE", "events"},
+                        {"MILLPOND_VARIANT_COLUMNS", "properties,person_properties"}};
+  auto loaded = Load("", millpond);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->settings.datasets.at(0).variant_columns,
+            (std::vector<std::string>{"properties", "person_properties"}));
+  for (const auto& [value, message] :
+       std::vector<std::pair<std::string, std::string>>{{"properties_variant", "ends in _variant"},
+                                                        {"bad-name", "is not a column name"},
+                                                        {"p,P", "is listed twice"}}) {
+    Env env = millpond;
+    env["MILLPOND_VARIANT_COLUMNS"] = value;
+    auto bad = Load("", env);
+    ASSERT_FALSE(bad.ok()) << value;
+    EXPECT_NE(bad.status().message().find(message), std::string::npos) << bad.status().message();
+    EXPECT_NE(bad.status().message().find("from MILLPOND_VARIANT_COLUMNS (millpond)"),
+              std::string::npos)
+        << bad.status().message();
+  }
+  Env iceberg = millpond;
+  iceberg["WEIR_LAKE_FORMAT"] = "iceberg";
+  auto refused = Load("", iceberg);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("variant_columns"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("format version 2"), std::string::npos)
+      << refused.status().message();
+}
+
 }  // namespace
 }  // namespace weir::config

@@ -82,6 +82,8 @@ std::string_view DuckDbTypeName(ColumnType type) {
       return "TIMESTAMPTZ";
     case ColumnType::kUuid:
       return "UUID";
+    case ColumnType::kVariant:
+      return "VARIANT";
     default:
       return "VARCHAR";
   }
@@ -96,6 +98,7 @@ ColumnType FromDuckLakeType(std::string_view name) {
   if (name == "varchar") return ColumnType::kVarchar;
   if (name == "timestamptz") return ColumnType::kTimestampTz;
   if (name == "uuid") return ColumnType::kUuid;
+  if (name == "variant") return ColumnType::kVariant;
   return ColumnType::kOther;
 }
 
