@@ -5,6 +5,8 @@
 #include <cctype>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <arrow/config.h>
 #include <duckdb.h>
 #include <librdkafka/rdkafka.h>
@@ -12,6 +14,7 @@
 
 #include "app/check_command.h"
 #include "app/ingest_command.h"
+#include "app/maintain_command.h"
 #include "app/serve_command.h"
 #include "app/version.h"
 #include "config/load.h"
@@ -94,13 +97,32 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   std::vector<CLI::App*> commands;
   IngestArgs ingest_args;
   ServeArgs serve_args;
+  MaintainArgs maintain_args;
   std::string config_path;
   std::vector<std::string> sets;
   std::map<std::string, std::string> shortcuts;
   for (const Subcommand& sub : kSubcommands) {
     CLI::App* command = cli.add_subcommand(sub.name, sub.description);
     commands.push_back(command);
-    if (std::string_view(sub.name) == "ingest" || std::string_view(sub.name) == "check") {
+    if (std::string_view(sub.name) == "maintain") {
+      command
+          ->add_option("action", maintain_args.action,
+                       "stats (the default), fsck, or orphans (deletes: --dry-run, --yes)")
+          ->check(CLI::IsMember({"stats", "fsck", "orphans"}));
+      command->add_option("-c,--config", config_path, "YAML configuration file of the ingest");
+      command->add_option("--set", sets,
+                          "Override one setting: name=value (see docs/CONFIGURATION.md)");
+      command->add_option("--dataset", maintain_args.datasets,
+                          "Only this dataset (repeatable); default: every dataset");
+      command->add_flag("--json", maintain_args.json, "Print the reports as JSON");
+      command->add_flag("--dry-run", maintain_args.dry_run,
+                        "Say what a destructive action would delete, delete nothing");
+      command->add_flag("--yes", maintain_args.yes,
+                        "Confirm a destructive action run from a terminal");
+      command->add_option("--older-than", maintain_args.older_than,
+                          "orphans: only objects last modified longer ago than this (default "
+                          "24h); younger ones may belong to a flush not committed yet");
+    } else if (std::string_view(sub.name) == "ingest" || std::string_view(sub.name) == "check") {
       command->add_option("-c,--config", config_path, "YAML configuration file");
       command->add_option("--set", sets,
                           "Override one setting: name=value (see docs/CONFIGURATION.md)");
@@ -190,13 +212,19 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitUsage;
   }
   const std::string name = (*chosen)->get_name();
-  if (name == "ingest" || name == "check" || name == "serve") {
+  if (name == "ingest" || name == "check" || name == "serve" || name == "maintain") {
     std::map<std::string, std::string> overrides = shortcuts;
     for (const auto& set : sets) {
       if (auto added = config::AddOverride(set, &overrides); !added.ok()) {
         err << "weir " << name << ": --set " << set << ": " << added.message() << "\n";
         return kExitUsage;
       }
+    }
+    if (name == "maintain") {
+      if (!config_path.empty()) maintain_args.config_path = config_path;
+      maintain_args.overrides = std::move(overrides);
+      maintain_args.interactive = isatty(STDIN_FILENO) != 0;
+      return RunMaintain(maintain_args, out, err);
     }
     if (name == "serve") {
       if (!config_path.empty()) serve_args.config_path = config_path;

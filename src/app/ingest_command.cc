@@ -88,6 +88,25 @@ Status AddMetadataAndRoute(const config::IngestSettings& s, const config::Datase
   return Status::OK();
 }
 
+}  // namespace
+
+Result<std::vector<lake::PartitionKey>> PartitioningOf(const config::DatasetSettings& d) {
+  std::vector<lake::PartitionKey> keys;
+  for (const auto& text : d.partition_by) {
+    // Validated when the settings were loaded; the config stage owns the grammar.
+    const auto key = config::ParsePartitionKey(text);
+    if (!key) return Status::Invalid("datasets[", d.name, "].partition_by: \"", text, "\"");
+    auto transform = lake::ParseTransform(key->transform);
+    if (!transform.ok()) {
+      return Status::Invalid("datasets[", d.name, "].partition_by: ", transform.status().message());
+    }
+    keys.push_back(lake::PartitionKey{key->column, *transform});
+  }
+  return keys;
+}
+
+namespace {
+
 Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings& s) {
   ingest::PipelineOptions options;
   auto& k = options.consumer;
@@ -116,17 +135,7 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
     o.config.topic = d.topic;
     o.config.schema = d.schema;
     o.config.table = d.table;
-    for (const auto& text : d.partition_by) {
-      // Validated when the settings were loaded; the config stage owns the grammar.
-      const auto key = config::ParsePartitionKey(text);
-      if (!key) return Status::Invalid("datasets[", d.name, "].partition_by: \"", text, "\"");
-      auto transform = lake::ParseTransform(key->transform);
-      if (!transform.ok()) {
-        return Status::Invalid("datasets[", d.name,
-                               "].partition_by: ", transform.status().message());
-      }
-      o.config.partitioning.push_back(lake::PartitionKey{key->column, *transform});
-    }
+    WEIR_ASSIGN_OR_RAISE(o.config.partitioning, PartitioningOf(d));
     for (const auto& column : d.sort_by) {
       // millpond's pre-write sort: ascending, nulls last (pyarrow's sort_indices default).
       o.config.sort_keys.push_back(

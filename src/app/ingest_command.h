@@ -26,6 +26,9 @@ lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s)
 // The Iceberg lake of lake.format iceberg (the embedded SQLite catalog by default).
 lake::iceberg::IcebergLakeConfig MakeIcebergConfig(const config::IngestSettings& s);
 
+// A dataset's partition_by as lake partition keys (the settings validated it already).
+Result<std::vector<lake::PartitionKey>> PartitioningOf(const config::DatasetSettings& d);
+
 // Runs the pipeline until SIGTERM/SIGINT (then drains); returns the process exit code.
 int RunIngest(const IngestArgs& args, std::ostream& out, std::ostream& err);
 

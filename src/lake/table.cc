@@ -20,4 +20,8 @@ std::string_view ToString(CommitStatus status) {
   return "?";
 }
 
+Result<TableInspection> Table::Inspect() {
+  return Status::NotImplemented("inspecting a table of this format");
+}
+
 }  // namespace weir::lake

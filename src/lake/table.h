@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "files/parquet_file_writer.h"
+#include "lake/inspection.h"
 #include "lake/table_spec.h"
 
 namespace weir::lake {
@@ -155,6 +156,10 @@ class Table {
   // Reads back whether the commit of `request` (by its writer id, and its files) landed: the
   // snapshot it landed in, or nullopt when it did not. Used after kOutcomeUnknown.
   virtual Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) = 0;
+
+  // What `weir maintain` needs to know of the table (lake/inspection.h), read fresh from the
+  // catalog; changes nothing. A format without it answers NotImplemented.
+  virtual Result<TableInspection> Inspect();
 };
 
 }  // namespace weir::lake

@@ -51,15 +51,22 @@ TEST(CliTest, VersionNamesTheKindOfBuildNotCMakesBuildType) {
 }
 
 TEST(CliTest, UnimplementedSubcommandsExitNonZeroNamingThemselves) {
-  for (const char* sub : {"maintain", "wal"}) {
+  for (const char* sub : {"wal"}) {
     const Outcome run = Invoke({sub, "--config", "x.yaml"});
     EXPECT_EQ(run.code, kExitNotImplemented) << sub;
     EXPECT_EQ(run.err, std::string("weir ") + sub + ": not implemented yet in weir 0.1.0\n");
   }
 }
 
-TEST(CliTest, IngestAndCheckRefuseAMissingConfigFileNamingIt) {
-  for (const char* sub : {"ingest", "check"}) {
+TEST(CliTest, MaintainRefusesAnUnknownActionAndABadWindow) {
+  EXPECT_EQ(Invoke({"maintain", "shrink"}).code, kExitUsage);
+  const Outcome window = Invoke({"maintain", "orphans", "--dry-run", "--older-than", "soon"});
+  EXPECT_EQ(window.code, kExitUsage);
+  EXPECT_NE(window.err.find("--older-than soon"), std::string::npos) << window.err;
+}
+
+TEST(CliTest, IngestCheckAndMaintainRefuseAMissingConfigFileNamingIt) {
+  for (const char* sub : {"ingest", "check", "maintain"}) {
     const Outcome run = Invoke({sub, "--config", "/nonexistent/weir.yaml"});
     EXPECT_EQ(run.code, kExitFailure) << sub;
     EXPECT_NE(run.err.find("/nonexistent/weir.yaml"), std::string::npos) << run.err;

@@ -77,6 +77,7 @@ Result<bool> DuckLakeTable::Reload() {
   const std::string schema_path =
       JoinPath(catalog_->store().uri(), schemas[0][1].value_or(""), ToBool(schemas[0][2]));
   data_uri_ = JoinPath(schema_path, tables[0][2].value_or(""), ToBool(tables[0][3]));
+  own_directory_ = !tables[0][2].value_or("").empty();
   if (!data_uri_.empty() && data_uri_.back() != '/') data_uri_ += '/';
   WEIR_ASSIGN_OR_RAISE(data_directory_, catalog_->store().PathOfUri(data_uri_));
 

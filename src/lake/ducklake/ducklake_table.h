@@ -44,6 +44,9 @@ class DuckLakeTable final : public Table {
   // The ledger rows of the request's ranges under its writer id, else its first file's row in
   // ducklake_data_file (found even when the ledger has moved on since).
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
+  // The table's files, the catalog's snapshots (DuckLake's snapshots are the catalog's) and
+  // every path the catalog references (ducklake_table_inspect.cc).
+  Result<TableInspection> Inspect() override;
 
   const std::string& table_uuid() const { return table_uuid_; }
   int64_t table_id() const { return table_id_; }
@@ -75,6 +78,7 @@ class DuckLakeTable final : public Table {
   std::vector<PartitionKey> partitioning_;
   std::string data_uri_;        // the table's directory as the catalog resolves it
   std::string data_directory_;  // the same in the file system's terms
+  bool own_directory_ = false;  // the table's path is a directory of its own
   UuidV7Generator uuids_;
 };
 

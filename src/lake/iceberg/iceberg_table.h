@@ -51,6 +51,8 @@ class IcebergTable final : public lake::Table {
   Result<lake::CommitResult> Commit(const CommitRequest& request) override;
   // The snapshot of main's ancestry whose summary carries the request's writer id.
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
+  // Every kept snapshot's manifest list and manifests, read fresh (iceberg_table_inspect.cc).
+  Result<TableInspection> Inspect() override;
 
   const TableMetadata& metadata() const { return current_.metadata; }
   // Compares the live default spec with `wanted` (a fatal error naming both layouts).

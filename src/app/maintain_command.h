@@ -1,0 +1,34 @@
+// `weir maintain`: look after the lake tables of an ingest configuration.
+//   stats    files, rows, bytes, a file-size histogram, snapshots, the oldest snapshot's age and
+//            orphans per table (a table, or --json)
+//   fsck     stats, plus every live file looked up in the store: missing objects and objects
+//            whose size differs from the catalog's (exit 1 when there is any)
+//   orphans  delete the objects under a table's directory that no kept snapshot references and
+//            that are older than --older-than (default 24h); --dry-run only lists them, and a
+//            run from a terminal needs --yes
+#pragma once
+
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace weir::app {
+
+struct MaintainArgs {
+  std::optional<std::string> config_path;
+  std::map<std::string, std::string> overrides;  // --set and the shortcut flags
+  std::string action = "stats";
+  std::vector<std::string> datasets;  // --dataset; empty: every dataset
+  bool json = false;
+  bool dry_run = false;
+  bool yes = false;
+  std::string older_than = "24h";
+  // Whether a person is at the keyboard (destructive runs then need --yes); set by the CLI.
+  bool interactive = false;
+};
+
+int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace weir::app

@@ -1,0 +1,125 @@
+// DuckLakeTable::Inspect: what `weir maintain` reads of a DuckLake table, straight from the
+// catalog database (lake/inspection.h).
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "lake/ducklake/ducklake_catalog.h"
+#include "lake/ducklake/ducklake_table.h"
+
+namespace weir::lake::ducklake {
+namespace {
+
+// Milliseconds since the epoch of a catalog timestamp as both databases print it:
+// "YYYY-MM-DD HH:MM:SS[.ffffff][+HH[:MM]]" (SQLite holds the text DuckDB or weir wrote,
+// PostgreSQL prints its timestamptz so under the session's UTC time zone).
+Result<int64_t> TimestampMillis(const std::optional<std::string>& text) {
+  if (!text) return Status::Invalid("a snapshot without snapshot_time");
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, consumed = 0;
+  double second = 0;
+  if (std::sscanf(text->c_str(), "%d-%d-%d%*[ T]%d:%d:%lf%n", &year, &month, &day, &hour, &minute,
+                  &second, &consumed) != 6) {
+    return Status::Invalid("snapshot_time '", *text, "' is not a timestamp");
+  }
+  int offset_minutes = 0;
+  const char* zone = text->c_str() + consumed;
+  if (*zone == '+' || *zone == '-') {
+    int zone_hours = 0, zone_minutes = 0;
+    if (std::sscanf(zone + 1, "%d:%d", &zone_hours, &zone_minutes) < 1) {
+      return Status::Invalid("snapshot_time '", *text, "' has a malformed time zone");
+    }
+    offset_minutes = (*zone == '-' ? -1 : 1) * (zone_hours * 60 + zone_minutes);
+  }
+  using namespace std::chrono;
+  const sys_days date =
+      year_month_day{std::chrono::year{year}, std::chrono::month{static_cast<unsigned>(month)},
+                     std::chrono::day{static_cast<unsigned>(day)}};
+  const int64_t days_ms = duration_cast<milliseconds>(date.time_since_epoch()).count();
+  return days_ms + (static_cast<int64_t>(hour) * 60 + minute - offset_minutes) * 60'000 +
+         static_cast<int64_t>(second * 1000.0 + 0.5);
+}
+
+}  // namespace
+
+Result<TableInspection> DuckLakeTable::Inspect() {
+  WEIR_ASSIGN_OR_RAISE(const bool exists, Reload());
+  if (!exists) return Status::Invalid("table ", qualified_name_, " no longer exists");
+  TableInspection out;
+  out.fs = filesystem();
+  out.root = own_directory_ ? data_directory_ : std::string();
+  const files::ObjectStore& store = catalog_->store();
+  // A file's path: relative to the table's directory, or an absolute URI of the store.
+  const auto path_of = [&](const std::optional<std::string>& path,
+                           const std::optional<std::string>& relative) -> Result<std::string> {
+    if (ToBool(relative)) return data_directory_ + path.value_or("");
+    return store.PathOfUri(path.value_or(""));
+  };
+
+  WEIR_ASSIGN_OR_RAISE(
+      auto data, db_->Query("SELECT path, path_is_relative, file_size_bytes, record_count, "
+                            "end_snapshot IS NULL FROM ducklake_data_file WHERE table_id = $1",
+                            {table_id_}));
+  WEIR_ASSIGN_OR_RAISE(
+      auto deletes, db_->Query("SELECT path, path_is_relative, file_size_bytes, delete_count, "
+                               "end_snapshot IS NULL FROM ducklake_delete_file WHERE table_id = $1",
+                               {table_id_}));
+  for (const auto* rows : {&data, &deletes}) {
+    for (const auto& row : *rows) {
+      WEIR_ASSIGN_OR_RAISE(std::string path, path_of(row[0], row[1]));
+      out.referenced.insert(path);
+      if (!ToBool(row[4])) continue;
+      LakeFile file;
+      file.path = std::move(path);
+      file.kind = rows == &data ? LakeFileKind::kData : LakeFileKind::kDeletes;
+      WEIR_ASSIGN_OR_RAISE(file.size_bytes, ToInt(row[2], "file_size_bytes"));
+      WEIR_ASSIGN_OR_RAISE(file.record_count, ToInt(row[3], "record_count"));
+      out.live.push_back(std::move(file));
+    }
+  }
+  // Files waiting for DuckDB's ducklake_cleanup_old_files carry no table id; a relative one may
+  // be relative to this table or to the data path. Both count as referenced: never swept here.
+  WEIR_ASSIGN_OR_RAISE(auto scheduled, db_->Query("SELECT path, path_is_relative FROM "
+                                                  "ducklake_files_scheduled_for_deletion",
+                                                  {}));
+  for (const auto& row : scheduled) {
+    WEIR_ASSIGN_OR_RAISE(std::string path, path_of(row[0], row[1]));
+    out.referenced.insert(std::move(path));
+    if (ToBool(row[1])) {
+      WEIR_ASSIGN_OR_RAISE(std::string under_data, store.PathOfUri(store.uri()));
+      if (!under_data.empty() && under_data.back() != '/') under_data += '/';
+      out.referenced.insert(under_data + row[0].value_or(""));
+    }
+  }
+
+  // weir's commits are those it authored with a ledger (ducklake_table.cc writes both).
+  WEIR_ASSIGN_OR_RAISE(
+      auto snapshots,
+      db_->Query("SELECT s.snapshot_id, s.snapshot_time, c.author = 'weir' AND "
+                 "c.commit_extra_info LIKE '{\"weir_offsets\":%' FROM ducklake_snapshot s LEFT "
+                 "JOIN ducklake_snapshot_changes c ON c.snapshot_id = s.snapshot_id ORDER BY "
+                 "s.snapshot_id",
+                 {}));
+  WEIR_ASSIGN_OR_RAISE(auto ledger,
+                       db_->Query(fmt::format("SELECT DISTINCT snapshot_id FROM {} WHERE "
+                                              "table_uuid = $1",
+                                              kLedgerTable),
+                                  {table_uuid_}));
+  // The ledger rows of this table name the snapshot that last moved each partition.
+  std::set<int64_t> ledger_snapshots;
+  for (const auto& row : ledger) {
+    WEIR_ASSIGN_OR_RAISE(const int64_t id, ToInt(row[0], "ledger snapshot_id"));
+    ledger_snapshots.insert(id);
+  }
+  for (const auto& row : snapshots) {
+    LakeSnapshot snapshot;
+    WEIR_ASSIGN_OR_RAISE(snapshot.id, ToInt(row[0], "snapshot_id"));
+    WEIR_ASSIGN_OR_RAISE(snapshot.timestamp_ms, TimestampMillis(row[1]));
+    snapshot.weir_commit = ToBool(row[2]);
+    out.snapshots.push_back(snapshot);
+  }
+  if (!ledger_snapshots.empty()) out.ledger_snapshot = *ledger_snapshots.rbegin();
+  return out;
+}
+
+}  // namespace weir::lake::ducklake

@@ -1,0 +1,54 @@
+// What `weir maintain` reads of a table: the files its current snapshot is made of, the
+// snapshots it keeps, and every object a kept snapshot (or the catalog) still references, in
+// the terms of the table's file system. Read-only: inspecting changes nothing.
+//
+// Both formats fill it from their own catalog (DuckLake: ducklake_data_file and friends;
+// Iceberg: the metadata's snapshots, manifest lists and manifests), so the maintenance code
+// that counts, checks and sweeps (src/maintain) is written once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <arrow/filesystem/filesystem.h>
+
+namespace weir::lake {
+
+enum class LakeFileKind { kData, kDeletes };
+
+// One file of the current snapshot.
+struct LakeFile {
+  std::string path;  // the table file system's path
+  LakeFileKind kind = LakeFileKind::kData;
+  int64_t size_bytes = 0;    // as the catalog records it
+  int64_t record_count = 0;  // rows (data files) or deleted rows (delete files)
+};
+
+// One snapshot the catalog keeps. DuckLake's snapshots belong to the whole catalog, not to
+// one table; Iceberg's to the table.
+struct LakeSnapshot {
+  int64_t id = 0;
+  int64_t timestamp_ms = 0;  // when it was committed, ms since the epoch (UTC)
+  bool weir_commit = false;  // written by weir's ingest (it carries the offset ledger)
+};
+
+struct TableInspection {
+  std::shared_ptr<arrow::fs::FileSystem> fs;
+  // The table's own directory in `fs`: every object of the table lies under it, and no other
+  // table's. Empty when the table has no directory of its own (a DuckLake table whose files
+  // lie directly under the catalog's data path), which makes an orphan sweep impossible.
+  std::string root;
+  std::vector<LakeFile> live;              // the current snapshot's files
+  std::vector<LakeSnapshot> snapshots;     // every snapshot kept, oldest first
+  std::optional<int64_t> ledger_snapshot;  // the newest snapshot carrying weir's ledger
+  // The fs paths of every object any kept snapshot, the catalog's deletion queue or the
+  // table's metadata references (data and delete files; Iceberg's metadata files, manifest
+  // lists and manifests). An object under `root` that is not in here is an orphan.
+  std::set<std::string> referenced;
+};
+
+}  // namespace weir::lake

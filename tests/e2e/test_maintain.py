@@ -1,0 +1,186 @@
+"""`weir maintain` (issue 16): stats, fsck and the orphan sweep on tables weir ingested, for
+DuckLake and Iceberg, checked against what DuckDB's ducklake extension and pyiceberg say of the
+same tables, and against the files on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from tests.e2e.test_ingest_iceberg import IcebergLake
+from tests.e2e.weir_run import Lake, WeirIngest, create_topic, event_records, produce, unique, \
+    wait_for
+
+FLUSHES = 4
+PER_FLUSH = 500
+DAY_S = 86400
+
+
+def ingest_flushes(bootstrap: str, topic: str, weir: WeirIngest, count) -> None:
+    """FLUSHES separate commits of PER_FLUSH events each."""
+    for k in range(FLUSHES):
+        produce(bootstrap, topic, event_records(k * PER_FLUSH, PER_FLUSH))
+        wait_for(lambda: count() >= (k + 1) * PER_FLUSH or not weir.alive(), 90, f"flush {k}")
+        assert weir.alive(), weir.log()
+
+
+def maintain(weir: WeirIngest, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(weir.binary), "maintain", *args], env=weir.env,
+                          cwd=weir.lake.root, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+
+
+def stats(weir: WeirIngest, action: str = "stats", *args: str) -> dict:
+    run = maintain(weir, action, "--json", *args)
+    assert run.returncode in (0, 1), run.stderr
+    return {t["table"]: t for t in json.loads(run.stdout)["tables"]}
+
+
+def plant(path: Path, age_s: float, size: int = 123) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"o" * size)
+    then = time.time() - age_s
+    os.utime(path, (then, then))
+    return path
+
+
+def check_sweep(weir: WeirIngest, table: str, table_dir: Path, live: list[str],
+                rows_of) -> None:
+    """An old planted orphan goes, a fresh one stays, a dry run deletes nothing, live data is
+    untouched."""
+    old = plant(table_dir / "crashed-flush.parquet", 2 * DAY_S)
+    fresh = plant(table_dir / "in-flight.parquet", 60)
+    report = stats(weir)[table]
+    assert sorted(o["path"] for o in report["orphans"]) == sorted([str(old), str(fresh)])
+    assert report["orphan_bytes"] == 246
+
+    dry = maintain(weir, "orphans", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert f"{table}: would delete 1 orphan(s) (123 bytes) older than 24h; kept 1 younger" \
+        in dry.stdout, dry.stdout
+    assert f"  {old}\n" in dry.stdout
+    assert old.exists() and fresh.exists()
+
+    swept = maintain(weir, "orphans", "--yes", "--json")
+    assert swept.returncode == 0, swept.stderr
+    sweep = {t["table"]: t["sweep"] for t in json.loads(swept.stdout)["tables"]}[table]
+    assert sweep == {"dry_run": False, "older_than_ms": DAY_S * 1000, "deleted": 1,
+                     "deleted_bytes": 123, "kept_young": 1}
+    assert not old.exists() and fresh.exists()
+    assert all(Path(p).exists() for p in live)
+    assert rows_of() == FLUSHES * PER_FLUSH
+    fresh.unlink()
+    assert stats(weir)[table]["orphan_files"] == 0
+
+
+def check_fsck(weir: WeirIngest, table: str, live: list[str]) -> None:
+    clean = maintain(weir, "fsck")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    gone, short = Path(live[0]), Path(live[1])
+    size = short.stat().st_size
+    gone.unlink()
+    with open(short, "r+b") as f:
+        f.truncate(size - 10)
+    run = maintain(weir, "fsck", "--json")
+    assert run.returncode == 1, run.stdout + run.stderr
+    findings = {t["table"]: t["fsck"] for t in json.loads(run.stdout)["tables"]}[table]
+    by_path = {f["path"]: f for f in findings}
+    assert set(by_path) == {str(gone), str(short)}
+    assert by_path[str(gone)]["problem"] == "missing"
+    assert by_path[str(short)] == {"path": str(short), "problem": "size_differs",
+                                   "catalog_bytes": size, "actual_bytes": size - 10}
+    text = maintain(weir, "fsck")
+    assert f"{table}: MISSING {gone}" in text.stdout, text.stdout
+
+
+def test_ducklake_stats_fsck_and_orphans(kafka, build_dir, tmp_path):
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("maintain")
+    create_topic(bootstrap, topic, 2)
+    lake = Lake(tmp_path / "lake")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
+    try:
+        ingest_flushes(bootstrap, topic, weir, lambda: lake.count("events"))
+    finally:
+        assert weir.stop() == 0, weir.log()
+
+    con = lake.connect()
+    files = [r[0] for r in con.execute(
+        "SELECT data_file FROM ducklake_list_files('lake', 'events')").fetchall()]
+    snapshots = con.execute("SELECT count(*) FROM ducklake_snapshots('lake')").fetchone()[0]
+    con.close()
+    ledger_snapshot = sqlite3.connect(lake.sqlite_path).execute(
+        "SELECT max(snapshot_id) FROM weir_offset_ledger").fetchone()[0]
+
+    report = stats(weir)
+    events = report["main.events"]
+    assert events["data_files"] == len(files) >= FLUSHES
+    assert events["delete_files"] == 0
+    assert events["rows"] == FLUSHES * PER_FLUSH
+    assert events["bytes"] == sum(os.path.getsize(p) for p in files)
+    assert sum(b["files"] for b in events["file_size_histogram"]) == len(files)
+    assert events["file_size_histogram"][0]["files"] == len(files)  # all under 1 MiB
+    assert events["snapshots"] == snapshots
+    assert events["ledger_snapshot"] == ledger_snapshot
+    assert events["orphan_files"] == 0, events["orphans"]
+    # Nothing was rejected: the rejects table was never created, and is not reported.
+    assert "main.events_rejects" not in report
+
+    text = maintain(weir, "stats")
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[0].split()[:3] == ["table", "files", "deletes"]
+    assert text.stdout.splitlines()[1].split()[:4] == ["main.events", str(len(files)), "0",
+                                                       str(FLUSHES * PER_FLUSH)]
+
+    table_dir = Path(lake.data_path) / "main" / "events"
+    check_sweep(weir, "main.events", table_dir, files, lambda: lake.count("events"))
+    check_fsck(weir, "main.events", files)
+
+
+def test_iceberg_stats_fsck_and_orphans(kafka, build_dir, tmp_path):
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("maintain_iceberg")
+    create_topic(bootstrap, topic, 2)
+    lake = IcebergLake(tmp_path / "lake")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
+    try:
+        ingest_flushes(bootstrap, topic, weir, lambda: lake.count("events"))
+    finally:
+        assert weir.stop() == 0, weir.log()
+
+    table = lake.table("events")
+    files = table.inspect.files().to_pylist()
+    paths = [f["file_path"].removeprefix("file://") for f in files]
+    weir_snapshots = [s for s in table.snapshots()
+                      if "weir.commit-id" in s.summary.additional_properties]
+    report = stats(weir)["main.events"]
+    assert report["data_files"] == len(files) >= FLUSHES
+    assert report["rows"] == sum(f["record_count"] for f in files) == FLUSHES * PER_FLUSH
+    assert report["bytes"] == sum(f["file_size_in_bytes"] for f in files)
+    assert report["bytes"] == sum(os.path.getsize(p) for p in paths)
+    assert report["snapshots"] == len(table.snapshots())
+    assert report["ledger_snapshot"] == weir_snapshots[-1].snapshot_id
+    # Every metadata file, manifest list and manifest under the table is referenced.
+    assert report["orphan_files"] == 0, report["orphans"]
+
+    table_dir = Path(table.location().removeprefix("file://"))
+    check_sweep(weir, "main.events", table_dir / "data", paths,
+                lambda: lake.count("events"))
+    check_fsck(weir, "main.events", paths)
+
+
+def test_maintain_refuses_a_lake_that_does_not_exist_naming_the_setting(build_dir, tmp_path):
+    run = subprocess.run(
+        [str(build_dir / "weir"), "maintain", "stats"],
+        env=dict(os.environ, WEIR_TOPIC="t", WEIR_TABLE="events",
+                 WEIR_KAFKA_BOOTSTRAP_SERVERS="127.0.0.1:1",
+                 WEIR_CATALOG_SQLITE_PATH=str(tmp_path / "none.sqlite")),
+        cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert f"catalog.sqlite_path {tmp_path / 'none.sqlite'}: no DuckLake catalog there yet" \
+        in run.stderr, run.stderr
+    assert not (tmp_path / "none.sqlite").exists()
