@@ -107,8 +107,9 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     if (std::string_view(sub.name) == "maintain") {
       command
           ->add_option("action", maintain_args.action,
-                       "stats (the default), fsck, or orphans (deletes: --dry-run, --yes)")
-          ->check(CLI::IsMember({"stats", "fsck", "orphans"}));
+                       "stats (the default), fsck, orphans or expire (these two delete: "
+                       "--dry-run, --yes)")
+          ->check(CLI::IsMember({"stats", "fsck", "orphans", "expire"}));
       command->add_option("-c,--config", config_path, "YAML configuration file of the ingest");
       command->add_option("--set", sets,
                           "Override one setting: name=value (see docs/CONFIGURATION.md)");
@@ -121,7 +122,15 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
                         "Confirm a destructive action run from a terminal");
       command->add_option("--older-than", maintain_args.older_than,
                           "orphans: only objects last modified longer ago than this (default "
-                          "24h); younger ones may belong to a flush not committed yet");
+                          "24h; younger ones may belong to a flush not committed yet); expire: "
+                          "only snapshots committed longer ago (default 5d)");
+      command
+          ->add_option("--retain-last", maintain_args.retain_last,
+                       "expire: always keep this many newest snapshots (default 1)")
+          ->check(CLI::PositiveNumber);
+      command->add_option("--queue-window", maintain_args.queue_window,
+                          "expire, DuckLake: delete the files DuckLake queued for deletion "
+                          "longer ago than this (default 24h)");
     } else if (std::string_view(sub.name) == "ingest" || std::string_view(sub.name) == "check") {
       command->add_option("-c,--config", config_path, "YAML configuration file");
       command->add_option("--set", sets,

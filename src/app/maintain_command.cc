@@ -3,7 +3,10 @@
 #include <chrono>
 #include <filesystem>
 
+#include <arrow/filesystem/filesystem.h>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "app/cli.h"
@@ -53,20 +56,30 @@ struct InspectedTable {
 }  // namespace
 
 int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) {
-  if (args.action != "stats" && args.action != "fsck" && args.action != "orphans") {
-    err << "weir maintain: unknown action '" << args.action << "' (stats, fsck or orphans)\n";
+  if (args.action != "stats" && args.action != "fsck" && args.action != "orphans" &&
+      args.action != "expire") {
+    err << "weir maintain: unknown action '" << args.action
+        << "' (stats, fsck, orphans or expire)\n";
     return kExitUsage;
   }
-  const auto window = config::ParseDuration(args.older_than);
+  const std::string older_than = !args.older_than.empty()  ? args.older_than
+                                 : args.action == "expire" ? "5d"
+                                                           : "24h";
+  const auto window = config::ParseDuration(older_than);
   if (!window) {
-    err << "weir maintain: --older-than " << args.older_than
+    err << "weir maintain: --older-than " << older_than << ": not a duration (e.g. 30m, 24h, 7d)\n";
+    return kExitUsage;
+  }
+  const auto queue_window = config::ParseDuration(args.queue_window);
+  if (!queue_window) {
+    err << "weir maintain: --queue-window " << args.queue_window
         << ": not a duration (e.g. 30m, 24h, 7d)\n";
     return kExitUsage;
   }
-  const bool destructive = args.action == "orphans" && !args.dry_run;
+  const bool destructive = (args.action == "orphans" || args.action == "expire") && !args.dry_run;
   if (destructive && args.interactive && !args.yes) {
-    err << "weir maintain orphans: this deletes objects; run it with --dry-run to see which, "
-           "then with --yes\n";
+    err << "weir maintain " << args.action
+        << ": this deletes; run it with --dry-run to see what, then with --yes\n";
     return kExitUsage;
   }
   auto settings =
@@ -159,12 +172,62 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
                                     {"kept_young", swept->kept_young}};
       text += fmt::format("{}: {} {} orphan(s) ({} bytes) older than {}; kept {} younger\n",
                           t.report.table, args.dry_run ? "would delete" : "deleted", swept->deleted,
-                          swept->deleted_bytes, args.older_than, swept->kept_young);
+                          swept->deleted_bytes, older_than, swept->kept_young);
       if (args.dry_run) {
         for (const auto& orphan : t.report.orphans) {
           if (now - orphan.modified_ms >= window->count()) text += "  " + orphan.path + "\n";
         }
       }
+    }
+  }
+  if (args.action == "expire") {
+    const maintain::ExpiryPolicy policy{.older_than_ms = window->count(),
+                                        .retain_last = args.retain_last};
+    for (size_t i = 0; i < tables.size(); ++i) {
+      auto& t = tables[i];
+      // Inspected again: DuckLake's snapshots are the catalog's, so the previous table's
+      // expiry may have removed some already.
+      auto fresh = t.table->Inspect();
+      if (!fresh.ok()) {
+        err << "weir maintain expire: table " << t.report.table << ": " << fresh.status().message()
+            << "\n";
+        return kExitFailure;
+      }
+      const std::vector<int64_t> ids = maintain::SnapshotsToExpire(*fresh, policy, now);
+      nlohmann::json entry = {{"dry_run", args.dry_run}, {"snapshots", ids}};
+      if (args.dry_run) {
+        text += fmt::format("{}: would expire {} snapshot(s){}{}\n", t.report.table, ids.size(),
+                            ids.empty() ? "" : ": ", fmt::join(ids, ", "));
+        json["tables"][i]["expire"] = std::move(entry);
+        continue;
+      }
+      auto expired = t.table->ExpireSnapshots(ids, queue_window->count());
+      auto after =
+          expired.ok() ? t.table->Inspect() : Result<lake::TableInspection>(expired.status());
+      if (!after.ok()) {
+        err << "weir maintain expire: table " << t.report.table << ": " << after.status().message()
+            << "\n";
+        return kExitFailure;
+      }
+      // What the expiry released: referenced before, by no kept snapshot now; still stored
+      // when a format's deletion queue holds it (DuckLake, younger than --queue-window).
+      std::vector<std::string> released, waiting;
+      for (const std::string& path : fresh->referenced) {
+        if (after->referenced.contains(path)) continue;
+        released.push_back(path);
+        auto info = after->fs->GetFileInfo(path);
+        if (info.ok() && info->type() == arrow::fs::FileType::File) waiting.push_back(path);
+      }
+      entry["expired"] = expired->expired;
+      entry["released"] = released;
+      entry["still_stored"] = waiting;
+      text += fmt::format(
+          "{}: expired {} snapshot(s); {} object(s) no longer referenced, {} of them deleted{}\n",
+          t.report.table, expired->expired, released.size(), released.size() - waiting.size(),
+          waiting.empty() ? ""
+                          : fmt::format(" ({} wait in the deletion queue for up to {})",
+                                        waiting.size(), args.queue_window));
+      json["tables"][i]["expire"] = std::move(entry);
     }
   }
   out << (args.json ? json.dump(2) + "\n" : text);

@@ -4,10 +4,16 @@
 //   fsck     stats, plus every live file looked up in the store: missing objects and objects
 //            whose size differs from the catalog's (exit 1 when there is any)
 //   orphans  delete the objects under a table's directory that no kept snapshot references and
-//            that are older than --older-than (default 24h); --dry-run only lists them, and a
-//            run from a terminal needs --yes
+//            that are older than --older-than (default 24h)
+//   expire   remove snapshots older than --older-than (default 5d) beyond the newest
+//            --retain-last (default 1), never a protected one (lake/inspection.h); Iceberg
+//            deletes what only they referenced at once, DuckLake queues it and deletes what was
+//            queued longer than --queue-window (default 24h) ago
+// --dry-run says what a destructive action would do; a destructive run from a terminal needs
+// --yes.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -24,7 +30,9 @@ struct MaintainArgs {
   bool json = false;
   bool dry_run = false;
   bool yes = false;
-  std::string older_than = "24h";
+  std::string older_than;  // empty: the action's default
+  int64_t retain_last = 1;
+  std::string queue_window = "24h";
   // Whether a person is at the keyboard (destructive runs then need --yes); set by the CLI.
   bool interactive = false;
 };

@@ -33,8 +33,8 @@
 #include "observe/metrics_registry.h"
 #include "observe/status_model.h"
 #include "records/jmespath/mapping.h"
-#include "records/record_filter.h"
 #include "records/metadata_columns.h"
+#include "records/record_filter.h"
 #include "records/typed_columns.h"
 #include "records/variant_columns.h"
 

@@ -45,10 +45,26 @@ struct TableInspection {
   std::vector<LakeFile> live;              // the current snapshot's files
   std::vector<LakeSnapshot> snapshots;     // every snapshot kept, oldest first
   std::optional<int64_t> ledger_snapshot;  // the newest snapshot carrying weir's ledger
+  // Snapshots an expiry must keep whatever its policy: the current one, every branch and tag
+  // head, and (Iceberg, whose ledger lives in snapshot summaries) every snapshot of main's
+  // ancestry from the current one back to the ledger's, so that the walk that reads the ledger
+  // still reaches it.
+  std::set<int64_t> protected_snapshots;
   // The fs paths of every object any kept snapshot, the catalog's deletion queue or the
   // table's metadata references (data and delete files; Iceberg's metadata files, manifest
   // lists and manifests). An object under `root` that is not in here is an orphan.
   std::set<std::string> referenced;
+};
+
+// What an expiry did.
+struct ExpireResult {
+  int64_t expired = 0;  // snapshots removed
+  // Objects deleted by the format's own rules: Iceberg deletes what only the removed snapshots
+  // referenced at once, as its own expiry does (no reader of a kept snapshot opens them);
+  // DuckLake hands such files to its deletion queue, whose entries older than the window
+  // ducklake_cleanup_old_files deletes (not listed here: `weir maintain` compares the
+  // references before and after).
+  std::vector<std::string> deleted;
 };
 
 }  // namespace weir::lake

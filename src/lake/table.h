@@ -160,6 +160,13 @@ class Table {
   // What `weir maintain` needs to know of the table (lake/inspection.h), read fresh from the
   // catalog; changes nothing. A format without it answers NotImplemented.
   virtual Result<TableInspection> Inspect();
+
+  // Removes the snapshots `ids` (none of Inspect's protected_snapshots: those are refused) in
+  // one catalog change that conflicts cleanly with concurrent commits (retried), and deletes or
+  // queues what no kept snapshot references any more; a queued file is deleted once it has
+  // been queued longer than `queue_window_ms`. Never touches the offset ledger.
+  virtual Result<ExpireResult> ExpireSnapshots(const std::vector<int64_t>& ids,
+                                               int64_t queue_window_ms);
 };
 
 }  // namespace weir::lake

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <arrow/filesystem/filesystem.h>
 #include <fmt/format.h>
@@ -253,6 +254,24 @@ Result<SweepResult> SweepOrphans(const lake::TableInspection& inspection, const 
     result.deleted_bytes += orphan.size_bytes;
   }
   return result;
+}
+
+std::vector<int64_t> SnapshotsToExpire(const lake::TableInspection& inspection,
+                                       const ExpiryPolicy& policy, int64_t now_ms) {
+  std::vector<lake::LakeSnapshot> snapshots = inspection.snapshots;
+  std::sort(snapshots.begin(), snapshots.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.timestamp_ms, a.id) < std::tie(b.timestamp_ms, b.id);
+  });
+  const int64_t keep = std::max<int64_t>(policy.retain_last, 1);
+  const auto candidates = static_cast<int64_t>(snapshots.size()) - keep;
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < candidates; ++i) {
+    const lake::LakeSnapshot& s = snapshots[static_cast<size_t>(i)];
+    if (now_ms - s.timestamp_ms <= policy.older_than_ms) break;  // the rest are younger
+    if (inspection.protected_snapshots.contains(s.id)) continue;
+    out.push_back(s.id);
+  }
+  return out;
 }
 
 }  // namespace weir::maintain

@@ -87,4 +87,13 @@ struct SweepResult {
 Result<SweepResult> SweepOrphans(const lake::TableInspection& inspection, const TableReport& report,
                                  int64_t now_ms, int64_t window_ms, bool dry_run);
 
+// Which snapshots an expiry removes: those committed more than `older_than_ms` before `now_ms`,
+// except the newest `retain_last` and every protected one (lake/inspection.h), oldest first.
+struct ExpiryPolicy {
+  int64_t older_than_ms = 0;
+  int64_t retain_last = 1;
+};
+std::vector<int64_t> SnapshotsToExpire(const lake::TableInspection& inspection,
+                                       const ExpiryPolicy& policy, int64_t now_ms);
+
 }  // namespace weir::maintain

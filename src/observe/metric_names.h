@@ -157,12 +157,19 @@ inline constexpr MetricDef kStageIdle{"weir_stage_idle_seconds_total",
 
 // Every standard family, for documentation and tests.
 inline constexpr std::array<const MetricDef*, 27> kStandardMetrics = {
-    &kRecordsConsumed, &kRecordsWritten,       &kRecordsRejected, &kRecordsFiltered,
-    &kFieldsDropped,   &kFieldsRenamed,        &kValuesNulled,    &kErrors,
-    &kFlushDuration,   &kCommitDuration,       &kBytesWritten,    &kFilesWritten,
-    &kCommitRetries,   &kCommitConflicts,      &kOrphanedObjects, &kBufferBytes,
-    &kConsumerLag,     &kPausedPartitions,     &kCommits,         &kFencedCommits,
-    &kColumnsCoerced,  &kColumnCoercionErrors, &kSortSkipped,     &kRecordsRouted,
-    &kRouteFallback,   &kStageBusy,            &kStageIdle};
+    &kRecordsConsumed, &kRecordsWritten,
+    &kRecordsRejected, &kRecordsFiltered,
+    &kFieldsDropped,   &kFieldsRenamed,
+    &kValuesNulled,    &kErrors,
+    &kFlushDuration,   &kCommitDuration,
+    &kBytesWritten,    &kFilesWritten,
+    &kCommitRetries,   &kCommitConflicts,
+    &kOrphanedObjects, &kBufferBytes,
+    &kConsumerLag,     &kPausedPartitions,
+    &kCommits,         &kFencedCommits,
+    &kColumnsCoerced,  &kColumnCoercionErrors,
+    &kSortSkipped,     &kRecordsRouted,
+    &kRouteFallback,   &kStageBusy,
+    &kStageIdle};
 
 }  // namespace weir::observe

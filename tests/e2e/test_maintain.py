@@ -184,3 +184,123 @@ def test_maintain_refuses_a_lake_that_does_not_exist_naming_the_setting(build_di
     assert f"catalog.sqlite_path {tmp_path / 'none.sqlite'}: no DuckLake catalog there yet" \
         in run.stderr, run.stderr
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def expire(weir: WeirIngest, *args: str) -> dict:
+    run = maintain(weir, "expire", "--json", "--older-than", "0s", *args)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return {t["table"]: t["expire"] for t in json.loads(run.stdout)["tables"]}
+
+
+def test_ducklake_expiry_after_duckdbs_own_merge_queues_and_deletes_the_old_files(
+    kafka, build_dir, tmp_path
+):
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("expire")
+    create_topic(bootstrap, topic, 2)
+    lake = Lake(tmp_path / "lake")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
+    try:
+        ingest_flushes(bootstrap, topic, weir, lambda: lake.count("events"))
+    finally:
+        assert weir.stop() == 0, weir.log()
+
+    con = lake.connect(read_only=False)
+    before = [r[0] for r in con.execute(
+        "SELECT data_file FROM ducklake_list_files('lake', 'events')").fetchall()]
+    con.execute("CALL ducklake_merge_adjacent_files('lake', 'events')")
+    merged = [r[0] for r in con.execute(
+        "SELECT data_file FROM ducklake_list_files('lake', 'events')").fetchall()]
+    snapshots = [r[0] for r in con.execute(
+        "SELECT snapshot_id FROM ducklake_snapshots('lake') ORDER BY snapshot_id").fetchall()]
+    con.close()
+    assert len(merged) < len(before)
+    replaced = sorted(set(before) - set(merged))
+
+    dry = expire(weir, "--retain-last", "2", "--dry-run")["main.events"]
+    assert dry == {"dry_run": True, "snapshots": snapshots[:-2]}
+    assert stats(weir)["main.events"]["snapshots"] == len(snapshots)
+
+    done = expire(weir, "--retain-last", "2", "--yes", "--queue-window", "0s")["main.events"]
+    assert done["expired"] == len(snapshots) - 2
+    # The merged-away files were released (DuckLake's queue, emptied at once with window 0).
+    assert sorted(done["released"]) == replaced
+    assert done["still_stored"] == []
+    assert not any(Path(p).exists() for p in replaced)
+    assert all(Path(p).exists() for p in merged)
+    report = stats(weir)["main.events"]
+    assert report["snapshots"] == 2
+    assert report["data_files"] == len(merged)
+    assert report["rows"] == FLUSHES * PER_FLUSH
+    assert report["orphan_files"] == 0, report["orphans"]
+
+    # The ledger is untouched: a restarted ingest lands only what is new.
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", weir.env["WEIR_KAFKA_GROUP_ID"])
+    weir.start()
+    try:
+        produce(bootstrap, topic, event_records(FLUSHES * PER_FLUSH, PER_FLUSH))
+        total = (FLUSHES + 1) * PER_FLUSH
+        wait_for(lambda: lake.count("events") >= total or not weir.alive(), 90, "the new events")
+    finally:
+        assert weir.stop() == 0, weir.log()
+    assert lake.scalar("SELECT count(*) FROM lake.events") == total
+    assert lake.scalar("SELECT count(DISTINCT id) FROM lake.events") == total
+
+
+def test_iceberg_expiry_keeps_the_way_to_the_ledger_and_deletes_what_only_expired_snapshots_held(
+    kafka, build_dir, tmp_path
+):
+    import datetime
+
+    import pyarrow as pa
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("expire_iceberg")
+    create_topic(bootstrap, topic, 2)
+    lake = IcebergLake(tmp_path / "lake")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
+    try:
+        ingest_flushes(bootstrap, topic, weir, lambda: lake.count("events"))
+    finally:
+        assert weir.stop() == 0, weir.log()
+
+    # Another engine appends after weir's last commit: main's head now carries no ledger.
+    table = lake.table("events")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    foreign = [{"id": 10**9 + i, "_inserted_at": now} for i in range(7)]
+    table.append(pa.Table.from_pylist(foreign, schema=table.schema().as_arrow()))
+    table = lake.table("events")
+    snapshots = [s.snapshot_id for s in sorted(table.snapshots(), key=lambda s: s.timestamp_ms)]
+    head, ledger = snapshots[-1], snapshots[-2]
+    assert "weir.commit-id" not in table.current_snapshot().summary.additional_properties
+    lists = {s.snapshot_id: s.manifest_list.removeprefix("file://") for s in table.snapshots()}
+
+    # retain-last 1 would keep only the head; the ledger's snapshot is kept as well.
+    dry = expire(weir, "--retain-last", "1", "--dry-run")["main.events"]
+    assert dry == {"dry_run": True, "snapshots": snapshots[:-2]}
+    done = expire(weir, "--retain-last", "1", "--yes")["main.events"]
+    assert done["expired"] == len(snapshots) - 2
+    expired_lists = sorted(lists[s] for s in snapshots[:-2])
+    # Only the expired snapshots' manifest lists were theirs alone (weir appends; its manifests
+    # are carried forward).
+    assert sorted(done["released"]) == expired_lists
+    assert done["still_stored"] == []
+    assert not any(Path(p).exists() for p in expired_lists)
+    table = lake.table("events")
+    assert sorted(s.snapshot_id for s in table.snapshots()) == sorted([head, ledger])
+    assert table.scan().to_arrow().num_rows == FLUSHES * PER_FLUSH + len(foreign)
+    report = stats(weir)["main.events"]
+    assert report["snapshots"] == 2
+    assert report["ledger_snapshot"] == ledger
+    assert report["orphan_files"] == 0, report["orphans"]
+
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", weir.env["WEIR_KAFKA_GROUP_ID"])
+    weir.start()
+    try:
+        produce(bootstrap, topic, event_records(FLUSHES * PER_FLUSH, PER_FLUSH))
+        total = (FLUSHES + 1) * PER_FLUSH + len(foreign)
+        wait_for(lambda: lake.count("events") >= total or not weir.alive(), 90, "the new events")
+    finally:
+        assert weir.stop() == 0, weir.log()
+    ids = lake.table("events").scan(selected_fields=("id",)).to_arrow().column("id").to_pylist()
+    assert len(ids) == len(set(ids)) == total

@@ -47,6 +47,11 @@ class DuckLakeTable final : public Table {
   // The table's files, the catalog's snapshots (DuckLake's snapshots are the catalog's) and
   // every path the catalog references (ducklake_table_inspect.cc).
   Result<TableInspection> Inspect() override;
+  // DuckDB's ducklake_expire_snapshots (the catalog's snapshots: DuckLake has no per-table
+  // ones), which queues the files only the removed snapshots referenced; then
+  // ducklake_cleanup_old_files for the files queued longer ago than the window.
+  Result<ExpireResult> ExpireSnapshots(const std::vector<int64_t>& ids,
+                                       int64_t queue_window_ms) override;
 
   const std::string& table_uuid() const { return table_uuid_; }
   int64_t table_id() const { return table_id_; }

@@ -77,18 +77,20 @@ Result<TableInspection> DuckLakeTable::Inspect() {
       out.live.push_back(std::move(file));
     }
   }
-  // Files waiting for DuckDB's ducklake_cleanup_old_files carry no table id; a relative one may
-  // be relative to this table or to the data path. Both count as referenced: never swept here.
+  // Files waiting for DuckDB's ducklake_cleanup_old_files carry no table id, and a relative
+  // one is relative to the catalog's data path (as DuckDB's ducklake 1.5 records them). They
+  // count as referenced: never swept here.
   WEIR_ASSIGN_OR_RAISE(auto scheduled, db_->Query("SELECT path, path_is_relative FROM "
                                                   "ducklake_files_scheduled_for_deletion",
                                                   {}));
+  WEIR_ASSIGN_OR_RAISE(std::string data_root, store.PathOfUri(store.uri()));
+  if (!data_root.empty() && data_root.back() != '/') data_root += '/';
   for (const auto& row : scheduled) {
-    WEIR_ASSIGN_OR_RAISE(std::string path, path_of(row[0], row[1]));
-    out.referenced.insert(std::move(path));
     if (ToBool(row[1])) {
-      WEIR_ASSIGN_OR_RAISE(std::string under_data, store.PathOfUri(store.uri()));
-      if (!under_data.empty() && under_data.back() != '/') under_data += '/';
-      out.referenced.insert(under_data + row[0].value_or(""));
+      out.referenced.insert(data_root + row[0].value_or(""));
+    } else {
+      WEIR_ASSIGN_OR_RAISE(std::string path, store.PathOfUri(row[0].value_or("")));
+      out.referenced.insert(std::move(path));
     }
   }
 
@@ -119,7 +121,35 @@ Result<TableInspection> DuckLakeTable::Inspect() {
     out.snapshots.push_back(snapshot);
   }
   if (!ledger_snapshots.empty()) out.ledger_snapshot = *ledger_snapshots.rbegin();
+  // weir's ledger is a table of its own, untouched by expiry: only the newest snapshot, which
+  // the next commit builds on, must stay.
+  if (!out.snapshots.empty()) out.protected_snapshots.insert(out.snapshots.back().id);
   return out;
+}
+
+Result<ExpireResult> DuckLakeTable::ExpireSnapshots(const std::vector<int64_t>& ids,
+                                                    int64_t queue_window_ms) {
+  ExpireResult result;
+  if (!ids.empty()) {
+    WEIR_ASSIGN_OR_RAISE(auto head,
+                         db_->Query("SELECT max(snapshot_id) FROM ducklake_snapshot", {}));
+    WEIR_ASSIGN_OR_RAISE(const int64_t newest, ToInt(head.at(0)[0], "newest snapshot"));
+    std::string list;
+    for (const int64_t id : ids) {
+      if (id == newest) {
+        return Status::Invalid("snapshot ", id, " is the catalog's newest and cannot be expired");
+      }
+      list += (list.empty() ? "" : ", ") + std::to_string(id);
+    }
+    WEIR_RETURN_NOT_OK(catalog_->RunDdl(
+        {fmt::format("CALL ducklake_expire_snapshots('weir_lake', versions => [{}])", list)}));
+    result.expired = static_cast<int64_t>(ids.size());
+  }
+  WEIR_RETURN_NOT_OK(catalog_->RunDdl({fmt::format(
+      "CALL ducklake_cleanup_old_files('weir_lake', older_than => now() - INTERVAL '{} "
+      "milliseconds')",
+      queue_window_ms)}));
+  return result;
 }
 
 }  // namespace weir::lake::ducklake

@@ -53,6 +53,12 @@ class IcebergTable final : public lake::Table {
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
   // Every kept snapshot's manifest list and manifests, read fresh (iceberg_table_inspect.cc).
   Result<TableInspection> Inspect() override;
+  // One metadata change removing the snapshots (REST: remove-snapshots with main's head
+  // asserted; SQL: compare-and-swap), retried on conflict; then deletes every object the removed
+  // snapshots alone referenced (manifest lists, manifests, data files), as Iceberg's own expiry
+  // does. The old metadata file stays in the metadata log.
+  Result<ExpireResult> ExpireSnapshots(const std::vector<int64_t>& ids,
+                                       int64_t queue_window_ms) override;
 
   const TableMetadata& metadata() const { return current_.metadata; }
   // Compares the live default spec with `wanted` (a fatal error naming both layouts).

@@ -1,16 +1,25 @@
 // IcebergTable::Inspect: what `weir maintain` reads of an Iceberg table (lake/inspection.h):
 // the current snapshot's files, and every object a kept snapshot or the metadata references.
+#include <algorithm>
+#include <chrono>
 #include <set>
+
+#include <spdlog/spdlog.h>
 
 #include "lake/iceberg/iceberg_table.h"
 #include "lake/iceberg/manifest.h"
 #include "lake/iceberg/snapshot_ledger.h"
 
 namespace weir::lake::iceberg {
+namespace {
 
-Result<TableInspection> IcebergTable::Inspect() {
-  WEIR_ASSIGN_OR_RAISE(const bool exists, Reload());
-  if (!exists) return Status::Invalid("table ", name_, " no longer exists");
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadata& current_) {
   const TableMetadata& m = current_.metadata;
   TableInspection out;
   out.fs = io_.fs;
@@ -30,6 +39,14 @@ Result<TableInspection> IcebergTable::Inspect() {
   WEIR_ASSIGN_OR_RAISE(auto newest, NewestWeirCommit(m));
   if (newest) out.ledger_snapshot = newest->snapshot->snapshot_id;
   const std::optional<int64_t> current = m.current_snapshot_id();
+  for (const auto& [name, ref] : m.refs()) out.protected_snapshots.insert(ref.snapshot_id);
+  if (out.ledger_snapshot) {
+    // The ledger is read by walking main back from its head: keep every step of that walk.
+    for (const Snapshot* step : m.Ancestry()) {
+      out.protected_snapshots.insert(step->snapshot_id);
+      if (step->snapshot_id == *out.ledger_snapshot) break;
+    }
+  }
   std::set<std::string> manifests_read;
   for (const Snapshot& snapshot : m.snapshots()) {
     out.snapshots.push_back(
@@ -66,6 +83,75 @@ Result<TableInspection> IcebergTable::Inspect() {
     }
   }
   return out;
+}
+
+}  // namespace
+
+Result<TableInspection> IcebergTable::Inspect() {
+  WEIR_ASSIGN_OR_RAISE(const bool exists, Reload());
+  if (!exists) return Status::Invalid("table ", name_, " no longer exists");
+  return InspectMetadata(io_, current_);
+}
+
+Result<ExpireResult> IcebergTable::ExpireSnapshots(const std::vector<int64_t>& ids,
+                                                   int64_t /*queue_window_ms*/) {
+  ExpireResult result;
+  if (ids.empty()) return result;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    WEIR_ASSIGN_OR_RAISE(const bool exists, Reload());
+    if (!exists) return Status::Invalid("table ", name_, " no longer exists");
+    const CurrentMetadata base = current_;
+    WEIR_ASSIGN_OR_RAISE(const TableInspection before, InspectMetadata(io_, base));
+    std::set<int64_t> remove;
+    for (const int64_t id : ids) {
+      if (before.protected_snapshots.contains(id)) {
+        return Status::Invalid("table ", name_, ": snapshot ", id,
+                               " is protected (the current snapshot, a ref's head, or on the way "
+                               "from main's head to the offset ledger)");
+      }
+      if (base.metadata.SnapshotById(id) != nullptr) remove.insert(id);
+    }
+    if (remove.empty()) return result;
+    TableMetadata next = base.metadata;
+    WEIR_RETURN_NOT_OK(next.RemoveSnapshots(remove, NowMs()));
+    MetadataChange change;
+    change.removed_snapshots.assign(remove.begin(), remove.end());
+    std::vector<std::string> written;
+    WEIR_ASSIGN_OR_RAISE(const auto committed, store_->Commit(ident_, base, next, change, written));
+    if (committed.outcome == CommitOutcome::kConflict) {
+      for (const std::string& uri : written) {
+        if (auto path = io_.PathOf(uri); path.ok()) (void)io_.fs->DeleteFile(*path);
+      }
+      spdlog::info("table {}: expiring snapshots lost a race to a concurrent commit; retrying",
+                   name_);
+      continue;
+    }
+    if (committed.outcome == CommitOutcome::kUnknown) {
+      // Read back: the expiry landed when none of the snapshots is listed any more.
+      WEIR_ASSIGN_OR_RAISE(const bool still, Reload());
+      if (!still) return Status::Invalid("table ", name_, " no longer exists");
+      const bool landed = std::none_of(remove.begin(), remove.end(), [&](int64_t id) {
+        return current_.metadata.SnapshotById(id) != nullptr;
+      });
+      if (!landed) continue;
+    }
+    result.expired = static_cast<int64_t>(remove.size());
+    // What the kept snapshots reference now (concurrent commits only add to it).
+    WEIR_ASSIGN_OR_RAISE(const TableInspection after, Inspect());
+    for (const std::string& path : before.referenced) {
+      if (after.referenced.contains(path) || path.rfind(before.root, 0) != 0) continue;
+      const Status deleted = io_.fs->DeleteFile(path);
+      if (!deleted.ok()) {
+        // Left for the orphan sweep.
+        spdlog::warn("table {}: could not delete {} after expiry: {}", name_, path,
+                     deleted.message());
+        continue;
+      }
+      result.deleted.push_back(path);
+    }
+    return result;
+  }
+  return Status::IOError("table ", name_, ": expiring snapshots lost 20 races in a row");
 }
 
 }  // namespace weir::lake::iceberg

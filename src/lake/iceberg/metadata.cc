@@ -404,6 +404,20 @@ Status TableMetadata::RecordPreviousMetadata(std::string metadata_file, int64_t 
   return Status::OK();
 }
 
+Status TableMetadata::RemoveSnapshots(const std::set<int64_t>& ids, int64_t now_ms) {
+  for (const auto& [name, ref] : refs_) {
+    if (ids.contains(ref.snapshot_id)) {
+      return Status::Invalid("snapshot ", ref.snapshot_id, " is the head of ", ref.type, " ", name,
+                             " and cannot be removed");
+    }
+  }
+  std::erase_if(snapshots_, [&](const Snapshot& s) { return ids.contains(s.snapshot_id); });
+  std::erase_if(snapshot_log_,
+                [&](const SnapshotLogEntry& e) { return ids.contains(e.snapshot_id); });
+  last_updated_ms_ = now_ms;
+  return Status::OK();
+}
+
 void TableMetadata::SetProperty(const std::string& name, std::string value, int64_t now_ms) {
   properties_[name] = std::move(value);
   last_updated_ms_ = now_ms;

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,9 @@ class TableMetadata {
   // at most write.metadata.previous-versions-max (default 100) entries.
   Status RecordPreviousMetadata(std::string metadata_file, int64_t timestamp_ms);
   void SetProperty(const std::string& name, std::string value, int64_t now_ms);
+  // Removes the snapshots `ids` (unknown ids are ignored) and their snapshot-log entries; refuses,
+  // changing nothing, to remove a snapshot a branch or tag points at.
+  Status RemoveSnapshots(const std::set<int64_t>& ids, int64_t now_ms);
 
   // A new snapshot id: positive, not used by any listed snapshot.
   int64_t NewSnapshotId(std::mt19937_64& random) const;

@@ -158,6 +158,16 @@ class RestStore final : public MetadataStore {
                          {"type", "branch"},
                          {"snapshot-id", change.snapshot->snapshot_id}});
     }
+    if (!change.removed_snapshots.empty()) {
+      if (!change.snapshot) {
+        const auto head = base.metadata.current_snapshot_id();
+        requirements.push_back({{"type", "assert-ref-snapshot-id"},
+                                {"ref", kMainBranch},
+                                {"snapshot-id", head ? nlohmann::json(*head) : nlohmann::json()}});
+      }
+      updates.push_back(
+          {{"action", "remove-snapshots"}, {"snapshot-ids", change.removed_snapshots}});
+    }
     WEIR_ASSIGN_OR_RAISE(CommitResult answer,
                          catalog_->CommitTable(ident, requirements.dump(), updates.dump()));
     StoreCommit result{answer.outcome, std::move(answer.message), std::nullopt};

@@ -37,8 +37,9 @@ struct CurrentMetadata {
 
 // What a commit adds on top of its base (REST sends these as updates).
 struct MetadataChange {
-  std::optional<Snapshot> snapshot;  // added as main's new head
-  std::optional<int> schema_id;      // a schema of `next` made current
+  std::optional<Snapshot> snapshot;             // added as main's new head
+  std::optional<int> schema_id;                 // a schema of `next` made current
+  std::vector<int64_t> removed_snapshots = {};  // expired: gone from `next`, main's head unchanged
 };
 
 // How one commit attempt through a store ended.

@@ -158,5 +158,25 @@ TEST_F(LakeReportTest, FsckFindsAMissingAndATruncatedFile) {
   EXPECT_EQ(json["tables"][0]["data_files"], 3);
 }
 
+TEST_F(LakeReportTest, ExpiryKeepsTheYoungTheNewestNAndTheProtected) {
+  const int64_t now = 10'000'000;
+  // Snapshots 1..6, 1000 s apart, the last committed 1000 s ago (listed out of order).
+  for (int64_t id : {3, 1, 2, 6, 5, 4}) {
+    inspection_.snapshots.push_back({id, now - (7 - id) * 1'000'000, true});
+  }
+  inspection_.protected_snapshots = {2, 6};
+  EXPECT_EQ(SnapshotsToExpire(inspection_, {.older_than_ms = 0, .retain_last = 1}, now),
+            (std::vector<int64_t>{1, 3, 4, 5}));
+  EXPECT_EQ(SnapshotsToExpire(inspection_, {.older_than_ms = 0, .retain_last = 3}, now),
+            (std::vector<int64_t>{1, 3}));
+  // Older than 3500 s: snapshots 1-3 (6000, 5000, 4000 s old); 2 is protected.
+  EXPECT_EQ(SnapshotsToExpire(inspection_, {.older_than_ms = 3'500'000, .retain_last = 1}, now),
+            (std::vector<int64_t>{1, 3}));
+  // retain_last below 1 still keeps the newest.
+  inspection_.protected_snapshots.clear();
+  EXPECT_EQ(SnapshotsToExpire(inspection_, {.older_than_ms = 0, .retain_last = 0}, now),
+            (std::vector<int64_t>{1, 2, 3, 4, 5}));
+}
+
 }  // namespace
 }  // namespace weir::maintain
