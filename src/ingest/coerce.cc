@@ -90,7 +90,7 @@ lake::ColumnType ColumnTypeOf(const arrow::DataType& type) {
     case arrow::Type::EXTENSION:
     case arrow::Type::STRUCT:  // a shredded companion (records/variant_shredding.h)
       if (records::IsVariantType(type)) return lake::ColumnType::kVariant;
-      return lake::ColumnType::kVarchar;
+      return IsUuidArrowType(type) ? lake::ColumnType::kUuid : lake::ColumnType::kVarchar;
     default:
       return IsUuidArrowType(type) ? lake::ColumnType::kUuid : lake::ColumnType::kVarchar;
   }
