@@ -324,3 +324,56 @@ def test_authoritative_allowlist_in_iceberg(kafka, build_dir, tmp_path):
     rows = lake.table("events").scan().to_arrow().to_pylist()
     assert sorted((r["team_id"], r["id"]) for r in rows) == \
         [(1, 0), (1, 1), (2, 2), (2, 3), (3, 4), (3, 5)]
+
+
+def test_values_that_cannot_be_uuids_against_a_uuid_column(kafka, build_dir, tmp_path):
+    """millpond's filter_value_invalid error: on a uuid-pinned column a served value that is not
+    a UUID is left out of the comparison (counted on weir_errors_total{type=
+    "filter_value_invalid"}) while the rest of the set applies. (The skip reason of the same name
+    needs a set with no usable value, which the rules make unreachable: an include-values URL
+    needs static pins, and a static value that is not a UUID stops startup.)"""
+    import uuid
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("include_uuid")
+    create_topic(bootstrap, topic, 1)
+    users = [str(uuid.UUID(int=(k + 1) * 7777)) for k in range(3)]
+    pin = str(uuid.UUID(int=424242))  # no record has it
+    endpoint = Endpoint().start()
+    endpoint.set(["alice", "bob"])  # nothing a uuid column can hold
+    lake = Lake(tmp_path / "lake")
+    env = {**POLL, "WEIR_TYPED_COLUMNS": "user_id:uuid", "WEIR_FILTER_KEEP_FIELD": "user_id",
+           "WEIR_FILTER_KEEP_VALUES": pin, "WEIR_INCLUDE_VALUES_URL": endpoint.url,
+           "WEIR_INCLUDE_VALUES_MODE": "authoritative"}
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"), env).start()
+    produced = 0
+
+    def batch() -> list[dict]:
+        nonlocal produced
+        rows = [{"id": produced + i, "user_id": users[i % 3]} for i in range(30)]
+        produce(bootstrap, topic, ((None, json.dumps(r).encode()) for r in rows))
+        produced += len(rows)
+        settle(lambda: accounted(weir) == produced, f"{produced} records accounted", weir)
+        return rows
+
+    m = weir.metric
+    try:
+        settle(lambda: m("weir_include_values_size") == 3, "the first poll", weir)
+        batch()
+        assert m("weir_records_filtered_total", reason="filter_excluded") == 30
+        assert m("weir_records_filtered_total", reason="filter_value_invalid") == 0
+        assert m("weir_records_written_total") == 0
+        assert m("weir_errors_total", type="filter_value_invalid") >= 1
+
+        endpoint.set([users[1], "bob"])  # one usable value, one that is not a UUID
+        settle(lambda: m("weir_include_values_size") == 3 and
+               m("weir_include_values_changes_total", action="add") >= 3, "the new set", weir)
+        rows = batch()
+        assert m("weir_records_written_total") == 10
+        assert m("weir_records_filtered_total", reason="filter_excluded") == 50
+    finally:
+        assert weir.stop() == 0, weir.log()
+        endpoint.stop()
+    landed = lake.connect().execute(
+        "SELECT id, user_id::VARCHAR FROM lake.events ORDER BY id").fetchall()
+    assert landed == [(r["id"], r["user_id"]) for r in rows if r["user_id"] == users[1]]
