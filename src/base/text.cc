@@ -22,4 +22,13 @@ std::string ToLower(std::string_view text) {
   return out;
 }
 
+bool IsPlainIdentifier(std::string_view text) {
+  const auto letter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  if (text.empty() || !letter(text[0])) return false;
+  return std::all_of(text.begin(), text.end(),
+                     [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
+}
+
 }  // namespace weir

@@ -12,4 +12,8 @@ std::string_view TrimSpace(std::string_view text);
 // `text` with ASCII letters in lower case.
 std::string ToLower(std::string_view text);
 
+// A plain identifier: an ASCII letter or `_`, then letters, digits and `_` (what settings accept
+// as a column or table name without quoting).
+bool IsPlainIdentifier(std::string_view text);
+
 }  // namespace weir

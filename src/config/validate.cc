@@ -379,14 +379,7 @@ std::string SettingError(std::string_view setting, std::string_view problem,
   return fmt::format("{}: {} ({})", setting, problem, context);
 }
 
-bool IsIdentifier(std::string_view text) {
-  if (text.empty()) return false;
-  if (!std::isalpha(static_cast<unsigned char>(text[0])) && text[0] != '_') return false;
-  for (const char c : text) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
+bool IsIdentifier(std::string_view text) { return IsPlainIdentifier(text); }
 
 std::optional<PartitionKey> ParsePartitionKey(std::string_view text) {
   if (IsIdentifier(text)) return PartitionKey{"identity", std::string(text)};

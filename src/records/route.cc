@@ -7,6 +7,7 @@
 #include <arrow/type.h>
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "decode/field_names.h"
 
 namespace weir::records {
@@ -16,14 +17,6 @@ constexpr size_t kMaxTableName = 63;
 
 bool NameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-bool IsIdentifier(std::string_view text) {
-  if (text.empty() || (text[0] >= '0' && text[0] <= '9')) return false;
-  for (const char c : text) {
-    if (!NameChar(c)) return false;
-  }
-  return true;
 }
 
 Status Refuse(std::string message) {
@@ -74,7 +67,7 @@ Result<RouteTemplate> ParseRouteTemplate(std::string_view text) {
   out.prefix = std::string(text.substr(0, open));
   out.field = std::string(text.substr(open + 1, close - open - 1));
   out.suffix = std::string(text.substr(close + 1));
-  if (!IsIdentifier(out.field)) {
+  if (!IsPlainIdentifier(out.field)) {
     return Refuse(
         fmt::format("\"{}\": the field \"{}\" is not a field name "
                     "([A-Za-z_][A-Za-z0-9_]*)",
@@ -97,7 +90,7 @@ RouteName NameFor(std::string_view value, const RouteRule& rule) {
   RouteName out;
   const std::string name =
       decode::FoldName(rule.route.prefix + std::string(value) + rule.route.suffix);
-  if (value.empty() || !IsIdentifier(name) || name.size() > kMaxTableName) {
+  if (value.empty() || !IsPlainIdentifier(name) || name.size() > kMaxTableName) {
     out.reason = "not_a_name";
   } else if (name == rule.fallback) {
     out.table.clear();  // the fallback table itself, no reason

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/number_text.h"
+#include "base/text.h"
 #include "base/uuid_arrow.h"
 #include "decode/field_names.h"
 #include "records/typed_text.h"
@@ -20,16 +21,6 @@ namespace {
 Status Refuse(std::string message) {
   return ClassifiedError(ErrorClass::kFatal, "records", "invalid_typed_columns",
                          std::move(message));
-}
-
-bool IsIdentifier(std::string_view text) {
-  if (text.empty() || (text[0] >= '0' && text[0] <= '9')) return false;
-  for (const char c : text) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
-      return false;
-    }
-  }
-  return true;
 }
 
 std::string_view Trim(std::string_view text) {
@@ -201,7 +192,7 @@ Result<std::vector<TypedColumn>> ParseTypedColumns(const std::vector<std::string
     }
     const std::string column(Trim(trimmed.substr(0, colon)));
     const std::string type(Trim(trimmed.substr(colon + 1)));
-    if (!IsIdentifier(column)) {
+    if (!IsPlainIdentifier(column)) {
       return Refuse(fmt::format("\"{}\": \"{}\" is not a column name ([A-Za-z_][A-Za-z0-9_]*)",
                                 item, column));
     }

@@ -21,16 +21,6 @@ Status Refuse(std::string message) {
                          std::move(message));
 }
 
-bool IsIdentifier(std::string_view text) {
-  if (text.empty() || (text[0] >= '0' && text[0] <= '9')) return false;
-  for (const char c : text) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::shared_ptr<arrow::DataType> Storage() {
   return arrow::struct_({arrow::field("metadata", arrow::binary(), /*nullable=*/false),
                          arrow::field("value", arrow::binary(), /*nullable=*/false)});
@@ -93,7 +83,7 @@ Result<std::vector<std::string>> ParseVariantColumns(const std::vector<std::stri
   std::set<std::string> seen;
   for (const std::string& item : items) {
     const std::string lower = ToLower(item);
-    if (!IsIdentifier(item)) {
+    if (!IsPlainIdentifier(item)) {
       return Refuse("\"" + item + "\" is not a column name ([A-Za-z_][A-Za-z0-9_]*)");
     }
     if (lower.size() >= kSuffix.size() && lower.ends_with(kSuffix)) {

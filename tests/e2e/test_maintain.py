@@ -28,6 +28,32 @@ def ingest_flushes(bootstrap: str, topic: str, weir: WeirIngest, count) -> None:
         assert weir.alive(), weir.log()
 
 
+def ingested(kafka, build_dir, lake, prefix: str):
+    """A 2-partition topic ingested into `lake` in FLUSHES commits; weir stopped cleanly."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique(prefix)
+    create_topic(bootstrap, topic, 2)
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
+    try:
+        ingest_flushes(bootstrap, topic, weir, lambda: lake.count("events"))
+    finally:
+        assert weir.stop() == 0, weir.log()
+    return bootstrap, topic, lake, weir
+
+
+def ingest_more(build_dir, lake, bootstrap: str, topic: str, before: WeirIngest,
+                total: int) -> None:
+    """Restarts ingest in the same group, produces one more flush's events and waits until the
+    table holds `total` rows: the offset ledger decides where it resumes."""
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events",
+                      before.env["WEIR_KAFKA_GROUP_ID"]).start()
+    try:
+        produce(bootstrap, topic, event_records(FLUSHES * PER_FLUSH, PER_FLUSH))
+        wait_for(lambda: lake.count("events") >= total or not weir.alive(), 90, "the new events")
+    finally:
+        assert weir.stop() == 0, weir.log()
+
+
 def maintain(weir: WeirIngest, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(weir.binary), "maintain", *args], env=weir.env,
                           cwd=weir.lake.root, capture_output=True, text=True,
@@ -98,15 +124,8 @@ def check_fsck(weir: WeirIngest, table: str, live: list[str]) -> None:
 
 
 def test_ducklake_stats_fsck_and_orphans(kafka, build_dir, tmp_path):
-    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique("maintain")
-    create_topic(bootstrap, topic, 2)
-    lake = Lake(tmp_path / "lake")
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
-    try:
-        ingest_flushes(bootstrap, topic, weir, lambda: lake.count("events"))
-    finally:
-        assert weir.stop() == 0, weir.log()
+    bootstrap, topic, lake, weir = ingested(kafka, build_dir, Lake(tmp_path / "lake"),
+                                            "maintain")
 
     con = lake.connect()
     files = [r[0] for r in con.execute(
@@ -142,15 +161,8 @@ def test_ducklake_stats_fsck_and_orphans(kafka, build_dir, tmp_path):
 
 
 def test_iceberg_stats_fsck_and_orphans(kafka, build_dir, tmp_path):
-    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique("maintain_iceberg")
-    create_topic(bootstrap, topic, 2)
-    lake = IcebergLake(tmp_path / "lake")
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
-    try:
-        ingest_flushes(bootstrap, topic, weir, lambda: lake.count("events"))
-    finally:
-        assert weir.stop() == 0, weir.log()
+    bootstrap, topic, lake, weir = ingested(kafka, build_dir, IcebergLake(tmp_path / "lake"),
+                                            "maintain_iceberg")
 
     table = lake.table("events")
     files = table.inspect.files().to_pylist()
@@ -195,15 +207,8 @@ def expire(weir: WeirIngest, *args: str) -> dict:
 def test_ducklake_expiry_after_duckdbs_own_merge_queues_and_deletes_the_old_files(
     kafka, build_dir, tmp_path
 ):
-    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique("expire")
-    create_topic(bootstrap, topic, 2)
-    lake = Lake(tmp_path / "lake")
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
-    try:
-        ingest_flushes(bootstrap, topic, weir, lambda: lake.count("events"))
-    finally:
-        assert weir.stop() == 0, weir.log()
+    bootstrap, topic, lake, weir = ingested(kafka, build_dir, Lake(tmp_path / "lake"),
+                                            "expire")
 
     con = lake.connect(read_only=False)
     before = [r[0] for r in con.execute(
@@ -235,14 +240,8 @@ def test_ducklake_expiry_after_duckdbs_own_merge_queues_and_deletes_the_old_file
     assert report["orphan_files"] == 0, report["orphans"]
 
     # The ledger is untouched: a restarted ingest lands only what is new.
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", weir.env["WEIR_KAFKA_GROUP_ID"])
-    weir.start()
-    try:
-        produce(bootstrap, topic, event_records(FLUSHES * PER_FLUSH, PER_FLUSH))
-        total = (FLUSHES + 1) * PER_FLUSH
-        wait_for(lambda: lake.count("events") >= total or not weir.alive(), 90, "the new events")
-    finally:
-        assert weir.stop() == 0, weir.log()
+    total = (FLUSHES + 1) * PER_FLUSH
+    ingest_more(build_dir, lake, bootstrap, topic, weir, total)
     assert lake.scalar("SELECT count(*) FROM lake.events") == total
     assert lake.scalar("SELECT count(DISTINCT id) FROM lake.events") == total
 
@@ -254,15 +253,8 @@ def test_iceberg_expiry_keeps_the_way_to_the_ledger_and_deletes_what_only_expire
 
     import pyarrow as pa
 
-    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique("expire_iceberg")
-    create_topic(bootstrap, topic, 2)
-    lake = IcebergLake(tmp_path / "lake")
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
-    try:
-        ingest_flushes(bootstrap, topic, weir, lambda: lake.count("events"))
-    finally:
-        assert weir.stop() == 0, weir.log()
+    bootstrap, topic, lake, weir = ingested(kafka, build_dir, IcebergLake(tmp_path / "lake"),
+                                            "expire_iceberg")
 
     # Another engine appends after weir's last commit: main's head now carries no ledger.
     table = lake.table("events")
@@ -294,13 +286,7 @@ def test_iceberg_expiry_keeps_the_way_to_the_ledger_and_deletes_what_only_expire
     assert report["ledger_snapshot"] == ledger
     assert report["orphan_files"] == 0, report["orphans"]
 
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", weir.env["WEIR_KAFKA_GROUP_ID"])
-    weir.start()
-    try:
-        produce(bootstrap, topic, event_records(FLUSHES * PER_FLUSH, PER_FLUSH))
-        total = (FLUSHES + 1) * PER_FLUSH + len(foreign)
-        wait_for(lambda: lake.count("events") >= total or not weir.alive(), 90, "the new events")
-    finally:
-        assert weir.stop() == 0, weir.log()
+    total = (FLUSHES + 1) * PER_FLUSH + len(foreign)
+    ingest_more(build_dir, lake, bootstrap, topic, weir, total)
     ids = lake.table("events").scan(selected_fields=("id",)).to_arrow().column("id").to_pylist()
     assert len(ids) == len(set(ids)) == total
