@@ -1,0 +1,149 @@
+// Pipeline::FlushLoop: a dataset's flush thread — cast the typed columns, filter, add the VARIANT
+// companions, write and commit each sealed flush (or hand it to the routed writer), publish its
+// counters once it has landed.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "ingest/coercion_metrics.h"
+#include "ingest/filter_metrics.h"
+#include "ingest/pipeline.h"
+#include "ingest/pipeline_dataset.h"
+
+namespace weir::ingest {
+
+void Pipeline::FlushLoop(Dataset& d) {
+  const std::string& name = d.options.config.name;
+  while (true) {
+    SealedFlush flush;
+    {
+      std::unique_lock lock(d.mutex);
+      const auto idle_start = SteadyClock::now();
+      d.changed.wait(lock, [&] { return !d.queue.empty() || d.stop; });
+      stage_times_.flush_idle.Increment(StageTimes::Seconds(SteadyClock::now() - idle_start));
+      if (d.queue.empty()) return;  // stopping and nothing left
+      flush = std::move(d.queue.front());
+      d.queue.pop_front();
+      d.busy = true;
+    }
+    const bool failed = !fatal().ok();
+    const auto cast_start = SteadyClock::now();
+    if (!failed && !d.options.typed_columns.empty()) {
+      // Typed columns: cast once per flush, before any attempt to write it.
+      std::vector<records::ColumnCoercion> coercions;
+      auto typed = d.options.typed_columns.Apply(flush.batch, &coercions);
+      if (!typed.ok()) {
+        SetFatal(WithContext(typed.status(), "dataset " + name + ": typed columns"));
+      } else {
+        flush.batch = std::move(*typed);
+        PublishCoercions(*metrics_, field_log_limiter_, name, *d.coercion_nulled, coercions);
+      }
+    }
+    records::FilterOutcome filtered;
+    if (fatal().ok() && d.options.filter) {
+      // The filters, on the typed columns (millpond's order); skipped records stay inside the
+      // flush's offset ranges, so the commit accounts for them.
+      auto kept = d.options.filter->Apply(flush.batch, &filtered);
+      if (!kept.ok()) {
+        SetFatal(WithContext(kept.status(), "dataset " + name + ": filters"));
+      } else {
+        flush.batch = std::move(*kept);
+      }
+    }
+    if (fatal().ok() && !d.options.variant_columns.empty()) {
+      // VARIANT companions: encoded once per flush, after the typed columns.
+      records::VariantOutcome variant;
+      auto with = d.options.variant_columns.Apply(flush.batch, &variant);
+      if (!with.ok()) {
+        SetFatal(WithContext(with.status(), "dataset " + name + ": variant columns"));
+      } else {
+        flush.batch = std::move(*with);
+        d.variant_nulled->Increment(static_cast<double>(variant.malformed));
+        d.variant_fields_dropped->Increment(static_cast<double>(variant.collisions_dropped));
+      }
+    }
+    stage_times_.encode.Increment(StageTimes::Seconds(SteadyClock::now() - cast_start));
+    if (fatal().ok()) {
+      auto outcome = d.router ? WriteRouted(d, flush) : d.writer->Write(flush);
+      if (outcome.ok()) {
+        stage_times_.encode.Increment(StageTimes::Seconds(outcome->write_time));
+        stage_times_.commit.Increment(StageTimes::Seconds(outcome->commit_time));
+      }
+      if (!outcome.ok()) {
+        spdlog::error("dataset {}: {}", name, outcome.status().ToString());
+        SetFatal(outcome.status());
+      } else if (outcome->fenced) {
+        d.fenced->Increment();
+        d.orphaned->Increment(static_cast<double>(outcome->orphaned_files));
+        spdlog::warn(
+            "dataset {}: commit fenced (another writer committed these offsets); "
+            "{} file(s) deleted, consumption restarts from the ledger",
+            name, outcome->orphaned_files);
+        restart_.store(true);
+      } else {
+        PublishFilterOutcome(*metrics_, name, filtered);  // once per landed flush
+        d.commits->Increment();
+        d.written->Increment(static_cast<double>(outcome->rows));
+        d.bytes_written->Increment(static_cast<double>(outcome->bytes_written));
+        d.files_written->Increment(static_cast<double>(outcome->files));
+        d.nulled->Increment(static_cast<double>(outcome->values_nulled));
+        AddFieldCounts(name, m::kFieldsDropped, outcome->fields_dropped, nullptr);
+        AddFieldCounts(name, m::kFieldsRenamed, outcome->fields_renamed, nullptr);
+        AddFieldCounts(name, m::kSortSkipped, outcome->sort_skipped, nullptr);
+        if (const auto it = outcome->fields_renamed.find("case_variant");
+            it != outcome->fields_renamed.end() && it->second > 0) {
+          const auto suppressed =
+              field_log_limiter_.Admit(name + "/case_variant", SteadyClock::now());
+          if (suppressed) {
+            spdlog::info(
+                "dataset {}: {} value(s) of keys spelled differently from their column "
+                "written into it (case_variant){}",
+                name, it->second,
+                *suppressed > 0 ? fmt::format(" ({} more such flush(es))", *suppressed) : "");
+          }
+        }
+        d.retries->Increment(static_cast<double>(outcome->commit_attempts - 1));
+        d.conflicts->Increment(static_cast<double>(outcome->conflicts));
+        d.flush_seconds->Observe(static_cast<double>(outcome->write_time.count()) / 1000.0);
+        d.commit_seconds->Observe(static_cast<double>(outcome->commit_time.count()) / 1000.0);
+        if (d.status != nullptr) {
+          d.status->Committed(
+              {outcome->snapshot_id, outcome->rows, outcome->rejects, outcome->files,
+               outcome->bytes_written, outcome->write_time.count(), outcome->commit_time.count()},
+              outcome->file_sizes);
+        }
+        spdlog::info(
+            "dataset {} committed snapshot {}: {} rows, {} rejects, {} file(s), {} bytes, "
+            "write {} ms, commit {} ms",
+            name, outcome->snapshot_id, outcome->rows, outcome->rejects, outcome->files,
+            outcome->bytes_written, outcome->write_time.count(), outcome->commit_time.count());
+        std::lock_guard lock(mutex_);
+        for (const auto& range : flush.offsets) {
+          committed_[{range.topic, range.partition}] = range.end;
+        }
+      }
+    }
+    inflight_bytes_ -= flush.bytes;
+    {
+      std::lock_guard lock(d.mutex);
+      d.busy = false;
+    }
+    d.changed.notify_all();
+  }
+}
+
+Result<FlushOutcome> Pipeline::WriteRouted(Dataset& d, const SealedFlush& flush) {
+  WEIR_ASSIGN_OR_RAISE(RoutedOutcome routed, d.router->Write(flush));
+  if (!routed.total.fenced) {
+    const std::string& name = d.options.config.name;
+    for (const auto& [table, rows] : routed.routed_rows) {
+      metrics_
+          ->Counter(m::kRecordsRouted,
+                    {{std::string(m::kLabelDataset), name}, {std::string(m::kLabelTable), table}})
+          .Increment(static_cast<double>(rows));
+    }
+    AddFieldCounts(name, m::kRouteFallback, routed.fallback_reasons, nullptr);
+  }
+  return std::move(routed.total);
+}
+
+}  // namespace weir::ingest
