@@ -15,6 +15,7 @@
 #include "harness_env.h"
 #include "ingest/dataset_writer.h"
 #include "lake/testing/fake_table.h"
+#include "writer_fixture.h"
 
 namespace weir::ingest {
 namespace {
@@ -50,18 +51,11 @@ SealedFlush Flush(int64_t start, int64_t end, const std::set<int64_t>& poison) {
   return flush;
 }
 
-class RejectsApartTest : public ::testing::Test {
+class RejectsApartTest : public WriterFixture {
  protected:
   void SetUp() override {
-    dir_ = testing::TestOutputDir(std::string("dataset_writer_rejects_") +
-                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    catalog_ = std::make_unique<FakeCatalog>(dir_.string());
+    SetUpWriter("dataset_writer_rejects_");
     events().commits_companion = false;
-    config_.name = "events";
-    config_.topic = "t";
-    config_.table = "events";
-    config_.commit_max_attempts = 3;
-    config_.backoff = BackoffPolicy{.initial = milliseconds(1), .cap = milliseconds(4)};
   }
 
   FakeTableState& events() { return catalog_->state("main.events"); }
@@ -105,10 +99,6 @@ class RejectsApartTest : public ::testing::Test {
     }
     return out;
   }
-
-  std::filesystem::path dir_;
-  std::unique_ptr<FakeCatalog> catalog_;
-  DatasetConfig config_;
 };
 
 TEST_F(RejectsApartTest, TheRejectsCommitFirstInTheirOwnSnapshotWithTheirOwnLedger) {

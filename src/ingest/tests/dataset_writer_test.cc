@@ -14,6 +14,7 @@
 #include "assert_status.h"
 #include "harness_env.h"
 #include "lake/testing/fake_table.h"
+#include "writer_fixture.h"
 
 namespace weir::ingest {
 namespace {
@@ -45,18 +46,9 @@ SealedFlush Flush(int64_t start, int64_t end) {
   return flush;
 }
 
-class DatasetWriterTest : public ::testing::Test {
+class DatasetWriterTest : public WriterFixture {
  protected:
-  void SetUp() override {
-    dir_ = testing::TestOutputDir(std::string("dataset_writer_") +
-                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    catalog_ = std::make_unique<FakeCatalog>(dir_.string());
-    config_.name = "events";
-    config_.topic = "t";
-    config_.table = "events";
-    config_.commit_max_attempts = 3;
-    config_.backoff = BackoffPolicy{.initial = milliseconds(1), .cap = milliseconds(4)};
-  }
+  void SetUp() override { SetUpWriter("dataset_writer_"); }
 
   FakeTableState& events() { return catalog_->state("main.events"); }
 
@@ -77,10 +69,6 @@ class DatasetWriterTest : public ::testing::Test {
     }
     return out;
   }
-
-  std::filesystem::path dir_;
-  std::unique_ptr<FakeCatalog> catalog_;
-  DatasetConfig config_;
 };
 
 TEST_F(DatasetWriterTest, ACommittedFlushLandsOnceAndMovesTheLedger) {

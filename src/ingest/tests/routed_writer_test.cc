@@ -15,6 +15,7 @@
 #include "assert_status.h"
 #include "harness_env.h"
 #include "lake/testing/fake_table.h"
+#include "writer_fixture.h"
 
 namespace weir::ingest {
 namespace {
@@ -53,17 +54,10 @@ SealedFlush Flush(int64_t start, int64_t end) {
   return flush;
 }
 
-class RoutedWriterTest : public ::testing::Test {
+class RoutedWriterTest : public WriterFixture {
  protected:
   void SetUp() override {
-    dir_ = testing::TestOutputDir(std::string("routed_writer_") +
-                                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    catalog_ = std::make_unique<FakeCatalog>(dir_.string());
-    config_.name = "events";
-    config_.topic = "t";
-    config_.table = "events";
-    config_.commit_max_attempts = 3;
-    config_.backoff = BackoffPolicy{.initial = milliseconds(1), .cap = milliseconds(4)};
+    SetUpWriter("routed_writer_");
     route_.rule.route = records::RouteTemplate{"events_", "event", ""};
     route_.rule.fallback = "events";
     route_.max_tables = 3;
@@ -107,9 +101,6 @@ class RoutedWriterTest : public ::testing::Test {
     EXPECT_EQ(Ids("events"), Expected(0, end, std::nullopt));
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<FakeCatalog> catalog_;
-  DatasetConfig config_;
   RouteConfig route_;
 };
 
