@@ -132,14 +132,15 @@ struct Timings {
   double warmup_max_ms = 0;    // the slowest of the warm-up commits
 };
 
-Timings RunOne(const std::string& kind, int files_per_commit, const Options& options) {
+Timings RunOne(const std::string& kind, int files_per_commit, const Options& options,
+               const std::string& name_suffix = "") {
   char pattern[] = "/tmp/weir-bench-iceberg-commit-XXXXXX";
   if (mkdtemp(pattern) == nullptr) Die("mkdtemp failed");
   const std::string dir = pattern;
   auto catalog = OpenCatalog(kind, dir);
   Check(catalog.status(), "opening the " + kind + " catalog");
   const std::string schema =
-      "bench_" + std::to_string(getpid()) + "_" + std::to_string(files_per_commit);
+      "bench_" + std::to_string(getpid()) + "_" + std::to_string(files_per_commit) + name_suffix;
   auto opened = (*catalog)->OpenTable(Spec(schema), lake::OpenMode::kOpenOrCreate);
   Check(opened.status(), "opening the table");
   if (opened->status != lake::OpenStatus::kOpened) Die("opening the table: " + opened->reason);
@@ -228,7 +229,7 @@ int Main(int argc, char** argv) {
       Options warm = options;
       warm.warmup = 0;
       warm.commits = std::max(options.warmup * 10, 100);
-      const Timings t = RunOne(kind, options.files.front(), warm);
+      const Timings t = RunOne(kind, options.files.front(), warm, "_warm");
       std::printf("%-9s %6d %8d %9.2f  (the server's JIT warm-up table; not a result)\n",
                   "rest-warm", options.files.front(), warm.commits, t.wall.p50_ms);
       std::fflush(stdout);
