@@ -184,7 +184,8 @@ def test_kill_loop_on_iceberg_loses_and_duplicates_nothing(kafka, build_dir, tmp
     """Issue 11's proof 3: two writers in one consumer group on one embedded Iceberg lake (their
     commits race on the catalog's compare-and-swap), SIGKILLed at random 20 times while events
     arrive, each restart rejoining the group (a rebalance): every event once."""
-    from tests.e2e.test_ingest_recovery import FAST_GROUP, FAST_GROUP_ARGS, produce_slowly
+    from tests.e2e.test_ingest_recovery import FAST_GROUP, FAST_GROUP_ARGS
+    from tests.e2e.weir_run import produce_slowly
 
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
     topic = unique("iceberg_kills")

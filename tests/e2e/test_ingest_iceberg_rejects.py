@@ -10,14 +10,14 @@ import json
 import random
 import re
 import sqlite3
-import threading
 import time
 
 import pytest
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
 from tests.e2e.test_ingest_recovery import FAST_GROUP, FAST_GROUP_ARGS
-from tests.e2e.weir_run import WeirIngest, create_topic, produce, unique, wait_for
+from tests.e2e.weir_run import (WeirIngest, create_topic, produce, produce_slowly, unique,
+                                wait_for)
 from tests.harness.fault_proxy import FaultProxy, Rule
 
 
@@ -37,18 +37,6 @@ def records(start: int, count: int):
 def expected(total: int) -> tuple[set[int], set[int]]:
     rows = {i for i in range(total) if not is_poison(i)}
     return rows, set(range(total)) - rows
-
-
-def produce_slowly(bootstrap: str, topic: str, total: int, seconds: float) -> threading.Thread:
-    def run():
-        chunk = max(1, total // 40)
-        for start in range(0, total, chunk):
-            produce(bootstrap, topic, records(start, min(chunk, total - start)))
-            time.sleep(seconds / 40)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
 
 
 def assert_exactly(lake: IcebergLake, total: int) -> None:
@@ -85,7 +73,7 @@ def kill_loop(lake: IcebergLake, build_dir, bootstrap: str, kills: int, seed: in
                           name=f"w{i}") for i in range(2)]
     for w in workers:
         w.start(*FAST_GROUP_ARGS)
-    producer = produce_slowly(bootstrap, topic, total, 25)
+    producer = produce_slowly(bootstrap, topic, total, 25, records)
     rng = random.Random(seed)
     try:
         for _ in range(kills):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import signal
-import threading
 import time
 
 import pytest
@@ -16,6 +15,7 @@ from tests.e2e.weir_run import (
     create_topic,
     event_records,
     produce,
+    produce_slowly,
     unique,
     wait_for,
 )
@@ -30,19 +30,6 @@ GROUP_PROTOCOL_ARGS = {
     "classic": FAST_GROUP_ARGS,
     "consumer": ("--set", "kafka.group_protocol=consumer"),
 }
-
-
-def produce_slowly(bootstrap: str, topic: str, total: int, seconds: float) -> threading.Thread:
-    """Produces `total` events over about `seconds`, in a background thread."""
-    def run():
-        chunk = max(1, total // 40)
-        for start in range(0, total, chunk):
-            produce(bootstrap, topic, event_records(start, min(chunk, total - start)))
-            time.sleep(seconds / 40)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
 
 
 def assert_exactly(lake: Lake, table: str, n: int) -> None:

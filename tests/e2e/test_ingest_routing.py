@@ -12,14 +12,14 @@ import json
 import random
 import re
 import sqlite3
-import threading
 import time
 
 import pytest
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
 from tests.e2e.test_ingest_recovery import FAST_GROUP, FAST_GROUP_ARGS
-from tests.e2e.weir_run import Lake, WeirIngest, create_topic, produce, unique, wait_for
+from tests.e2e.weir_run import (Lake, WeirIngest, create_topic, produce, produce_slowly, unique,
+                                wait_for)
 
 ROUTED = ("click", "view", "buy")
 ROUTE = {"WEIR_ROUTE_TEMPLATE": "events_{event}",
@@ -113,18 +113,6 @@ def commits(weir: WeirIngest) -> int:
     return weir.log_path.read_text(errors="replace").count(" committed snapshot ")
 
 
-def produce_slowly(bootstrap: str, topic: str, total: int, seconds: float) -> threading.Thread:
-    def run():
-        chunk = max(1, total // 40)
-        for start in range(0, total, chunk):
-            produce(bootstrap, topic, records(start, min(chunk, total - start)))
-            time.sleep(seconds / 40)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
-
-
 @pytest.mark.parametrize("fmt", ["ducklake", "iceberg"])
 def test_routing_into_three_tables_and_the_fallback_survives_a_kill_loop_exactly(
         fmt, kafka, build_dir, tmp_path):
@@ -140,7 +128,7 @@ def test_routing_into_three_tables_and_the_fallback_survives_a_kill_loop_exactly
                           name=f"w{i}") for i in range(2)]
     for w in workers:
         w.start(*FAST_GROUP_ARGS)
-    producer = produce_slowly(bootstrap, topic, total, 90)
+    producer = produce_slowly(bootstrap, topic, total, 90, records)
     rng = random.Random(20261201 if fmt == "ducklake" else 20261202)
     kills = 0
     try:

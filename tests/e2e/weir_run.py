@@ -12,6 +12,7 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -118,6 +119,23 @@ def event_records(start: int, count: int) -> Iterable[tuple[bytes, bytes]]:
 
 
 # --- Lakes -------------------------------------------------------------------------------------
+
+
+def produce_slowly(bootstrap: str, topic: str, total: int, seconds: float,
+                   make=None) -> threading.Thread:
+    """Produces `total` records over about `seconds`, in 40 chunks from a background thread;
+    `make(start, count)` gives the records (default: the reference events)."""
+    make = make or event_records
+
+    def run():
+        chunk = max(1, total // 40)
+        for start in range(0, total, chunk):
+            produce(bootstrap, topic, make(start, min(chunk, total - start)))
+            time.sleep(seconds / 40)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
 
 
 @dataclass
