@@ -98,6 +98,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     }
     const m::Labels labels{{std::string(m::kLabelDataset), options_of.config.name}};
     dataset->consumed = &metrics->Counter(m::kRecordsConsumed, labels);
+    dataset->redelivered = &metrics->Counter(m::kRecordsRedelivered, labels);
     dataset->written = &metrics->Counter(m::kRecordsWritten, labels);
     dataset->bytes_written = &metrics->Counter(m::kBytesWritten, labels);
     dataset->files_written = &metrics->Counter(m::kFilesWritten, labels);
@@ -224,9 +225,23 @@ void Pipeline::Accept(const kafka::Message& message) {
   if (found == by_topic_.end()) return;
   Dataset& d = *found->second;
   const kafka::TopicPartition tp{std::string(message.topic), message.partition};
+  auto start = next_start_.find(tp);
+  if (start != next_start_.end() && message.offset < start->second) {
+    // Below the partition's next offset: a record this assignment already took (or one the
+    // ledger already holds) delivered again, e.g. a fetch from before a seek or a rebalance.
+    // Taking it would put it in a range that starts after it, past the fence: it lands twice.
+    d.redelivered->Increment();
+    if (const auto suppressed =
+            field_log_limiter_.Admit("redelivered/" + kafka::ToString(tp), SteadyClock::now())) {
+      spdlog::warn(
+          "{} offset {} delivered again (the next offset is {}): dropped{}", kafka::ToString(tp),
+          message.offset, start->second,
+          *suppressed > 0 ? fmt::format(" ({} more since the last line)", *suppressed) : "");
+    }
+    return;
+  }
   auto range = d.ranges.find(tp);
   if (range == d.ranges.end()) {
-    auto start = next_start_.find(tp);
     const int64_t first = start != next_start_.end() ? start->second : message.offset;
     range =
         d.ranges.emplace(tp, lake::OffsetRange{tp.topic, message.partition, first, first}).first;

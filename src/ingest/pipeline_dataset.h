@@ -53,6 +53,7 @@ struct Pipeline::Dataset {
 
   // Metrics.
   m::Counter* consumed = nullptr;
+  m::Counter* redelivered = nullptr;
   m::Counter* written = nullptr;
   m::Counter* bytes_written = nullptr;
   m::Counter* files_written = nullptr;

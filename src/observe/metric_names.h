@@ -154,9 +154,15 @@ inline constexpr MetricDef kStageIdle{"weir_stage_idle_seconds_total",
                                       "stage (kafka, paused, flush).",
                                       MetricType::kCounter,
                                       {kLabelStage}};
+inline constexpr MetricDef kRecordsRedelivered{
+    "weir_records_redelivered_total",
+    "Records the source delivered again at an offset this process had already taken (below the "
+    "partition's next offset); dropped, so they cannot land twice.",
+    MetricType::kCounter,
+    {kLabelDataset}};
 
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 27> kStandardMetrics = {
+inline constexpr std::array<const MetricDef*, 28> kStandardMetrics = {
     &kRecordsConsumed, &kRecordsWritten,
     &kRecordsRejected, &kRecordsFiltered,
     &kFieldsDropped,   &kFieldsRenamed,
@@ -170,6 +176,6 @@ inline constexpr std::array<const MetricDef*, 27> kStandardMetrics = {
     &kColumnsCoerced,  &kColumnCoercionErrors,
     &kSortSkipped,     &kRecordsRouted,
     &kRouteFallback,   &kStageBusy,
-    &kStageIdle};
+    &kStageIdle,       &kRecordsRedelivered};
 
 }  // namespace weir::observe

@@ -7,6 +7,7 @@ answers, concurrent writers and many small commits in test_ingest_iceberg_commit
 
 from __future__ import annotations
 
+import collections
 import json
 import random
 import re
@@ -221,7 +222,14 @@ def test_kill_loop_on_iceberg_loses_and_duplicates_nothing(kafka, build_dir, tmp
     assert codes == [0, 0], "\n".join(w.log() for w in workers)
     rows = lake.table("events").scan(selected_fields=("id",)).to_arrow()
     ids = rows.column("id").to_pylist()
-    assert (len(ids), len(set(ids)), sum(ids)) == (total, total, total * (total - 1) // 2)
+    repeated = sorted(i for i, n in collections.Counter(ids).items() if n > 1)
+    assert (len(ids), len(set(ids)), sum(ids)) == (total, total, total * (total - 1) // 2), (
+        f"ids landed more than once: {repeated[:20]}; "
+        f"missing: {sorted(set(range(total)) - set(ids))[:20]}"
+        + "".join(f"\n--- {w.log_path}\n" + "\n".join(
+            line for line in w.log_path.read_text(errors="replace").splitlines()
+            if "fenced" in line or "delivered again" in line or "kafka:" in line)
+            for w in workers))
     ledger = json.loads(
         lake.table("events").current_snapshot().summary.additional_properties[
             f"weir.offsets.{topic}"])
