@@ -223,9 +223,14 @@ def test_kill_loop_on_iceberg_loses_and_duplicates_nothing(kafka, build_dir, tmp
     rows = lake.table("events").scan(selected_fields=("id",)).to_arrow()
     ids = rows.column("id").to_pylist()
     repeated = sorted(i for i, n in collections.Counter(ids).items() if n > 1)
+    # On a failure: where each repeated id is (one file listed twice, or two files), and
+    # whether Kafka itself holds more records than were produced.
+    files_of = {i: [t.file.file_path for t in lake.table("events").scan(
+        row_filter=f"id == {i}").plan_files()] for i in repeated[:5]}
     assert (len(ids), len(set(ids)), sum(ids)) == (total, total, total * (total - 1) // 2), (
-        f"ids landed more than once: {repeated[:20]}; "
-        f"missing: {sorted(set(range(total)) - set(ids))[:20]}"
+        f"ids landed more than once: {repeated[:20]}, in files {files_of}; "
+        f"missing: {sorted(set(range(total)) - set(ids))[:20]}; "
+        f"Kafka holds {sum(end_offsets(bootstrap, topic).values())} records"
         + "".join(f"\n--- {w.log_path}\n" + "\n".join(
             line for line in w.log_path.read_text(errors="replace").splitlines()
             if "fenced" in line or "delivered again" in line or "kafka:" in line)
