@@ -48,6 +48,7 @@ Result<SegmentFooter> ReadSegmentFooter(const std::string& path) {
     auto reader = parquet::ParquetFileReader::Open(input);
     SegmentFooter footer;
     footer.rows = reader->metadata()->num_rows();
+    footer.footer_bytes = reader->metadata()->size();
     if (const auto metadata = reader->metadata()->key_value_metadata()) {
       WEIR_ASSIGN_OR_RAISE(footer.partition_values, ParsePartitionMetadata(*metadata));
     }

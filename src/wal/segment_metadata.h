@@ -25,6 +25,7 @@ Result<std::vector<lake::PartitionValue>> ParsePartitionMetadata(
 // The footer of the Parquet file at `path`: rows and key-value metadata.
 struct SegmentFooter {
   int64_t rows = 0;
+  int64_t footer_bytes = 0;  // the serialized footer metadata
   std::vector<lake::PartitionValue> partition_values;
 };
 Result<SegmentFooter> ReadSegmentFooter(const std::string& path);
