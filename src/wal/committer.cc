@@ -20,6 +20,13 @@ namespace {
 Status CopyToObject(const std::string& from, arrow::fs::FileSystem& fs, const std::string& to) {
   arrow::fs::LocalFileSystem local;
   WEIR_ASSIGN_OR_RAISE(auto input, local.OpenInputStream(from));
+  if (fs.type_name() == "local") {
+    // A local table directory appears with its first file (object stores have no directories).
+    const size_t slash = to.rfind('/');
+    if (slash != std::string::npos && slash > 0) {
+      WEIR_RETURN_NOT_OK(fs.CreateDir(to.substr(0, slash), /*recursive=*/true));
+    }
+  }
   WEIR_ASSIGN_OR_RAISE(auto output, fs.OpenOutputStream(to));
   while (true) {
     WEIR_ASSIGN_OR_RAISE(auto piece, input->Read(4 << 20));
