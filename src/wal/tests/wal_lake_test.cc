@@ -1,7 +1,8 @@
-// The WAL's segments, uploaded and committed by WalCommitter into a real DuckLake table (SQLite
-// catalog, local data path), read back by DuckDB's own ducklake extension: the files the WAL
-// writes are lake data files, the ranges move the ledger, and recovery's probe sees the files
-// in the table afterwards.
+// The WAL's segments, uploaded and committed by WalCommitter into real tables — DuckLake (SQLite
+// catalog, local data path, read back by DuckDB's own ducklake extension) and Iceberg (the
+// embedded SQL catalog, checked through the table's own inspection): the files the WAL writes
+// are lake data files, the ranges move the ledger, and recovery's probe sees the files in the
+// table afterwards.
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include "harness_env.h"
 #include "lake/duckdb_engine.h"
 #include "lake/ducklake/ducklake_catalog.h"
+#include "lake/iceberg/iceberg_lake_catalog.h"
 #include "wal/committer.h"
 #include "wal/lake_probe.h"
 #include "wal/segment_metadata.h"
@@ -46,6 +48,48 @@ std::shared_ptr<arrow::RecordBatch> Batch(const lake::Table& table, int64_t firs
   return arrow::RecordBatch::Make(schema, count, arrays);
 }
 
+// Rotates 1,400 rows of two partitions into three ready files under `dir`/wal, uploads and
+// commits them into `table` in one commit; returns the files as they were before the commit.
+void RotateAndCommit(lake::Table& table, const std::filesystem::path& dir,
+                     std::vector<SegmentEntry>* files) {
+  const std::string wal = (dir / "wal").string();
+  std::filesystem::create_directories(wal);
+  const ManualClock clock(
+      std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)));
+  SegmentRotator rotator(wal, {}, {}, {}, clock, 3);
+  // Partition 0: two rotations (offsets 0-599, 600-999); partition 1: one (0-399).
+  ASSERT_OK(rotator.Assign("topic-a", 0, 0));
+  ASSERT_OK(rotator.Assign("topic-a", 1, 0));
+  const auto meta = PartitionMetadata({});
+  ASSERT_OK_AND_ASSIGN(auto done,
+                       rotator.Append("topic-a", 0, {{"", meta, Batch(table, 0, 600)}}, 599));
+  ASSERT_OK_AND_ASSIGN(auto r1, rotator.Rotate("topic-a", 0));
+  ASSERT_OK_AND_ASSIGN(done,
+                       rotator.Append("topic-a", 0, {{"", meta, Batch(table, 600, 400)}}, 999));
+  ASSERT_OK_AND_ASSIGN(done,
+                       rotator.Append("topic-a", 1, {{"", meta, Batch(table, 1000, 400)}}, 399));
+  ASSERT_OK_AND_ASSIGN(auto all, rotator.RotateAll());
+  EXPECT_EQ(all.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(const auto before, ListSegments(wal));
+  EXPECT_EQ(before.size(), 3u);
+
+  WalCommitter committer(wal, &table, "test-host/1", clock, 5);
+  ASSERT_OK_AND_ASSIGN(const auto upload, committer.Upload());
+  EXPECT_EQ(upload.uploaded, 3);
+  EXPECT_EQ(upload.failed, 0) << upload.first_error.ToString();
+  ASSERT_OK_AND_ASSIGN(const auto result,
+                       committer.CommitOnce({{{"topic-a", 0}, 0}, {{"topic-a", 1}, 0}}));
+  EXPECT_TRUE(result.committed) << lake::ToString(result.status);
+  EXPECT_EQ(result.files, 3);
+  EXPECT_EQ(result.rows, 1400);
+  ASSERT_OK_AND_ASSIGN(const auto ledger, table.ReadLedger("topic-a"));
+  EXPECT_EQ(ledger, (std::map<int32_t, int64_t>{{0, 1000}, {1, 400}}));
+  ASSERT_OK_AND_ASSIGN(const auto after, ListSegments(wal));
+  EXPECT_TRUE(after.empty());
+
+  *files = before;
+}
+
 TEST(WalDuckLakeTest, RotatedSegmentsCommitIntoDuckLakeAndDuckDbReadsThemExactly) {
   const auto dir = weir::testing::TestOutputDir("wal_ducklake");
   std::filesystem::remove_all(dir);
@@ -67,41 +111,9 @@ TEST(WalDuckLakeTest, RotatedSegmentsCommitIntoDuckLakeAndDuckDbReadsThemExactly
                          lake::OpenMode::kOpenOrCreate));
   ASSERT_EQ(opened.status, lake::OpenStatus::kOpened);
   lake::Table& table = *opened.table;
-
-  const std::string wal = (dir / "wal").string();
-  std::filesystem::create_directories(wal);
-  const ManualClock clock(
-      std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)));
-  SegmentRotator rotator(wal, {}, {}, {}, clock, 3);
-  // Partition 0: two rotations (offsets 0-599, 600-999); partition 1: one (0-399).
-  ASSERT_OK(rotator.Assign("topic-a", 0, 0));
-  ASSERT_OK(rotator.Assign("topic-a", 1, 0));
-  const auto meta = PartitionMetadata({});
-  ASSERT_OK_AND_ASSIGN(auto done,
-                       rotator.Append("topic-a", 0, {{"", meta, Batch(table, 0, 600)}}, 599));
-  ASSERT_OK_AND_ASSIGN(auto r1, rotator.Rotate("topic-a", 0));
-  ASSERT_OK_AND_ASSIGN(done,
-                       rotator.Append("topic-a", 0, {{"", meta, Batch(table, 600, 400)}}, 999));
-  ASSERT_OK_AND_ASSIGN(done,
-                       rotator.Append("topic-a", 1, {{"", meta, Batch(table, 1000, 400)}}, 399));
-  ASSERT_OK_AND_ASSIGN(auto all, rotator.RotateAll());
-  ASSERT_EQ(all.size(), 2u);
-  ASSERT_OK_AND_ASSIGN(const auto before, ListSegments(wal));
+  std::vector<SegmentEntry> before;
+  ASSERT_NO_FATAL_FAILURE(RotateAndCommit(table, dir, &before));
   ASSERT_EQ(before.size(), 3u);
-
-  WalCommitter committer(wal, &table, "test-host/1", clock, 5);
-  ASSERT_OK_AND_ASSIGN(const auto upload, committer.Upload());
-  EXPECT_EQ(upload.uploaded, 3);
-  EXPECT_EQ(upload.failed, 0) << upload.first_error.ToString();
-  ASSERT_OK_AND_ASSIGN(const auto result,
-                       committer.CommitOnce({{{"topic-a", 0}, 0}, {{"topic-a", 1}, 0}}));
-  ASSERT_TRUE(result.committed) << lake::ToString(result.status);
-  EXPECT_EQ(result.files, 3);
-  EXPECT_EQ(result.rows, 1400);
-  ASSERT_OK_AND_ASSIGN(const auto ledger, table.ReadLedger("topic-a"));
-  EXPECT_EQ(ledger, (std::map<int32_t, int64_t>{{0, 1000}, {1, 400}}));
-  ASSERT_OK_AND_ASSIGN(const auto after, ListSegments(wal));
-  EXPECT_TRUE(after.empty());
 
   // DuckDB reads exactly the rows, through the files the WAL wrote.
   ASSERT_OK_AND_ASSIGN(auto engine, lake::DuckDbEngine::Open({lake::DefaultExtensionDirectory(),
@@ -136,6 +148,52 @@ TEST(WalDuckLakeTest, RotatedSegmentsCommitIntoDuckLakeAndDuckDbReadsThemExactly
       }
     }
     ASSERT_TRUE(found) << entry.file_name;
+    ASSERT_OK_AND_ASSIGN(const auto answer, probe.Probe(entry));
+    EXPECT_EQ(answer.referenced, std::optional<bool>(true)) << entry.file_name;
+    ASSERT_TRUE(answer.ledger.has_value());
+    EXPECT_GT(*answer.ledger, entry.name->end);
+  }
+}
+
+TEST(WalIcebergTest, RotatedSegmentsCommitIntoAnIcebergTableWithTheirRowsAndLedger) {
+  const auto dir = weir::testing::TestOutputDir("wal_iceberg");
+  std::filesystem::remove_all(dir);
+  lake::iceberg::IcebergLakeConfig config;
+  config.sqlite_path = (dir / "catalog.db").string();
+  config.warehouse = (dir / "warehouse").string();
+  ASSERT_OK_AND_ASSIGN(auto catalog, lake::iceberg::IcebergLakeCatalog::Open(config));
+  ASSERT_OK_AND_ASSIGN(
+      auto opened,
+      catalog->OpenTable(lake::TableSpec{"ns",
+                                         "events",
+                                         {{"id", lake::ColumnType::kBigint},
+                                          {"team", lake::ColumnType::kVarchar},
+                                          {"_inserted_at", lake::ColumnType::kTimestampTz}},
+                                         {},
+                                         {}},
+                         lake::OpenMode::kOpenOrCreate));
+  ASSERT_EQ(opened.status, lake::OpenStatus::kOpened);
+  lake::Table& table = *opened.table;
+  std::vector<SegmentEntry> before;
+  ASSERT_NO_FATAL_FAILURE(RotateAndCommit(table, dir, &before));
+  ASSERT_EQ(before.size(), 3u);
+
+  // The current snapshot holds exactly the three WAL objects and their 1,400 rows.
+  ASSERT_OK_AND_ASSIGN(const auto inspection, table.Inspect());
+  ASSERT_EQ(inspection.live.size(), 3u);
+  int64_t rows = 0;
+  for (const lake::LakeFile& file : inspection.live) {
+    rows += file.record_count;
+    EXPECT_NE(file.path.find("/wal-"), std::string::npos) << file.path;
+  }
+  EXPECT_EQ(rows, 1400);
+  LakeTableProbe probe(&table);
+  for (const SegmentEntry& entry : before) {
+    for (const auto& file : inspection.live) {
+      if (file.path.find("wal-" + entry.name->id.ToString()) != std::string::npos) {
+        std::filesystem::copy_file(file.path, entry.path);
+      }
+    }
     ASSERT_OK_AND_ASSIGN(const auto answer, probe.Probe(entry));
     EXPECT_EQ(answer.referenced, std::optional<bool>(true)) << entry.file_name;
     ASSERT_TRUE(answer.ledger.has_value());
