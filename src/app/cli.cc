@@ -17,6 +17,7 @@
 #include "app/maintain_command.h"
 #include "app/serve_command.h"
 #include "app/version.h"
+#include "app/wal_command.h"
 #include "config/load.h"
 #include "config/setting_table.h"
 
@@ -98,6 +99,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   IngestArgs ingest_args;
   ServeArgs serve_args;
   MaintainArgs maintain_args;
+  WalArgs wal_args;
   std::string config_path;
   std::vector<std::string> sets;
   std::map<std::string, std::string> shortcuts;
@@ -131,6 +133,16 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       command->add_option("--queue-window", maintain_args.queue_window,
                           "expire, DuckLake: delete the files DuckLake queued for deletion "
                           "longer ago than this (default 24h)");
+    } else if (std::string_view(sub.name) == "wal") {
+      command
+          ->add_option("action", wal_args.action,
+                       "ls (the default): the segment files; check: what recovery would do at "
+                       "the next start, changing nothing")
+          ->check(CLI::IsMember({"ls", "check"}));
+      command->add_option("-c,--config", config_path, "YAML configuration file of the ingest");
+      command->add_option("--set", sets,
+                          "Override one setting: name=value (see docs/CONFIGURATION.md)");
+      command->add_flag("--json", wal_args.json, "Print the report as JSON");
     } else if (std::string_view(sub.name) == "ingest" || std::string_view(sub.name) == "check") {
       command->add_option("-c,--config", config_path, "YAML configuration file");
       command->add_option("--set", sets,
@@ -221,13 +233,19 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitUsage;
   }
   const std::string name = (*chosen)->get_name();
-  if (name == "ingest" || name == "check" || name == "serve" || name == "maintain") {
+  if (name == "ingest" || name == "check" || name == "serve" || name == "maintain" ||
+      name == "wal") {
     std::map<std::string, std::string> overrides = shortcuts;
     for (const auto& set : sets) {
       if (auto added = config::AddOverride(set, &overrides); !added.ok()) {
         err << "weir " << name << ": --set " << set << ": " << added.message() << "\n";
         return kExitUsage;
       }
+    }
+    if (name == "wal") {
+      if (!config_path.empty()) wal_args.config_path = config_path;
+      wal_args.overrides = std::move(overrides);
+      return RunWal(wal_args, out, err);
     }
     if (name == "maintain") {
       if (!config_path.empty()) maintain_args.config_path = config_path;

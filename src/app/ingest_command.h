@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/settings.h"
+#include "kafka/consumer_config.h"
 #include "lake/ducklake/ducklake_catalog.h"
 #include "lake/iceberg/iceberg_lake_catalog.h"
 
@@ -25,6 +26,9 @@ struct IngestArgs {
 lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s);
 // The Iceberg lake of lake.format iceberg (the embedded SQLite catalog by default).
 lake::iceberg::IcebergLakeConfig MakeIcebergConfig(const config::IngestSettings& s);
+
+// The Kafka consumer's configuration from the settings (the pipeline adds the topics).
+kafka::ConsumerConfig MakeConsumerConfig(const config::IngestSettings& s);
 
 // A dataset's partition_by as lake partition keys (the settings validated it already).
 Result<std::vector<lake::PartitionKey>> PartitioningOf(const config::DatasetSettings& d);

@@ -24,9 +24,9 @@ int64_t NowMs() {
       .count();
 }
 
-// The configured lake, opened as ingest opens it; a SQLite catalog that does not exist yet is
-// an error here (maintain never creates a lake).
-Result<std::unique_ptr<lake::Catalog>> OpenLake(const config::IngestSettings& s) {
+}  // namespace
+
+Result<std::unique_ptr<lake::Catalog>> OpenExistingLake(const config::IngestSettings& s) {
   if (s.lake_format == "iceberg") {
     if (s.iceberg.catalog != "rest" && s.iceberg.postgres_dsn.empty() &&
         !std::filesystem::exists(s.iceberg.sqlite_path)) {
@@ -46,6 +46,8 @@ Result<std::unique_ptr<lake::Catalog>> OpenLake(const config::IngestSettings& s)
   if (!catalog.ok()) return WithContext(catalog.status(), "the DuckLake catalog");
   return std::unique_ptr<lake::Catalog>(std::move(*catalog));
 }
+
+namespace {
 
 struct InspectedTable {
   std::unique_ptr<lake::Table> table;
@@ -93,7 +95,7 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
       return kExitUsage;
     }
   }
-  auto lake = OpenLake(s);
+  auto lake = OpenExistingLake(s);
   if (!lake.ok()) {
     err << "weir maintain: " << lake.status().message() << "\n";
     return kExitFailure;

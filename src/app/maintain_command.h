@@ -20,6 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+#include "config/settings.h"
+#include "lake/catalog.h"
+
 namespace weir::app {
 
 struct MaintainArgs {
@@ -36,6 +40,10 @@ struct MaintainArgs {
   // Whether a person is at the keyboard (destructive runs then need --yes); set by the CLI.
   bool interactive = false;
 };
+
+// The configured lake, opened as ingest opens it; a SQLite catalog that does not exist yet is
+// an error (maintain and `weir wal` never create a lake).
+Result<std::unique_ptr<lake::Catalog>> OpenExistingLake(const config::IngestSettings& s);
 
 int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err);
 

@@ -321,6 +321,7 @@ std::vector<Setting> BuildTable() {
                       "timed out.",
        WEIR_PROCESS_FIELD(check_timeout)},
   };
+  for (Setting& row : table_rows::WalRows()) table.push_back(std::move(row));
   for (Setting& row : ServeRows()) table.push_back(std::move(row));
   std::vector<Setting> datasets = {
       // Datasets.

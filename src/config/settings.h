@@ -138,8 +138,20 @@ struct IcebergSettings {
   std::string credential;  // rest: OAuth2 client credentials "id:secret"
 };
 
+// WAL mode (ingest.mode wal; src/wal): the local write-ahead log and its batched committer.
+struct WalSettings {
+  std::string dir = "weir-wal";  // one subdirectory per dataset
+  int64_t max_file_size = 64LL << 20;
+  std::chrono::milliseconds max_file_age{5 * 60 * 1000};
+  int max_open_segments_per_partition = 256;
+  int disk_high_watermark_pct = 80;
+  std::chrono::milliseconds commit_interval{20000};
+};
+
 struct IngestSettings {
   KafkaSettings kafka;
+  std::string ingest_mode = "direct";  // direct | wal
+  WalSettings wal;
   std::string lake_format = "ducklake";  // ducklake | iceberg
   IcebergSettings iceberg;
   CatalogSettings catalog;

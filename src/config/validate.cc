@@ -324,6 +324,9 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
   }
   CheckCatalog(settings.catalog, errors);
   if (settings.lake_format == "iceberg") CheckIceberg(settings.iceberg, errors);
+  if (settings.ingest_mode == "wal" && settings.wal.dir.empty()) {
+    errors.Process("wal.dir", "required with ingest.mode wal, not set");
+  }
   for (size_t d = 0; d < settings.datasets.size(); ++d) {
     // weir's Iceberg tables are format version 2, which has no variant type (v3 does).
     if (settings.lake_format == "iceberg" && !settings.datasets[d].variant_columns.empty()) {

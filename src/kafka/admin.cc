@@ -138,4 +138,37 @@ Result<std::pair<int64_t, int64_t>> Watermarks(const std::string& bootstrap,
   return std::make_pair(low, high);
 }
 
+Result<std::map<int32_t, int64_t>> GroupCommittedOffsets(const ConsumerConfig& config,
+                                                         const std::string& topic,
+                                                         std::chrono::milliseconds timeout) {
+  WEIR_ASSIGN_OR_RAISE(RdKafkaConfPtr conf, MakeConsumerConf(config));
+  RouteLogToWeir(conf.get());
+  char error[512] = {};
+  rd_kafka_t* raw = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), error, sizeof error);
+  if (raw == nullptr) {
+    return ClassifiedError(ErrorClass::kFatal, "librdkafka", "_INVALID_ARG",
+                           std::string("cannot create a Kafka client: ") + error);
+  }
+  conf.release();  // rd_kafka_new took ownership
+  RdKafkaPtr rk(raw);
+  WEIR_ASSIGN_OR_RAISE(const int partitions, PartitionCount(rk.get(), topic, timeout));
+  PartitionListPtr list(rd_kafka_topic_partition_list_new(partitions));
+  for (int32_t p = 0; p < partitions; ++p) {
+    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p);
+  }
+  WEIR_RETURN_NOT_OK(CheckKafka(rd_kafka_committed(rk.get(), list.get(), TimeoutMs(timeout)),
+                                "reading the committed offsets of group " + config.group_id));
+  std::map<int32_t, int64_t> committed;
+  for (int i = 0; i < list->cnt; ++i) {
+    const rd_kafka_topic_partition_t& elem = list->elems[i];
+    if (elem.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return KafkaError(elem.err, "reading the committed offset of " + topic + "[" +
+                                      std::to_string(elem.partition) + "]");
+    }
+    if (elem.offset >= 0) committed[elem.partition] = elem.offset;
+  }
+  rd_kafka_consumer_close(rk.get());
+  return committed;
+}
+
 }  // namespace weir::kafka

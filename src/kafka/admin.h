@@ -9,7 +9,10 @@
 #include <string>
 #include <utility>
 
+#include <map>
+
 #include "base/status.h"
+#include "kafka/consumer_config.h"
 
 namespace weir::kafka {
 
@@ -30,5 +33,12 @@ Status CreateTopic(const std::string& bootstrap, const std::string& topic, int p
 // The low and high watermarks (log start, log end) of one partition, from its leader.
 Result<std::pair<int64_t, int64_t>> Watermarks(const std::string& bootstrap,
                                                const std::string& topic, int32_t partition);
+
+// The committed next offsets of `config.group_id` for every partition of `topic` (partitions
+// without one are absent), read by a consumer handle that never joins the group, so asking
+// does not rebalance the group's members. Uses `config`'s connection properties.
+Result<std::map<int32_t, int64_t>> GroupCommittedOffsets(
+    const ConsumerConfig& config, const std::string& topic,
+    std::chrono::milliseconds timeout = kAdminTimeout);
 
 }  // namespace weir::kafka
