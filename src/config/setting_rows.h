@@ -71,5 +71,7 @@ std::vector<Setting> ServeRows();
 std::vector<Setting> FilterRows();
 // The rows of a dataset's metadata columns and routing (setting_table_route.cc).
 std::vector<Setting> MetadataAndRouteRows();
+// The rows of `weir maintain`'s policies and --serve (setting_table_maintain.cc).
+std::vector<Setting> MaintainRows();
 
 }  // namespace weir::config::table_rows
