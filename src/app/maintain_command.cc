@@ -217,7 +217,20 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
       return kExitUsage;
     }
   }
-  if (args.serve) return RunMaintainServe(s, args.datasets, err);
+  if (args.serve) {
+    // Its policies delete: from a terminal that needs the same --yes as a one-shot run.
+    const bool deletes = std::any_of(s.datasets.begin(), s.datasets.end(), [&](const auto& d) {
+      return (args.datasets.empty() || std::find(args.datasets.begin(), args.datasets.end(),
+                                                 d.name) != args.datasets.end()) &&
+             (d.maintain.expire_interval.count() > 0 || d.maintain.orphans_interval.count() > 0);
+    });
+    if (deletes && args.interactive && !args.yes) {
+      err << "weir maintain --serve: its policies delete (maintain.expire.interval, "
+             "maintain.orphans.interval); run it with --yes, or set both to 0 for metrics only\n";
+      return kExitUsage;
+    }
+    return RunMaintainServe(s, args.datasets, err);
+  }
   auto specs = MaintainedTables(s, args.datasets);
   if (!specs.ok()) {
     err << "weir maintain: " << specs.status().message() << "\n";

@@ -307,3 +307,42 @@ def test_iceberg_fsck_repair_commits_a_delete_snapshot_readers_agree_on(
     ingest_more(build_dir, lake, bootstrap, topic, weir, len(kept) + PER_FLUSH)
     ids = lake.table("events").scan(selected_fields=("id",)).to_arrow().column("id").to_pylist()
     assert len(ids) == len(set(ids)) == len(kept) + PER_FLUSH
+
+
+def test_serve_from_a_terminal_needs_yes_when_its_policies_delete(build_dir, tmp_path):
+    """--serve with expiry or the sweep on is refused from a terminal without --yes; with both
+    off it serves metrics only, and a lake that does not exist yet is reported down (retried,
+    never a crash) until SIGTERM ends it with 0."""
+    env = dict(os.environ, WEIR_TOPIC="t", WEIR_TABLE="events",
+               WEIR_KAFKA_BOOTSTRAP_SERVERS="127.0.0.1:1",
+               WEIR_CATALOG_SQLITE_PATH=str(tmp_path / "none.sqlite"),
+               WEIR_MAINTAIN_STATS_INTERVAL="1s")
+    master, slave = pty.openpty()
+    try:
+        refused = subprocess.run([str(build_dir / "weir"), "maintain", "--serve"], env=env,
+                                 cwd=tmp_path, stdin=slave, capture_output=True, text=True,
+                                 timeout=60)
+        assert refused.returncode == 2, refused.stderr
+        assert "weir maintain --serve: its policies delete (maintain.expire.interval, " \
+               "maintain.orphans.interval); run it with --yes" in refused.stderr, refused.stderr
+
+        port = free_port()
+        log_path = tmp_path / "serve.log"
+        with open(log_path, "wb") as log:
+            serve = subprocess.Popen(
+                [str(build_dir / "weir"), "maintain", "--serve"],
+                env=dict(env, **POLICIES_OFF, WEIR_MAINTAIN_HTTP_PORT=str(port)), cwd=tmp_path,
+                stdin=slave, stdout=log, stderr=subprocess.STDOUT)
+        probe = MaintainServe.__new__(MaintainServe)
+        probe.http_port, probe.process, probe.log_path = port, serve, log_path
+        wait_for(lambda: probe.metric("weir_maintain_errors_total", stage="open") >= 2
+                 or not probe.alive(), 60, "retries of the missing lake")
+        assert probe.alive(), probe.log()
+        assert probe.metric("weir_lake_up", table="main.events") == 0
+        status, body = probe.http("/readyz")
+        assert status == 503 and "no DuckLake catalog there yet" in body, body
+        assert probe.stop(60) == 0, probe.log()
+        assert not (tmp_path / "none.sqlite").exists()
+    finally:
+        os.close(slave)
+        os.close(master)
