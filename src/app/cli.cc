@@ -124,15 +124,23 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
                         "Confirm a destructive action run from a terminal");
       command->add_option("--older-than", maintain_args.older_than,
                           "orphans: only objects last modified longer ago than this (default "
-                          "24h; younger ones may belong to a flush not committed yet); expire: "
-                          "only snapshots committed longer ago (default 5d)");
+                          "maintain.orphans.older_than, 24h; younger ones may belong to a flush "
+                          "not committed yet); expire: only snapshots committed longer ago "
+                          "(default maintain.expire.older_than, 5d)");
       command
           ->add_option("--retain-last", maintain_args.retain_last,
-                       "expire: always keep this many newest snapshots (default 1)")
+                       "expire: always keep this many newest snapshots (default "
+                       "maintain.expire.retain_last, 1)")
           ->check(CLI::PositiveNumber);
       command->add_option("--queue-window", maintain_args.queue_window,
                           "expire, DuckLake: delete the files DuckLake queued for deletion "
-                          "longer ago than this (default 24h)");
+                          "longer ago than this (default maintain.expire.queue_window, 24h)");
+      command->add_flag("--repair", maintain_args.repair,
+                        "fsck: drop the entries of missing or damaged data files in one new "
+                        "snapshot (says what first; --dry-run, --yes)");
+      command->add_flag("--serve", maintain_args.serve,
+                        "Run until SIGTERM: the lake metrics on /metrics (maintain.http_port) "
+                        "and the maintain.* policies on their schedule");
     } else if (std::string_view(sub.name) == "wal") {
       command
           ->add_option("action", wal_args.action,

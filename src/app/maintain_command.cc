@@ -1,7 +1,7 @@
 #include "app/maintain_command.h"
 
+#include <algorithm>
 #include <chrono>
-#include <filesystem>
 
 #include <arrow/filesystem/filesystem.h>
 
@@ -10,10 +10,11 @@
 #include <spdlog/spdlog.h>
 
 #include "app/cli.h"
-#include "app/ingest_command.h"
 #include "app/load_settings.h"
+#include "app/maintain_lake.h"
 #include "config/units.h"
 #include "maintain/lake_report.h"
+#include "maintain/repair.h"
 
 namespace weir::app {
 namespace {
@@ -24,36 +25,157 @@ int64_t NowMs() {
       .count();
 }
 
-}  // namespace
-
-Result<std::unique_ptr<lake::Catalog>> OpenExistingLake(const config::IngestSettings& s) {
-  if (s.lake_format == "iceberg") {
-    if (s.iceberg.catalog != "rest" && s.iceberg.postgres_dsn.empty() &&
-        !std::filesystem::exists(s.iceberg.sqlite_path)) {
-      return Status::Invalid("iceberg.sqlite_path ", s.iceberg.sqlite_path,
-                             ": no Iceberg catalog there yet");
-    }
-    auto catalog = lake::iceberg::IcebergLakeCatalog::Open(MakeIcebergConfig(s));
-    if (!catalog.ok()) return WithContext(catalog.status(), "the Iceberg catalog");
-    return std::unique_ptr<lake::Catalog>(std::move(*catalog));
-  }
-  if (s.catalog.kind == config::CatalogKind::kSqlite &&
-      !std::filesystem::exists(s.catalog.sqlite_path)) {
-    return Status::Invalid("catalog.sqlite_path ", s.catalog.sqlite_path,
-                           ": no DuckLake catalog there yet");
-  }
-  auto catalog = lake::ducklake::DuckLakeCatalog::Open(MakeCatalogConfig(s));
-  if (!catalog.ok()) return WithContext(catalog.status(), "the DuckLake catalog");
-  return std::unique_ptr<lake::Catalog>(std::move(*catalog));
-}
-
-namespace {
-
 struct InspectedTable {
   std::unique_ptr<lake::Table> table;
   lake::TableInspection inspection;
   maintain::TableReport report;
+  maintain::TablePolicy policy;
 };
+
+// A duration flag, or nullopt when it is empty (the dataset's setting applies); sets `bad`
+// when it is not a duration.
+std::optional<int64_t> DurationFlag(const char* flag, const std::string& text, std::ostream& err,
+                                    bool& bad) {
+  if (text.empty()) return std::nullopt;
+  const auto parsed = config::ParseDuration(text);
+  if (!parsed) {
+    err << "weir maintain: " << flag << " " << text << ": not a duration (e.g. 30m, 24h, 7d)\n";
+    bad = true;
+    return std::nullopt;
+  }
+  return parsed->count();
+}
+
+std::string Duration(int64_t ms) { return config::FormatDuration(std::chrono::milliseconds(ms)); }
+
+void Orphans(const std::vector<InspectedTable>& tables, std::optional<int64_t> older_than,
+             bool dry_run, int64_t now, nlohmann::json& json, std::string& text, int& exit_code,
+             std::ostream& err) {
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const auto& t = tables[i];
+    const int64_t window = older_than.value_or(t.policy.orphans_older_than_ms);
+    auto swept = maintain::SweepOrphans(t.inspection, t.report, now, window, dry_run);
+    if (!swept.ok()) {
+      err << "weir maintain orphans: " << swept.status().message() << "\n";
+      exit_code = kExitFailure;
+      continue;
+    }
+    json["tables"][i]["sweep"] = {{"dry_run", dry_run},
+                                  {"older_than_ms", window},
+                                  {"deleted", swept->deleted},
+                                  {"deleted_bytes", swept->deleted_bytes},
+                                  {"kept_young", swept->kept_young}};
+    text += fmt::format("{}: {} {} orphan(s) ({} bytes) older than {}; kept {} younger\n",
+                        t.report.table, dry_run ? "would delete" : "deleted", swept->deleted,
+                        swept->deleted_bytes, Duration(window), swept->kept_young);
+    if (dry_run) {
+      for (const auto& orphan : t.report.orphans) {
+        if (now - orphan.modified_ms >= window) text += "  " + orphan.path + "\n";
+      }
+    }
+  }
+}
+
+int Expire(std::vector<InspectedTable>& tables, const MaintainArgs& args,
+           std::optional<int64_t> older_than, std::optional<int64_t> queue_window, int64_t now,
+           nlohmann::json& json, std::string& text, std::ostream& err) {
+  for (size_t i = 0; i < tables.size(); ++i) {
+    auto& t = tables[i];
+    const maintain::ExpiryPolicy policy{
+        .older_than_ms = older_than.value_or(t.policy.expire_older_than_ms),
+        .retain_last = args.retain_last > 0 ? args.retain_last : t.policy.expire_retain_last};
+    const int64_t window = queue_window.value_or(t.policy.expire_queue_window_ms);
+    // Inspected again: DuckLake's snapshots are the catalog's, so the previous table's
+    // expiry may have removed some already.
+    auto fresh = t.table->Inspect();
+    if (!fresh.ok()) {
+      err << "weir maintain expire: table " << t.report.table << ": " << fresh.status().message()
+          << "\n";
+      return kExitFailure;
+    }
+    const std::vector<int64_t> ids = maintain::SnapshotsToExpire(*fresh, policy, now);
+    nlohmann::json entry = {{"dry_run", args.dry_run}, {"snapshots", ids}};
+    if (args.dry_run) {
+      text += fmt::format("{}: would expire {} snapshot(s){}{}\n", t.report.table, ids.size(),
+                          ids.empty() ? "" : ": ", fmt::join(ids, ", "));
+      json["tables"][i]["expire"] = std::move(entry);
+      continue;
+    }
+    auto expired = t.table->ExpireSnapshots(ids, window);
+    auto after =
+        expired.ok() ? t.table->Inspect() : Result<lake::TableInspection>(expired.status());
+    if (!after.ok()) {
+      err << "weir maintain expire: table " << t.report.table << ": " << after.status().message()
+          << "\n";
+      return kExitFailure;
+    }
+    // What the expiry released: referenced before, by no kept snapshot now; still stored
+    // when a format's deletion queue holds it (DuckLake, younger than the queue window).
+    std::vector<std::string> released, waiting;
+    for (const std::string& path : fresh->referenced) {
+      if (after->referenced.contains(path)) continue;
+      released.push_back(path);
+      auto info = after->fs->GetFileInfo(path);
+      if (info.ok() && info->type() == arrow::fs::FileType::File) waiting.push_back(path);
+    }
+    entry["expired"] = expired->expired;
+    entry["released"] = released;
+    entry["still_stored"] = waiting;
+    text += fmt::format(
+        "{}: expired {} snapshot(s); {} object(s) no longer referenced, {} of them deleted{}\n",
+        t.report.table, expired->expired, released.size(), released.size() - waiting.size(),
+        waiting.empty() ? ""
+                        : fmt::format(" ({} wait in the deletion queue for up to {})",
+                                      waiting.size(), Duration(window)));
+    json["tables"][i]["expire"] = std::move(entry);
+  }
+  return kExitOk;
+}
+
+// fsck --repair: the plan, then (not with --dry-run) the repair and a second check.
+int Repair(std::vector<InspectedTable>& tables, bool dry_run, int64_t now, nlohmann::json& json,
+           std::string& text, std::ostream& err) {
+  int exit_code = kExitOk;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    auto& t = tables[i];
+    const maintain::RepairPlan plan = maintain::PlanRepair(t.report);
+    text += maintain::DescribeRepair(t.report, plan, dry_run);
+    nlohmann::json entry = maintain::RepairToJson(plan, dry_run);
+    if (!plan.unrepairable.empty()) exit_code = kExitFailure;
+    if (dry_run || plan.drop.empty()) {
+      if (!plan.drop.empty()) exit_code = kExitFailure;
+      json["tables"][i]["repair"] = std::move(entry);
+      continue;
+    }
+    auto dropped = maintain::ApplyRepair(*t.table, plan);
+    if (!dropped.ok()) {
+      err << "weir maintain fsck --repair: table " << t.report.table << ": "
+          << dropped.status().message() << "\n";
+      return kExitFailure;
+    }
+    entry["snapshot_id"] = dropped->snapshot_id;
+    text += fmt::format("{}: dropped {} data file entr{} ({} rows) in snapshot {}\n",
+                        t.report.table, dropped->files, dropped->files == 1 ? "y" : "ies",
+                        dropped->rows, dropped->snapshot_id);
+    // The check again, on the table as the repair left it.
+    auto after = t.table->Inspect();
+    auto report = after.ok()
+                      ? maintain::BuildReport(
+                            *after, {.now_ms = now, .list_objects = false, .check_files = true})
+                      : Result<maintain::TableReport>(after.status());
+    if (!report.ok()) {
+      err << "weir maintain fsck --repair: table " << t.report.table << ": "
+          << report.status().message() << "\n";
+      return kExitFailure;
+    }
+    entry["remaining"] = report->fsck.size();
+    if (!report->fsck.empty()) exit_code = kExitFailure;
+    text += fmt::format("{}: fsck after the repair: {} finding(s)\n", t.report.table,
+                        report->fsck.size());
+    json["tables"][i]["repair"] = std::move(entry);
+  }
+  return exit_code;
+}
 
 }  // namespace
 
@@ -64,24 +186,24 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
         << "' (stats, fsck, orphans or expire)\n";
     return kExitUsage;
   }
-  const std::string older_than = !args.older_than.empty()  ? args.older_than
-                                 : args.action == "expire" ? "5d"
-                                                           : "24h";
-  const auto window = config::ParseDuration(older_than);
-  if (!window) {
-    err << "weir maintain: --older-than " << older_than << ": not a duration (e.g. 30m, 24h, 7d)\n";
+  if (args.repair && args.action != "fsck") {
+    err << "weir maintain: --repair goes with fsck\n";
     return kExitUsage;
   }
-  const auto queue_window = config::ParseDuration(args.queue_window);
-  if (!queue_window) {
-    err << "weir maintain: --queue-window " << args.queue_window
-        << ": not a duration (e.g. 30m, 24h, 7d)\n";
+  if (args.serve && (args.action != "stats" || args.dry_run || args.repair)) {
+    err << "weir maintain --serve runs the configured policies; it takes no action, --dry-run "
+           "or --repair\n";
     return kExitUsage;
   }
-  const bool destructive = (args.action == "orphans" || args.action == "expire") && !args.dry_run;
+  bool bad = false;
+  const auto older_than = DurationFlag("--older-than", args.older_than, err, bad);
+  const auto queue_window = DurationFlag("--queue-window", args.queue_window, err, bad);
+  if (bad) return kExitUsage;
+  const bool destructive =
+      (args.action == "orphans" || args.action == "expire" || args.repair) && !args.dry_run;
   if (destructive && args.interactive && !args.yes) {
-    err << "weir maintain " << args.action
-        << ": this deletes; run it with --dry-run to see what, then with --yes\n";
+    err << "weir maintain " << args.action << (args.repair ? " --repair" : "")
+        << ": this changes the lake; run it with --dry-run to see what, then with --yes\n";
     return kExitUsage;
   }
   auto settings =
@@ -95,7 +217,26 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
       return kExitUsage;
     }
   }
-  auto lake = OpenExistingLake(s);
+  if (args.serve) {
+    // Its policies delete: from a terminal that needs the same --yes as a one-shot run.
+    const bool deletes = std::any_of(s.datasets.begin(), s.datasets.end(), [&](const auto& d) {
+      return (args.datasets.empty() || std::find(args.datasets.begin(), args.datasets.end(),
+                                                 d.name) != args.datasets.end()) &&
+             (d.maintain.expire_interval.count() > 0 || d.maintain.orphans_interval.count() > 0);
+    });
+    if (deletes && args.interactive && !args.yes) {
+      err << "weir maintain --serve: its policies delete (maintain.expire.interval, "
+             "maintain.orphans.interval); run it with --yes, or set both to 0 for metrics only\n";
+      return kExitUsage;
+    }
+    return RunMaintainServe(s, args.datasets, err);
+  }
+  auto specs = MaintainedTables(s, args.datasets);
+  if (!specs.ok()) {
+    err << "weir maintain: " << specs.status().message() << "\n";
+    return kExitFailure;
+  }
+  auto lake = OpenMaintainedLake(s);
   if (!lake.ok()) {
     err << "weir maintain: " << lake.status().message() << "\n";
     return kExitFailure;
@@ -105,45 +246,31 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
   const maintain::ReportOptions options{
       .now_ms = now, .list_objects = true, .check_files = args.action == "fsck"};
   std::vector<InspectedTable> tables;
-  for (const auto& d : s.datasets) {
-    if (!args.datasets.empty() &&
-        std::find(args.datasets.begin(), args.datasets.end(), d.name) == args.datasets.end()) {
-      continue;
-    }
-    auto partitioning = PartitioningOf(d);
-    if (!partitioning.ok()) {
-      err << "weir maintain: " << partitioning.status().message() << "\n";
+  for (const MaintainedTable& spec : *specs) {
+    auto opened = (*lake)->OpenTable(spec.spec, lake::OpenMode::kOpenOnly);
+    if (!opened.ok()) {
+      err << "weir maintain: table " << spec.name << ": " << opened.status().message() << "\n";
       return kExitFailure;
     }
-    std::vector<lake::TableSpec> specs{lake::TableSpec{d.schema, d.table, {}, *partitioning, {}}};
-    if (d.rejects_enabled)
-      specs.push_back(lake::TableSpec{d.schema, d.table + "_rejects", {}, {}, {}});
-    for (const lake::TableSpec& spec : specs) {
-      const std::string name = spec.schema + "." + spec.table;
-      auto opened = (*lake)->OpenTable(spec, lake::OpenMode::kOpenOnly);
-      if (!opened.ok()) {
-        err << "weir maintain: table " << name << ": " << opened.status().message() << "\n";
-        return kExitFailure;
-      }
-      if (opened->status != lake::OpenStatus::kOpened) {
-        spdlog::info("table {} (dataset {}) does not exist yet", name, d.name);
-        continue;
-      }
-      InspectedTable t;
-      t.table = std::move(opened->table);
-      auto inspection = t.table->Inspect();
-      if (inspection.ok()) t.inspection = std::move(*inspection);
-      auto report = inspection.ok() ? maintain::BuildReport(t.inspection, options)
-                                    : Result<maintain::TableReport>(inspection.status());
-      if (!report.ok()) {
-        err << "weir maintain: table " << name << ": " << report.status().message() << "\n";
-        return kExitFailure;
-      }
-      t.report = std::move(*report);
-      t.report.dataset = d.name;
-      t.report.table = name;
-      tables.push_back(std::move(t));
+    if (opened->status != lake::OpenStatus::kOpened) {
+      spdlog::info("table {} (dataset {}) does not exist yet", spec.name, spec.dataset->name);
+      continue;
     }
+    InspectedTable t;
+    t.table = std::move(opened->table);
+    t.policy = PolicyOf(*spec.dataset);
+    auto inspection = t.table->Inspect();
+    if (inspection.ok()) t.inspection = std::move(*inspection);
+    auto report = inspection.ok() ? maintain::BuildReport(t.inspection, options)
+                                  : Result<maintain::TableReport>(inspection.status());
+    if (!report.ok()) {
+      err << "weir maintain: table " << spec.name << ": " << report.status().message() << "\n";
+      return kExitFailure;
+    }
+    t.report = std::move(*report);
+    t.report.dataset = spec.dataset->name;
+    t.report.table = spec.name;
+    tables.push_back(std::move(t));
   }
 
   std::vector<maintain::TableReport> reports;
@@ -152,85 +279,18 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
   nlohmann::json json = maintain::ReportsToJson(reports, fsck);
   std::string text = maintain::FormatReports(reports, fsck);
   int exit_code = kExitOk;
-  if (fsck) {
+  if (fsck && !args.repair) {
     for (const auto& r : reports) {
       if (!r.fsck.empty()) exit_code = kExitFailure;
     }
   }
+  if (fsck && args.repair) exit_code = Repair(tables, args.dry_run, now, json, text, err);
   if (args.action == "orphans") {
-    for (size_t i = 0; i < tables.size(); ++i) {
-      const auto& t = tables[i];
-      auto swept =
-          maintain::SweepOrphans(t.inspection, t.report, now, window->count(), args.dry_run);
-      if (!swept.ok()) {
-        err << "weir maintain orphans: " << swept.status().message() << "\n";
-        exit_code = kExitFailure;
-        continue;
-      }
-      json["tables"][i]["sweep"] = {{"dry_run", args.dry_run},
-                                    {"older_than_ms", window->count()},
-                                    {"deleted", swept->deleted},
-                                    {"deleted_bytes", swept->deleted_bytes},
-                                    {"kept_young", swept->kept_young}};
-      text += fmt::format("{}: {} {} orphan(s) ({} bytes) older than {}; kept {} younger\n",
-                          t.report.table, args.dry_run ? "would delete" : "deleted", swept->deleted,
-                          swept->deleted_bytes, older_than, swept->kept_young);
-      if (args.dry_run) {
-        for (const auto& orphan : t.report.orphans) {
-          if (now - orphan.modified_ms >= window->count()) text += "  " + orphan.path + "\n";
-        }
-      }
-    }
+    Orphans(tables, older_than, args.dry_run, now, json, text, exit_code, err);
   }
   if (args.action == "expire") {
-    const maintain::ExpiryPolicy policy{.older_than_ms = window->count(),
-                                        .retain_last = args.retain_last};
-    for (size_t i = 0; i < tables.size(); ++i) {
-      auto& t = tables[i];
-      // Inspected again: DuckLake's snapshots are the catalog's, so the previous table's
-      // expiry may have removed some already.
-      auto fresh = t.table->Inspect();
-      if (!fresh.ok()) {
-        err << "weir maintain expire: table " << t.report.table << ": " << fresh.status().message()
-            << "\n";
-        return kExitFailure;
-      }
-      const std::vector<int64_t> ids = maintain::SnapshotsToExpire(*fresh, policy, now);
-      nlohmann::json entry = {{"dry_run", args.dry_run}, {"snapshots", ids}};
-      if (args.dry_run) {
-        text += fmt::format("{}: would expire {} snapshot(s){}{}\n", t.report.table, ids.size(),
-                            ids.empty() ? "" : ": ", fmt::join(ids, ", "));
-        json["tables"][i]["expire"] = std::move(entry);
-        continue;
-      }
-      auto expired = t.table->ExpireSnapshots(ids, queue_window->count());
-      auto after =
-          expired.ok() ? t.table->Inspect() : Result<lake::TableInspection>(expired.status());
-      if (!after.ok()) {
-        err << "weir maintain expire: table " << t.report.table << ": " << after.status().message()
-            << "\n";
-        return kExitFailure;
-      }
-      // What the expiry released: referenced before, by no kept snapshot now; still stored
-      // when a format's deletion queue holds it (DuckLake, younger than --queue-window).
-      std::vector<std::string> released, waiting;
-      for (const std::string& path : fresh->referenced) {
-        if (after->referenced.contains(path)) continue;
-        released.push_back(path);
-        auto info = after->fs->GetFileInfo(path);
-        if (info.ok() && info->type() == arrow::fs::FileType::File) waiting.push_back(path);
-      }
-      entry["expired"] = expired->expired;
-      entry["released"] = released;
-      entry["still_stored"] = waiting;
-      text += fmt::format(
-          "{}: expired {} snapshot(s); {} object(s) no longer referenced, {} of them deleted{}\n",
-          t.report.table, expired->expired, released.size(), released.size() - waiting.size(),
-          waiting.empty() ? ""
-                          : fmt::format(" ({} wait in the deletion queue for up to {})",
-                                        waiting.size(), args.queue_window));
-      json["tables"][i]["expire"] = std::move(entry);
-    }
+    exit_code = Expire(tables, args, older_than, queue_window, now, json, text, err);
+    if (exit_code != kExitOk) return exit_code;
   }
   out << (args.json ? json.dump(2) + "\n" : text);
   return exit_code;

@@ -9,6 +9,11 @@
 //            --retain-last (default 1), never a protected one (lake/inspection.h); Iceberg
 //            deletes what only they referenced at once, DuckLake queues it and deletes what was
 //            queued longer than --queue-window (default 24h) ago
+//   fsck --repair  also drop the entries of missing or damaged data files in one new snapshot
+//            (maintain/repair.h says exactly what it changes; never the offset ledger)
+//   --serve  run until SIGTERM: the lake metrics on /metrics (maintain.http_port) and the
+//            maintain.* policies of every dataset on their intervals (maintain_serve.cc)
+// --older-than, --retain-last and --queue-window default to the dataset's maintain.* settings.
 // --dry-run says what a destructive action would do; a destructive run from a terminal needs
 // --yes.
 #pragma once
@@ -20,9 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "base/status.h"
 #include "config/settings.h"
-#include "lake/catalog.h"
 
 namespace weir::app {
 
@@ -34,17 +37,19 @@ struct MaintainArgs {
   bool json = false;
   bool dry_run = false;
   bool yes = false;
-  std::string older_than;  // empty: the action's default
-  int64_t retain_last = 1;
-  std::string queue_window = "24h";
+  bool repair = false;       // fsck --repair
+  bool serve = false;        // --serve
+  std::string older_than;    // empty: the dataset's maintain.* setting
+  int64_t retain_last = 0;   // 0: the dataset's maintain.expire.retain_last
+  std::string queue_window;  // empty: the dataset's maintain.expire.queue_window
   // Whether a person is at the keyboard (destructive runs then need --yes); set by the CLI.
   bool interactive = false;
 };
 
-// The configured lake, opened as ingest opens it; a SQLite catalog that does not exist yet is
-// an error (maintain and `weir wal` never create a lake).
-Result<std::unique_ptr<lake::Catalog>> OpenExistingLake(const config::IngestSettings& s);
-
 int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err);
+
+// `weir maintain --serve` on loaded settings (maintain_serve.cc).
+int RunMaintainServe(const config::IngestSettings& settings, const std::vector<std::string>& only,
+                     std::ostream& err);
 
 }  // namespace weir::app

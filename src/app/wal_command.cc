@@ -9,7 +9,7 @@
 #include "app/cli.h"
 #include "app/ingest_command.h"
 #include "app/load_settings.h"
-#include "app/maintain_command.h"
+#include "app/maintain_lake.h"
 #include "kafka/admin.h"
 #include "wal/lake_probe.h"
 #include "wal/recovery.h"
@@ -104,7 +104,7 @@ int Check(const config::IngestSettings& s, bool json, std::ostream& out, std::os
     wal::CommittedOffsets committed;
     for (const auto& [partition, offset] : *offsets) committed[{d.topic, partition}] = offset;
     if (!lake) {
-      auto opened = OpenExistingLake(s);
+      auto opened = OpenMaintainedLake(s);
       if (!opened.ok()) {
         err << "weir wal check: " << opened.status().message() << "\n";
         return kExitFailure;

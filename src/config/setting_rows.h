@@ -73,5 +73,7 @@ std::vector<Setting> FilterRows();
 std::vector<Setting> MetadataAndRouteRows();
 // The rows of WAL mode (setting_table_wal.cc).
 std::vector<Setting> WalRows();
+// The rows of `weir maintain`'s policies and --serve (setting_table_maintain.cc).
+std::vector<Setting> MaintainRows();
 
 }  // namespace weir::config::table_rows

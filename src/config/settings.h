@@ -95,6 +95,23 @@ struct RouteSettings {
   int max_tables = 100;
 };
 
+// `weir maintain`'s policies for a dataset's tables (issue 16): the compaction target and tiers,
+// snapshot expiry and the orphan sweep; `weir maintain --serve` runs them on their intervals
+// (0 turns one off). Rows in setting_table_maintain.cc.
+struct MaintainSettings {
+  int64_t target_file_size = 128 * 1024 * 1024;  // compaction writes files of this size
+  int64_t small_file_size = 16 * 1024 * 1024;    // tiers.small: below it, merged every pass
+  int64_t large_file_size = 64 * 1024 * 1024;    // tiers.large: at or above it, never rewritten
+  std::chrono::milliseconds compact_interval{3600000};          // small files
+  std::chrono::milliseconds compact_medium_interval{86400000};  // medium files
+  std::chrono::milliseconds expire_older_than{5 * 86400000LL};
+  int64_t expire_retain_last = 1;
+  std::chrono::milliseconds expire_queue_window{86400000};  // DuckLake's deletion queue
+  std::chrono::milliseconds expire_interval{3600000};
+  std::chrono::milliseconds orphans_older_than{86400000};
+  std::chrono::milliseconds orphans_interval{6 * 3600000};
+};
+
 struct DatasetSettings {
   std::string name;   // defaults to table
   std::string topic;  // required
@@ -123,6 +140,7 @@ struct DatasetSettings {
   RouteSettings route;
   // JSON-text columns also written as `<column>_variant` (Parquet Variant).
   std::vector<std::string> variant_columns;
+  MaintainSettings maintain;  // weir maintain's policies (setting_table_maintain.cc)
 };
 
 // The Iceberg lake (lake.format iceberg): its catalog and warehouse.
@@ -158,13 +176,15 @@ struct IngestSettings {
   StorageSettings storage;
   std::vector<DatasetSettings> datasets;  // at least one; names, topics and tables unique
   int64_t memory_budget_bytes = 1LL << 30;
-  int http_port = 8000;                            // 0 = off
-  std::string log_level = "info";                  // trace | debug | info | warn | error
-  std::string log_format = "text";                 // text | json
-  std::string duckdb_extension_dir;                // "" = the build's
-  std::chrono::milliseconds drain_timeout{96000};  // shutdown.drain_timeout
-  int commit_max_attempts = 10;                    // retry budget for lake commits
-  std::chrono::milliseconds check_timeout{5000};   // weir check: each probe's deadline
+  int http_port = 8000;                                      // 0 = off
+  std::string log_level = "info";                            // trace | debug | info | warn | error
+  std::string log_format = "text";                           // text | json
+  std::string duckdb_extension_dir;                          // "" = the build's
+  std::chrono::milliseconds drain_timeout{96000};            // shutdown.drain_timeout
+  int commit_max_attempts = 10;                              // retry budget for lake commits
+  std::chrono::milliseconds check_timeout{5000};             // weir check: each probe's deadline
+  int maintain_http_port = 8001;                             // weir maintain --serve; 0 = any free
+  std::chrono::milliseconds maintain_stats_interval{60000};  // weir maintain --serve
 };
 
 struct ServeSettings {

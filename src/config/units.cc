@@ -84,6 +84,8 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text) {
       factor = 60 * 1000;
     } else if (unit == "h") {
       factor = 60 * 60 * 1000;
+    } else if (unit == "d") {
+      factor = 24 * 60 * 60 * 1000;
     } else {
       return std::nullopt;
     }

@@ -13,7 +13,7 @@ namespace weir::config {
 // 1000-based); unit case-insensitive, optional space before it. nullopt when not a byte size.
 std::optional<int64_t> ParseByteSize(std::string_view text);
 
-// "500ms", "60s", "2m", "1h", or a sum such as "1m30s". A bare number has no unit and is
+// "500ms", "60s", "2m", "1h", "7d", or a sum such as "1d12h". A bare number has no unit and is
 // refused, except 0. nullopt when not a duration.
 std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text);
 

@@ -9,6 +9,7 @@
 
 #include "config/setting_table.h"
 #include "config/validate_filters.h"
+#include "config/validate_maintain.h"
 
 #include "base/text.h"
 #include "decode/field_names.h"
@@ -165,6 +166,9 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
     }
   }
   for (const auto& [name, problem] : FilterSettingProblems(dataset)) {
+    errors.Dataset(index, dataset, name, problem);
+  }
+  for (const auto& [name, problem] : MaintainSettingProblems(dataset)) {
     errors.Dataset(index, dataset, name, problem);
   }
   CheckMetadataAndRoute(index, dataset, errors);

@@ -67,4 +67,12 @@ struct ExpireResult {
   std::vector<std::string> deleted;
 };
 
+// What a repair that drops data file entries did (`weir maintain fsck --repair`).
+struct DropFilesResult {
+  int64_t snapshot_id = -1;  // the snapshot that dropped them
+  int64_t files = 0;
+  int64_t rows = 0;   // the rows those files held: gone from the table from that snapshot on
+  int64_t bytes = 0;  // as the catalog recorded them
+};
+
 }  // namespace weir::lake

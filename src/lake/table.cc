@@ -29,4 +29,9 @@ Result<ExpireResult> Table::ExpireSnapshots(const std::vector<int64_t>& /*ids*/,
   return Status::NotImplemented("expiring snapshots of this format");
 }
 
+Result<DropFilesResult> Table::DropDataFiles(const std::vector<std::string>& /*paths*/,
+                                             const std::string& /*reason*/) {
+  return Status::NotImplemented("dropping data files of this format");
+}
+
 }  // namespace weir::lake

@@ -167,6 +167,15 @@ class Table {
   // been queued longer than `queue_window_ms`. Never touches the offset ledger.
   virtual Result<ExpireResult> ExpireSnapshots(const std::vector<int64_t>& ids,
                                                int64_t queue_window_ms);
+
+  // The repair of catalog entries whose objects are missing or damaged: one new snapshot that
+  // removes the current snapshot's data files `paths` (Inspect's paths) from the table, as a
+  // delete would, retried on a conflicting concurrent commit. Older snapshots keep them (time
+  // travel is history; expiry releases them), their objects are not touched, and the offset
+  // ledger is not: the rows they held are gone, not replayed. Refuses, changing nothing, a
+  // path that is not a live data file of the table. `reason` is recorded with the snapshot.
+  virtual Result<DropFilesResult> DropDataFiles(const std::vector<std::string>& paths,
+                                                const std::string& reason);
 };
 
 }  // namespace weir::lake

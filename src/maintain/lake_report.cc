@@ -134,10 +134,11 @@ Result<TableReport> BuildReport(const lake::TableInspection& inspection,
         if (info.type() == arrow::fs::FileType::File) actual = info.size();
       }
       if (!actual) {
-        report.fsck.push_back(FsckFinding{path, FileProblem::kMissing, file.size_bytes, 0});
+        report.fsck.push_back(FsckFinding{path, FileProblem::kMissing, file.size_bytes, 0,
+                                          file.path, file.kind, file.record_count});
       } else if (*actual != file.size_bytes) {
-        report.fsck.push_back(
-            FsckFinding{path, FileProblem::kSizeDiffers, file.size_bytes, *actual});
+        report.fsck.push_back(FsckFinding{path, FileProblem::kSizeDiffers, file.size_bytes, *actual,
+                                          file.path, file.kind, file.record_count});
       }
     }
   }

@@ -39,6 +39,9 @@ struct FsckFinding {
   FileProblem problem = FileProblem::kMissing;
   int64_t catalog_bytes = 0;
   int64_t actual_bytes = 0;  // kSizeDiffers
+  std::string lake_path;     // the inspection's spelling, which the table's repair takes
+  lake::LakeFileKind kind = lake::LakeFileKind::kData;
+  int64_t rows = 0;  // the catalog's record count (deleted rows for a delete file)
 };
 
 struct TableReport {

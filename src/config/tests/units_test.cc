@@ -28,11 +28,13 @@ TEST(UnitsTest, Durations) {
   EXPECT_EQ(ParseDuration("500ms"), milliseconds(500));
   EXPECT_EQ(ParseDuration("2m"), milliseconds(120000));
   EXPECT_EQ(ParseDuration("1h"), milliseconds(3600000));
+  EXPECT_EQ(ParseDuration("7d"), milliseconds(7 * 86400000LL));  // weir maintain's default 5d
+  EXPECT_EQ(ParseDuration("1d12h"), milliseconds(36 * 3600000LL));
   EXPECT_EQ(ParseDuration("1m30s"), milliseconds(90000));
   EXPECT_EQ(ParseDuration("60"), std::nullopt);    // no unit
   EXPECT_EQ(ParseDuration("0"), milliseconds(0));  // zero needs none
   EXPECT_EQ(ParseDuration("00"), std::nullopt);
-  EXPECT_EQ(ParseDuration("5d"), std::nullopt);
+  EXPECT_EQ(ParseDuration("5w"), std::nullopt);  // days are the largest unit
   EXPECT_EQ(ParseDuration("s"), std::nullopt);
   EXPECT_EQ(ParseDuration(""), std::nullopt);
 }

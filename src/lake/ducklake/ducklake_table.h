@@ -52,6 +52,9 @@ class DuckLakeTable final : public Table {
   // ducklake_cleanup_old_files for the files queued longer ago than the window.
   Result<ExpireResult> ExpireSnapshots(const std::vector<int64_t>& ids,
                                        int64_t queue_window_ms) override;
+  // A new snapshot ending the files' rows, as DuckDB's deletes do (ducklake_table_repair.cc).
+  Result<DropFilesResult> DropDataFiles(const std::vector<std::string>& paths,
+                                        const std::string& reason) override;
 
   const std::string& table_uuid() const { return table_uuid_; }
   int64_t table_id() const { return table_id_; }
@@ -70,6 +73,9 @@ class DuckLakeTable final : public Table {
   Status InsertFiles(CatalogDb& db, const std::vector<DataFile>& files, int64_t snapshot_id,
                      int64_t& next_file_id);
   Status UpdateTableStats(CatalogDb& db, const std::vector<DataFile>& files);
+  // The statements of one DropDataFiles attempt inside its transaction, and the file ids.
+  Result<std::pair<DropFilesResult, std::vector<int64_t>>> TryDropDataFiles(
+      const std::vector<std::string>& paths, const std::string& reason);
   // Why the files cannot be committed to the table as loaded (a column they name is gone).
   std::optional<std::string> MissingFileColumn(const std::vector<DataFile>& files) const;
 

@@ -59,6 +59,10 @@ class IcebergTable final : public lake::Table {
   // does. The old metadata file stays in the metadata log.
   Result<ExpireResult> ExpireSnapshots(const std::vector<int64_t>& ids,
                                        int64_t queue_window_ms) override;
+  // A `delete` snapshot whose rewritten manifests mark the files DELETED
+  // (iceberg_table_repair.cc).
+  Result<DropFilesResult> DropDataFiles(const std::vector<std::string>& paths,
+                                        const std::string& reason) override;
 
   const TableMetadata& metadata() const { return current_.metadata; }
   // Compares the live default spec with `wanted` (a fatal error naming both layouts).
