@@ -13,6 +13,7 @@
 #include "app/ingest_command.h"
 #include "app/load_settings.h"
 #include "config/units.h"
+#include "app/maintain_compact.h"
 #include "maintain/lake_report.h"
 
 namespace weir::app {
@@ -57,10 +58,19 @@ struct InspectedTable {
 
 int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) {
   if (args.action != "stats" && args.action != "fsck" && args.action != "orphans" &&
-      args.action != "expire") {
+      args.action != "expire" && args.action != "compact") {
     err << "weir maintain: unknown action '" << args.action
-        << "' (stats, fsck, orphans or expire)\n";
+        << "' (stats, fsck, orphans, expire or compact)\n";
     return kExitUsage;
+  }
+  std::optional<int64_t> target_size;
+  if (!args.target_size.empty()) {
+    target_size = config::ParseByteSize(args.target_size);
+    if (!target_size || *target_size < 1024) {
+      err << "weir maintain: --target-size " << args.target_size
+          << ": not a size of at least 1KiB (e.g. 64MiB)\n";
+      return kExitUsage;
+    }
   }
   const std::string older_than = !args.older_than.empty()  ? args.older_than
                                  : args.action == "expire" ? "5d"
@@ -228,6 +238,22 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
                           : fmt::format(" ({} wait in the deletion queue for up to {})",
                                         waiting.size(), args.queue_window));
       json["tables"][i]["expire"] = std::move(entry);
+    }
+  }
+  if (args.action == "compact") {
+    for (size_t i = 0; i < tables.size(); ++i) {
+      auto& t = tables[i];
+      const auto d = std::find_if(s.datasets.begin(), s.datasets.end(),
+                                  [&](const auto& x) { return x.name == t.report.dataset; });
+      auto compacted = CompactTable(*t.table, *d, target_size, args.dry_run);
+      if (!compacted.ok()) {
+        err << "weir maintain compact: table " << t.report.table << ": "
+            << compacted.status().message() << "\n";
+        exit_code = kExitFailure;
+        continue;
+      }
+      json["tables"][i]["compact"] = maintain::CompactionToJson(compacted->report, args.dry_run);
+      text += compacted->text;
     }
   }
   out << (args.json ? json.dump(2) + "\n" : text);

@@ -9,6 +9,9 @@
 //            --retain-last (default 1), never a protected one (lake/inspection.h); Iceberg
 //            deletes what only they referenced at once, DuckLake queues it and deletes what was
 //            queued longer than --queue-window (default 24h) ago
+//   compact  merge each partition's small files into files of --target-size (default: the
+//            dataset's flush.target_file_size), rows in sort_by order, one rewrite snapshot per
+//            merge run; old files stay for time travel until an expiry releases them
 // --dry-run says what a destructive action would do; a destructive run from a terminal needs
 // --yes.
 #pragma once
@@ -33,6 +36,7 @@ struct MaintainArgs {
   std::string older_than;  // empty: the action's default
   int64_t retain_last = 1;
   std::string queue_window = "24h";
+  std::string target_size;  // compact; empty: the dataset's flush.target_file_size
   // Whether a person is at the keyboard (destructive runs then need --yes); set by the CLI.
   bool interactive = false;
 };

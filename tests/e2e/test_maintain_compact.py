@@ -1,0 +1,224 @@
+"""`weir maintain compact` (issue 16): hundreds of small flushes into DuckLake and into Iceberg
+merged into files of a target size, per partition, in sort-key order, committed as one rewrite
+snapshot per merge run. The row multiset is unchanged (count, distinct ids and a hash of every
+column of every row), DuckDB and pyiceberg read the same, time travel to before the compaction
+still reads the old files, the ledger is untouched (a restart resumes where it stood), and
+DuckDB's own ducklake_merge_adjacent_files / ducklake_expire_snapshots work on a table weir
+compacted, and weir's compaction on one DuckDB compacted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.e2e.test_ingest_iceberg import IcebergLake
+from tests.e2e.weir_run import EXTENSIONS, Lake
+
+ROWS = 24_000
+TARGET = 16 * 1024
+
+
+def line(i: int) -> str:
+    return json.dumps({"id": i, "grp": i % 2, "v": i * 2, "name": f"user-{i % 977}",
+                       "score": i + 0.5, "ok": i % 3 == 0})
+
+
+def write_source(path: Path, start: int, count: int) -> Path:
+    path.write_text("".join(line(i) + "\n" for i in range(start, start + count)))
+    return path
+
+
+def env_of(lake) -> dict:
+    env = dict(os.environ)
+    env.update(lake.env())
+    # A flush every ~16 KiB of records: a few hundred small commits.
+    env.update({"WEIR_TOPIC": "backfill", "WEIR_TABLE": "events", "WEIR_LOG_LEVEL": "warn",
+                "WEIR_FLUSH_MAX_BYTES": "16KiB", "WEIR_FLUSH_INTERVAL": "60s",
+                "WEIR_PARTITION_BY": "grp", "WEIR_SORT_BY": "id"})
+    return env
+
+
+def run_weir(build_dir: Path, env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    run = subprocess.run([str(build_dir / "weir"), *args], env=env, cwd=cwd,
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900)
+    return run
+
+
+def ingest(build_dir: Path, env: dict, cwd: Path, source: Path) -> None:
+    run = run_weir(build_dir, env, cwd, "ingest", "--from", str(source))
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+
+
+def compact(build_dir: Path, env: dict, cwd: Path, *args: str) -> dict:
+    run = run_weir(build_dir, env, cwd, "maintain", "compact", "--json",
+                   "--target-size", f"{TARGET}B", *args)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    return {t["table"]: t for t in json.loads(run.stdout)["tables"]}["main.events"]
+
+
+def fingerprint(con: duckdb.DuckDBPyConnection, relation: str) -> tuple:
+    """Count, distinct ids, id sum and a hash sum over every column of every row."""
+    return con.execute(
+        f"SELECT count(*), count(DISTINCT id), sum(id), "
+        f"sum(hash(id, grp, v, name, score, ok, _inserted_at)::HUGEINT) FROM {relation}"
+    ).fetchone()
+
+
+def big_share(sizes: list[int]) -> float:
+    return sum(s for s in sizes if s >= TARGET // 2) / sum(sizes)
+
+
+def check_sorted(con, relation_of_file, files: list[str]) -> None:
+    """Every file holds its ids ascending (the dataset's sort key)."""
+    for f in files:
+        ids = [r[0] for r in con.execute(
+            f"SELECT id FROM read_parquet('{f}') ").fetchall()]
+        assert ids == sorted(ids), f
+
+
+def plain_duckdb() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(config={"extension_directory": str(EXTENSIONS),
+                                 "autoinstall_known_extensions": False,
+                                 "autoload_known_extensions": False})
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def test_ducklake_compaction_merges_hundreds_of_flushes_keeping_every_row(build_dir, tmp_path):
+    lake = Lake(tmp_path / "lake")
+    lake.root.mkdir(parents=True)
+    env = env_of(lake)
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "a.jsonl", 0, ROWS))
+
+    con = lake.connect()
+    before = fingerprint(con, "lake.events")
+    assert before[:3] == (ROWS, ROWS, ROWS * (ROWS - 1) // 2)
+    files_before = con.execute(
+        "SELECT data_file, data_file_size_bytes FROM ducklake_list_files('lake', 'events')"
+    ).fetchall()
+    snapshot_before = con.execute(
+        "SELECT max(snapshot_id) FROM ducklake_snapshots('lake')").fetchone()[0]
+    aggregate = ("SELECT grp, count(*), sum(v), min(id), max(id) FROM lake.events "
+                 "WHERE id BETWEEN 1000 AND 20000 GROUP BY grp ORDER BY grp")
+    aggregate_before = con.execute(aggregate).fetchall()
+    con.close()
+    assert len(files_before) >= 200
+    assert big_share([s for _, s in files_before]) < 0.05
+
+    dry = compact(build_dir, env, lake.root, "--dry-run")["compact"]
+    assert dry["dry_run"] and dry["runs_committed"] == 0
+    assert dry["files_in"] == len(files_before)
+
+    report = compact(build_dir, env, lake.root)["compact"]
+    assert report["runs_committed"] == report["runs_planned"] >= 2  # one per partition at least
+    assert report["runs_given_up"] == 0 and report["sorted"]
+    assert report["files_in"] == len(files_before) and report["rows"] == ROWS
+
+    con = lake.connect()
+    files_after = con.execute(
+        "SELECT data_file, data_file_size_bytes FROM ducklake_list_files('lake', 'events')"
+    ).fetchall()
+    assert len(files_after) == report["files_out"] < len(files_before) // 10
+    assert big_share([s for _, s in files_after]) >= 0.95, files_after
+    assert fingerprint(con, "lake.events") == before
+    assert con.execute(aggregate).fetchall() == aggregate_before
+    # Time travel to before the rewrite still reads the old files, and the same rows.
+    assert fingerprint(con, f"lake.events AT (VERSION => {snapshot_before})") == before
+    # Each output file holds one partition, ids ascending.
+    for path, _ in files_after:
+        rows = con.execute(f"SELECT id, grp FROM read_parquet('{path}')").fetchall()
+        assert [r[0] for r in rows] == sorted(r[0] for r in rows), path
+        assert len({r[1] for r in rows}) == 1, path
+    changes = con.execute("SELECT changes FROM ducklake_snapshots('lake') "
+                          "ORDER BY snapshot_id DESC LIMIT 1").fetchone()[0]
+    assert "tables_compacted" in str(changes) or "compacted" in str(changes), changes
+    con.close()
+
+    # Nothing left to merge: a second run plans nothing.
+    again = compact(build_dir, env, lake.root)["compact"]
+    assert again["runs_planned"] == 0
+
+    # The ledger is untouched: ingesting the same file again adds nothing, a new one lands.
+    ingest(build_dir, env, lake.root, tmp_path / "a.jsonl")
+    assert lake.count("events") == ROWS
+
+    # DuckDB's own maintenance on the weir-compacted table, then weir's on DuckDB's result.
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "b.jsonl", ROWS, 4000))
+    con = lake.connect(read_only=False)
+    expected = fingerprint(con, "lake.events")
+    assert expected[:2] == (ROWS + 4000, ROWS + 4000)
+    con.execute("CALL ducklake_merge_adjacent_files('lake')")
+    con.execute("CALL ducklake_expire_snapshots('lake', older_than => now())")
+    assert fingerprint(con, "lake.events") == expected
+    con.close()
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "c.jsonl", ROWS + 4000, 4000))
+    after_duckdb = compact(build_dir, env, lake.root)["compact"]
+    assert after_duckdb["runs_committed"] == after_duckdb["runs_planned"] >= 1
+    con = lake.connect()
+    final = fingerprint(con, "lake.events")
+    assert final[:3] == (ROWS + 8000, ROWS + 8000, (ROWS + 8000) * (ROWS + 7999) // 2)
+    con.close()
+
+
+def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_dir, tmp_path):
+    lake = IcebergLake(tmp_path / "lake")
+    lake.root.mkdir(parents=True)
+    env = env_of(lake)
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "a.jsonl", 0, ROWS))
+
+    table = lake.table("events")
+    files_before = table.inspect.files().to_pylist()
+    assert len(files_before) >= 200
+    ledger_before = {k: v for k, v in table.current_snapshot().summary.additional_properties.items()
+                     if k.startswith("weir.")}
+    before_id = table.current_snapshot().snapshot_id
+    con = plain_duckdb()
+    con.execute("LOAD iceberg")
+    con.register("before", table.scan().to_arrow())
+    before = fingerprint(con, "before")
+    assert before[:3] == (ROWS, ROWS, ROWS * (ROWS - 1) // 2)
+
+    report = compact(build_dir, env, lake.root)["compact"]
+    assert report["runs_committed"] == report["runs_planned"] >= 2
+    assert report["runs_given_up"] == 0 and report["sorted"]
+
+    table = lake.table("events")
+    snapshot = table.current_snapshot()
+    summary = snapshot.summary
+    assert summary.operation.value == "replace"
+    props = summary.additional_properties
+    assert int(props["deleted-data-files"]) == len(files_before)
+    assert int(props["total-records"]) == ROWS
+    assert not any(k.startswith("weir.offsets") for k in props)
+    files_after = table.inspect.files().to_pylist()
+    assert len(files_after) == report["files_out"] < len(files_before) // 10
+    assert big_share([f["file_size_in_bytes"] for f in files_after]) >= 0.95
+    con.register("after", table.scan().to_arrow())
+    assert fingerprint(con, "after") == before
+    # DuckDB's iceberg reader over the new metadata reads the same rows.
+    con.execute(f"CREATE VIEW duck AS SELECT * FROM iceberg_scan('{table.metadata_location}')")
+    assert fingerprint(con, "duck") == before
+    # Time travel to the last append still reads the old files.
+    con.register("old", table.scan(snapshot_id=before_id).to_arrow())
+    assert fingerprint(con, "old") == before
+    for f in files_after:
+        path = f["file_path"].removeprefix("file://")
+        ids = [r[0] for r in con.execute(f"SELECT id FROM read_parquet('{path}')").fetchall()]
+        assert ids == sorted(ids), path
+    con.close()
+
+    # The ledger still stands behind the replace snapshot: the same file again adds nothing.
+    ingest(build_dir, env, lake.root, tmp_path / "a.jsonl")
+    assert lake.count("events") == ROWS
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "b.jsonl", ROWS, 2000))
+    assert lake.count("events") == ROWS + 2000
+    table = lake.table("events")
+    newest_weir = [s for s in table.snapshots()
+                   if "weir.commit-id" in s.summary.additional_properties][-1]
+    assert newest_weir.snapshot_id == table.current_snapshot().snapshot_id
+    assert ledger_before  # the append carried weir's ledger keys
