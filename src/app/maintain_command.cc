@@ -123,7 +123,10 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
       err << "weir maintain: " << partitioning.status().message() << "\n";
       return kExitFailure;
     }
-    std::vector<lake::TableSpec> specs{lake::TableSpec{d.schema, d.table, {}, *partitioning, {}}};
+    // The dataset's sort keys too: an Iceberg table declares them, and opening it asking for
+    // none is refused as a layout change.
+    std::vector<lake::TableSpec> specs{
+        lake::TableSpec{d.schema, d.table, {}, *partitioning, SortKeysOf(d)}};
     if (d.rejects_enabled)
       specs.push_back(lake::TableSpec{d.schema, d.table + "_rejects", {}, {}, {}});
     for (const lake::TableSpec& spec : specs) {

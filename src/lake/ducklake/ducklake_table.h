@@ -44,7 +44,7 @@ class DuckLakeTable final : public Table {
   // The ledger rows of the request's ranges under its writer id, else its first file's row in
   // ducklake_data_file (found even when the ledger has moved on since).
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
-  // One snapshot ending the removed files and beginning the added ones, "compacted_table:<id>"
+  // One snapshot ending the removed files and beginning the added ones, "merge_adjacent:<id>"
   // in its changes as DuckDB's own compaction records it (ducklake_table_rewrite.cc).
   Result<CommitResult> Rewrite(const RewriteRequest& request) override;
   // The table's files, the catalog's snapshots (DuckLake's snapshots are the catalog's) and

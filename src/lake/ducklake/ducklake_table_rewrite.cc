@@ -120,11 +120,12 @@ Result<CommitResult> DuckLakeTable::TryRewrite(const RewriteRequest& request) {
       "next_catalog_id, next_file_id) VALUES ($1, $2, $3, $4, $5)",
       {snapshot_id, now, schema_version, next_catalog_id,
        next_file_id + static_cast<int64_t>(request.add.size())}));
-  // DuckDB's own compaction records the same change, which its conflict check knows.
+  // The change DuckDB's own compaction (ducklake_merge_adjacent_files) records, which its
+  // conflict check and ducklake_snapshots know.
   WEIR_RETURN_NOT_OK(db_->Execute(
       "INSERT INTO ducklake_snapshot_changes (snapshot_id, changes_made, author, commit_message, "
       "commit_extra_info) VALUES ($1, $2, $3, $4, $5)",
-      {snapshot_id, fmt::format("compacted_table:{}", table_id_), std::string("weir"),
+      {snapshot_id, fmt::format("merge_adjacent:{}", table_id_), std::string("weir"),
        request.message.empty() ? SqlValue{} : SqlValue{request.message}, SqlValue{}}));
   WEIR_ASSIGN_OR_RAISE(
       const int64_t ended,
