@@ -35,7 +35,6 @@
 namespace weir::app {
 namespace {
 
-
 // A dataset's metadata columns and routing (issue 14; validated with the settings already).
 Status AddMetadataAndRoute(const config::IngestSettings& s, const config::DatasetSettings& d,
                            ingest::DatasetOptions& o) {

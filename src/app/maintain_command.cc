@@ -12,8 +12,8 @@
 #include "app/cli.h"
 #include "app/ingest_command.h"
 #include "app/load_settings.h"
-#include "config/units.h"
 #include "app/maintain_compact.h"
+#include "config/units.h"
 #include "maintain/lake_report.h"
 
 namespace weir::app {

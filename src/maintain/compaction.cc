@@ -17,7 +17,9 @@ namespace {
 // What an input costs a run's memory: read whole up to 4 MiB (SortedMerge), else one batch,
 // allowed 4 MiB.
 constexpr int64_t kWholeReadLimit = int64_t{4} << 20;
-int64_t MemoryCost(const lake::LakeFile& file) { return std::min(file.size_bytes, kWholeReadLimit); }
+int64_t MemoryCost(const lake::LakeFile& file) {
+  return std::min(file.size_bytes, kWholeReadLimit);
+}
 
 void DeleteAll(arrow::fs::FileSystem& fs, const std::vector<std::string>& paths) {
   for (const auto& path : paths) {
@@ -148,8 +150,8 @@ Result<CompactionReport> Compact(lake::Table& table, const CompactionOptions& op
     lake::RewriteRequest request;
     for (const auto& file : run.inputs) request.remove.push_back(file.path);
     request.add = written->files;
-    request.message = fmt::format("weir compaction: {} files → {}", run.inputs.size(),
-                                  written->files.size());
+    request.message =
+        fmt::format("weir compaction: {} files → {}", run.inputs.size(), written->files.size());
     bool done = false;
     for (int attempt = 0; attempt < options.max_attempts && !done; ++attempt) {
       auto result = table.Rewrite(request);
@@ -174,9 +176,9 @@ Result<CompactionReport> Compact(lake::Table& table, const CompactionOptions& op
         case lake::CommitStatus::kOutcomeUnknown: {
           // Landed or not: the new files are live exactly when it did.
           WEIR_ASSIGN_OR_RAISE(const auto after, table.Inspect());
-          const bool landed =
-              std::any_of(after.live.begin(), after.live.end(),
-                          [&](const auto& f) { return f.path == written->paths.front(); });
+          const bool landed = std::any_of(after.live.begin(), after.live.end(), [&](const auto& f) {
+            return f.path == written->paths.front();
+          });
           if (landed) {
             done = true;
             ++report.runs_committed;
@@ -197,8 +199,8 @@ Result<CompactionReport> Compact(lake::Table& table, const CompactionOptions& op
     }
     if (!done) {
       ++report.runs_given_up;
-      report.notes.push_back(fmt::format("{} commit attempts lost to concurrent commits",
-                                         options.max_attempts));
+      report.notes.push_back(
+          fmt::format("{} commit attempts lost to concurrent commits", options.max_attempts));
       DeleteAll(*fs, written->paths);
     }
   }
@@ -208,13 +210,20 @@ Result<CompactionReport> Compact(lake::Table& table, const CompactionOptions& op
 }
 
 nlohmann::json CompactionToJson(const CompactionReport& r, bool dry_run) {
-  return {{"dry_run", dry_run},         {"runs_planned", r.runs_planned},
-          {"runs_committed", r.runs_committed}, {"runs_given_up", r.runs_given_up},
-          {"conflicts_retried", r.conflicts_retried}, {"files_in", r.files_in},
-          {"bytes_in", r.bytes_in},     {"rows", r.rows},
-          {"files_out", r.files_out},   {"bytes_out", r.bytes_out},
-          {"sorted", r.sorted},         {"seconds", r.seconds},
-          {"snapshots", r.snapshots},   {"notes", r.notes}};
+  return {{"dry_run", dry_run},
+          {"runs_planned", r.runs_planned},
+          {"runs_committed", r.runs_committed},
+          {"runs_given_up", r.runs_given_up},
+          {"conflicts_retried", r.conflicts_retried},
+          {"files_in", r.files_in},
+          {"bytes_in", r.bytes_in},
+          {"rows", r.rows},
+          {"files_out", r.files_out},
+          {"bytes_out", r.bytes_out},
+          {"sorted", r.sorted},
+          {"seconds", r.seconds},
+          {"snapshots", r.snapshots},
+          {"notes", r.notes}};
 }
 
 }  // namespace weir::maintain

@@ -126,7 +126,7 @@ int CompareValues(const arrow::Array& a, int64_t i, const arrow::Array& b, int64
 struct Cursor {
   std::unique_ptr<parquet::arrow::FileReader> reader;
   std::unique_ptr<arrow::RecordBatchReader> batches;
-  std::vector<int> source;  // per output column: the input's column, or -1
+  std::vector<int> source;                    // per output column: the input's column, or -1
   std::shared_ptr<arrow::RecordBatch> batch;  // conformed to the output schema
   int64_t row = 0;
   int64_t pin_base = 0;  // where `batch` starts in the output batch being gathered
@@ -173,7 +173,7 @@ struct SortedMerge::State {
   }
 
   Result<std::shared_ptr<arrow::RecordBatch>> Conform(const arrow::RecordBatch& in,
-                                                       const Cursor& cursor) const {
+                                                      const Cursor& cursor) const {
     std::vector<std::shared_ptr<arrow::Array>> columns;
     for (int c = 0; c < schema->num_fields(); ++c) {
       const auto& type = schema->field(c)->type();

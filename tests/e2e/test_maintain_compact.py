@@ -4,20 +4,24 @@ snapshot per merge run. The row multiset is unchanged (count, distinct ids and a
 column of every row), DuckDB and pyiceberg read the same, time travel to before the compaction
 still reads the old files, the ledger is untouched (a restart resumes where it stood), and
 DuckDB's own ducklake_merge_adjacent_files / ducklake_expire_snapshots work on a table weir
-compacted, and weir's compaction on one DuckDB compacted."""
+compacted, and weir's compaction on one DuckDB compacted. Compaction racing a running ingest
+that is SIGKILLed in a loop loses and duplicates nothing."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
+import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
-from tests.e2e.weir_run import EXTENSIONS, Lake
+from tests.e2e.weir_run import EXTENSIONS, Lake, WeirIngest, create_topic, produce_slowly, \
+    unique, wait_for
 
 ROWS = 24_000
 TARGET = 8 * 1024
@@ -235,3 +239,59 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
                    if "weir.commit-id" in s.summary.additional_properties][-1]
     assert newest_weir.snapshot_id == table.current_snapshot().snapshot_id
     assert ledger_before  # the append carried weir's ledger keys
+
+
+def rows_of(lake) -> tuple:
+    """count, distinct ids and the id sum, read by DuckDB (DuckLake) or pyiceberg (Iceberg)."""
+    if isinstance(lake, Lake):
+        return lake.connect().execute(
+            "SELECT count(*), count(DISTINCT id), sum(id) FROM lake.events").fetchone()
+    con = plain_duckdb()
+    con.register("t", lake.table("events").scan().to_arrow())
+    return con.execute("SELECT count(*), count(DISTINCT id), sum(id) FROM t").fetchone()
+
+
+@pytest.mark.parametrize("fmt", ["ducklake", "iceberg"])
+def test_compaction_while_ingest_runs_and_is_killed_loses_and_duplicates_nothing(
+        kafka, build_dir, tmp_path, fmt):
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("compact_kills")
+    total = 20_000
+    create_topic(bootstrap, topic, 2)
+    lake = Lake(tmp_path / "lake") if fmt == "ducklake" else IcebergLake(tmp_path / "lake")
+    settings = {"WEIR_FLUSH_MAX_BYTES": "64KiB", "WEIR_SORT_BY": "id"}
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"), settings)
+    env = dict(weir.env)
+    producer = produce_slowly(bootstrap, topic, total, 30)
+    rng = random.Random(20261201)
+    committed_runs = 0
+    reports = []
+    try:
+        for _ in range(6):
+            weir.start()
+            time.sleep(rng.uniform(3.0, 6.0))
+            # Compaction races the running ingest's commits; then ingest dies mid-flush.
+            if lake.count("events") > 0:
+                run = run_weir(build_dir, env, lake.root, "maintain", "compact", "--json",
+                               "--target-size", "8MiB")
+                assert run.returncode == 0, run.stderr[-4000:]
+                report = json.loads(run.stdout)["tables"][0]["compact"]
+                assert report["runs_committed"] + report["runs_given_up"] == \
+                    report["runs_planned"]
+                committed_runs += report["runs_committed"]
+                reports.append(report)
+            weir.kill()
+        producer.join(timeout=120)
+        assert not producer.is_alive()
+        weir.start()
+        wait_for(lambda: lake.count("events") >= total or not weir.alive(), 240,
+                 "every event committed")
+    finally:
+        code = weir.stop()
+    assert code == 0, weir.log()
+    assert committed_runs >= 1, reports
+    assert rows_of(lake) == (total, total, total * (total - 1) // 2)
+    final = run_weir(build_dir, env, lake.root, "maintain", "compact", "--json",
+                     "--target-size", "1MiB")
+    assert final.returncode == 0, final.stderr[-4000:]
+    assert rows_of(lake) == (total, total, total * (total - 1) // 2)

@@ -53,11 +53,11 @@ Result<CommitResult> DuckLakeTable::TryRewrite(const RewriteRequest& request) {
     return RewriteOutcome(CommitStatus::kTableChanged, *missing);
   }
   // The files to remove, found among the live ones by the path Inspect gave them.
-  WEIR_ASSIGN_OR_RAISE(
-      auto live, db_->Query("SELECT data_file_id, path, path_is_relative, record_count, "
-                            "file_size_bytes, mapping_id FROM ducklake_data_file WHERE "
-                            "table_id = $1 AND end_snapshot IS NULL",
-                            {table_id_}));
+  WEIR_ASSIGN_OR_RAISE(auto live,
+                       db_->Query("SELECT data_file_id, path, path_is_relative, record_count, "
+                                  "file_size_bytes, mapping_id FROM ducklake_data_file WHERE "
+                                  "table_id = $1 AND end_snapshot IS NULL",
+                                  {table_id_}));
   const std::set<std::string> wanted(request.remove.begin(), request.remove.end());
   std::vector<int64_t> ids;
   int64_t removed_rows = 0, removed_bytes = 0;
@@ -87,8 +87,8 @@ Result<CommitResult> DuckLakeTable::TryRewrite(const RewriteRequest& request) {
   int64_t added_rows = 0;
   for (const auto& file : request.add) added_rows += file.info.rows;
   if (added_rows != removed_rows) {
-    return Status::Invalid("a rewrite of ", qualified_name_, " adds ", added_rows,
-                           " rows for the ", removed_rows, " it removes");
+    return Status::Invalid("a rewrite of ", qualified_name_, " adds ", added_rows, " rows for the ",
+                           removed_rows, " it removes");
   }
   std::string id_list;
   for (const int64_t id : ids) id_list += (id_list.empty() ? "" : ", ") + std::to_string(id);
@@ -115,11 +115,11 @@ Result<CommitResult> DuckLakeTable::TryRewrite(const RewriteRequest& request) {
   WEIR_ASSIGN_OR_RAISE(int64_t next_file_id, ToInt(heads[0][3], "next_file_id"));
   const int64_t snapshot_id = head + 1;
   const std::string now = TimestampText(UnixMicros(Clock::System().Now()));
-  WEIR_RETURN_NOT_OK(db_->Execute(
-      "INSERT INTO ducklake_snapshot (snapshot_id, snapshot_time, schema_version, "
-      "next_catalog_id, next_file_id) VALUES ($1, $2, $3, $4, $5)",
-      {snapshot_id, now, schema_version, next_catalog_id,
-       next_file_id + static_cast<int64_t>(request.add.size())}));
+  WEIR_RETURN_NOT_OK(
+      db_->Execute("INSERT INTO ducklake_snapshot (snapshot_id, snapshot_time, schema_version, "
+                   "next_catalog_id, next_file_id) VALUES ($1, $2, $3, $4, $5)",
+                   {snapshot_id, now, schema_version, next_catalog_id,
+                    next_file_id + static_cast<int64_t>(request.add.size())}));
   // The change DuckDB's own compaction (ducklake_merge_adjacent_files) records, which its
   // conflict check and ducklake_snapshots know.
   WEIR_RETURN_NOT_OK(db_->Execute(

@@ -82,8 +82,8 @@ Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadat
                       .partition_values = {},
                       .rewritable = false};
         // Rewritable: a data file of the default spec (its partition tuple is the table's).
-        file.rewritable = file.kind == LakeFileKind::kData &&
-                          manifest.partition_spec_id == m.default_spec_id();
+        file.rewritable =
+            file.kind == LakeFileKind::kData && manifest.partition_spec_id == m.default_spec_id();
         if (file.rewritable) {
           for (const Value& v : entry.data_file.partition) {
             file.partition_values.push_back(ValueText(v));

@@ -52,8 +52,7 @@ Result<lake::CommitResult> IcebergTable::Rewrite(const RewriteRequest& request) 
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
   size_t found = 0;
-  WEIR_ASSIGN_OR_RAISE(PendingSnapshot pending,
-                       BuildReplace(io_, base, replace, random_, found));
+  WEIR_ASSIGN_OR_RAISE(PendingSnapshot pending, BuildReplace(io_, base, replace, random_, found));
   const auto remove_written = [&] {
     for (const auto& uri : pending.written) {
       if (auto path = io_.PathOf(uri); path.ok()) (void)io_.fs->DeleteFile(*path);

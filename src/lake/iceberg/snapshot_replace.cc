@@ -50,9 +50,9 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
     added_size += file.file_size_in_bytes;
   }
   const std::string added_uri = prefix + "-m0.avro";
-  WEIR_ASSIGN_OR_RAISE(ManifestFile added,
-                       WriteManifest(io, added_uri, {&schema, &spec, snapshot_id, sequence},
-                                     added_entries));
+  WEIR_ASSIGN_OR_RAISE(
+      ManifestFile added,
+      WriteManifest(io, added_uri, {&schema, &spec, snapshot_id, sequence}, added_entries));
   out.written.push_back(added_uri);
   result.push_back(std::move(added));
   ++created;
@@ -92,9 +92,9 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
       continue;
     }
     const std::string uri = prefix + "-m" + std::to_string(++replaced) + ".avro";
-    WEIR_ASSIGN_OR_RAISE(ManifestFile rewritten,
-                         WriteManifest(io, uri, {&schema, manifest_spec, snapshot_id, sequence},
-                                       kept));
+    WEIR_ASSIGN_OR_RAISE(
+        ManifestFile rewritten,
+        WriteManifest(io, uri, {&schema, manifest_spec, snapshot_id, sequence}, kept));
     out.written.push_back(uri);
     ++created;
     result.push_back(std::move(rewritten));
