@@ -43,7 +43,8 @@ TEST(PlanCompactionTest, MediumFilesOnlyOnceAPartitionHasManyOfThem) {
   lake::TableInspection inspection;
   CompactionOptions options;
   options.target_file_bytes = 128 * kMiB;
-  for (int i = 0; i < 7; ++i) inspection.live.push_back(File("m" + std::to_string(i), 20 * kMiB, "p"));
+  for (int i = 0; i < 7; ++i)
+    inspection.live.push_back(File("m" + std::to_string(i), 20 * kMiB, "p"));
   EXPECT_TRUE(PlanCompaction(inspection, options).empty());
   inspection.live.push_back(File("m7", 20 * kMiB, "p"));
   const auto runs = PlanCompaction(inspection, options);
@@ -75,8 +76,7 @@ TEST(PlanCompactionTest, RunsAreCappedByInputsAndMemoryBudget) {
 class SortedMergeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "weir-merge-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "weir-merge-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
   }
