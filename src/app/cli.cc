@@ -110,8 +110,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       command
           ->add_option("action", maintain_args.action,
                        "stats (the default), fsck, orphans or expire (these two delete: "
-                       "--dry-run, --yes)")
-          ->check(CLI::IsMember({"stats", "fsck", "orphans", "expire"}));
+                       "--dry-run, --yes), compact (--dry-run)")
+          ->check(CLI::IsMember({"stats", "fsck", "orphans", "expire", "compact"}));
       command->add_option("-c,--config", config_path, "YAML configuration file of the ingest");
       command->add_option("--set", sets,
                           "Override one setting: name=value (see docs/CONFIGURATION.md)");
@@ -132,6 +132,9 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
                        "expire: always keep this many newest snapshots (default "
                        "maintain.expire.retain_last, 1)")
           ->check(CLI::PositiveNumber);
+      command->add_option("--target-size", maintain_args.target_size,
+                          "compact: the file size to merge small files into, e.g. 128MiB "
+                          "(default: the dataset's flush.target_file_size)");
       command->add_option("--queue-window", maintain_args.queue_window,
                           "expire, DuckLake: delete the files DuckLake queued for deletion "
                           "longer ago than this (default maintain.expire.queue_window, 24h)");

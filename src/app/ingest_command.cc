@@ -35,14 +35,6 @@
 namespace weir::app {
 namespace {
 
-files::Codec CodecOf(const std::string& name) {
-  if (name == "snappy") return files::Codec::kSnappy;
-  if (name == "lz4") return files::Codec::kLz4;
-  if (name == "gzip") return files::Codec::kGzip;
-  if (name == "none") return files::Codec::kNone;
-  return files::Codec::kZstd;
-}
-
 // A dataset's metadata columns and routing (issue 14; validated with the settings already).
 Status AddMetadataAndRoute(const config::IngestSettings& s, const config::DatasetSettings& d,
                            ingest::DatasetOptions& o) {
@@ -105,6 +97,27 @@ Result<std::vector<lake::PartitionKey>> PartitioningOf(const config::DatasetSett
   return keys;
 }
 
+files::FileConfig FileConfigOf(const config::DatasetSettings& d) {
+  files::FileConfig file;
+  file.codec = d.compression == "snappy" ? files::Codec::kSnappy
+               : d.compression == "lz4"  ? files::Codec::kLz4
+               : d.compression == "gzip" ? files::Codec::kGzip
+               : d.compression == "none" ? files::Codec::kNone
+                                         : files::Codec::kZstd;
+  file.compression_level = d.compression_level;
+  file.row_group_rows = d.row_group_rows;
+  return file;
+}
+
+std::vector<lake::SortKey> SortKeysOf(const config::DatasetSettings& d) {
+  std::vector<lake::SortKey> keys;
+  for (const auto& column : d.sort_by) {
+    // millpond's pre-write sort: ascending, nulls last (pyarrow's sort_indices default).
+    keys.push_back(lake::SortKey{.column = column, .descending = false, .nulls_first = false});
+  }
+  return keys;
+}
+
 kafka::ConsumerConfig MakeConsumerConfig(const config::IngestSettings& s) {
   kafka::ConsumerConfig k;
   k.bootstrap_servers = s.kafka.bootstrap_servers;
@@ -141,16 +154,10 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
     o.config.schema = d.schema;
     o.config.table = d.table;
     WEIR_ASSIGN_OR_RAISE(o.config.partitioning, PartitioningOf(d));
-    for (const auto& column : d.sort_by) {
-      // millpond's pre-write sort: ascending, nulls last (pyarrow's sort_indices default).
-      o.config.sort_keys.push_back(
-          lake::SortKey{.column = column, .descending = false, .nulls_first = false});
-    }
+    o.config.sort_keys = SortKeysOf(d);
     o.config.rejects_enabled = d.rejects_enabled;
     o.config.rejects_payload_limit = d.rejects_payload_limit;
-    o.config.file.codec = CodecOf(d.compression);
-    o.config.file.compression_level = d.compression_level;
-    o.config.file.row_group_rows = d.row_group_rows;
+    o.config.file = FileConfigOf(d);
     o.config.target_file_size = d.flush.target_file_size;
     o.config.commit_max_attempts = s.commit_max_attempts;
     o.flush_max_bytes = d.flush.max_bytes;

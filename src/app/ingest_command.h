@@ -33,6 +33,10 @@ kafka::ConsumerConfig MakeConsumerConfig(const config::IngestSettings& s);
 // A dataset's partition_by as lake partition keys (the settings validated it already).
 Result<std::vector<lake::PartitionKey>> PartitioningOf(const config::DatasetSettings& d);
 
+// A dataset's Parquet settings and sort keys, as its flushes (and compaction) write files.
+files::FileConfig FileConfigOf(const config::DatasetSettings& d);
+std::vector<lake::SortKey> SortKeysOf(const config::DatasetSettings& d);
+
 // Runs the pipeline until SIGTERM/SIGINT (then drains); returns the process exit code.
 int RunIngest(const IngestArgs& args, std::ostream& out, std::ostream& err);
 

@@ -11,6 +11,7 @@
 
 #include "app/cli.h"
 #include "app/load_settings.h"
+#include "app/maintain_compact.h"
 #include "app/maintain_lake.h"
 #include "config/units.h"
 #include "maintain/lake_report.h"
@@ -181,14 +182,23 @@ int Repair(std::vector<InspectedTable>& tables, bool dry_run, int64_t now, nlohm
 
 int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) {
   if (args.action != "stats" && args.action != "fsck" && args.action != "orphans" &&
-      args.action != "expire") {
+      args.action != "expire" && args.action != "compact") {
     err << "weir maintain: unknown action '" << args.action
-        << "' (stats, fsck, orphans or expire)\n";
+        << "' (stats, fsck, orphans, expire or compact)\n";
     return kExitUsage;
   }
   if (args.repair && args.action != "fsck") {
     err << "weir maintain: --repair goes with fsck\n";
     return kExitUsage;
+  }
+  std::optional<int64_t> target_size;
+  if (!args.target_size.empty()) {
+    target_size = config::ParseByteSize(args.target_size);
+    if (!target_size || *target_size < 1024) {
+      err << "weir maintain: --target-size " << args.target_size
+          << ": not a size of at least 1KiB (e.g. 64MiB)\n";
+      return kExitUsage;
+    }
   }
   if (args.serve && (args.action != "stats" || args.dry_run || args.repair)) {
     err << "weir maintain --serve runs the configured policies; it takes no action, --dry-run "
@@ -291,6 +301,22 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
   if (args.action == "expire") {
     exit_code = Expire(tables, args, older_than, queue_window, now, json, text, err);
     if (exit_code != kExitOk) return exit_code;
+  }
+  if (args.action == "compact") {
+    for (size_t i = 0; i < tables.size(); ++i) {
+      auto& t = tables[i];
+      const auto d = std::find_if(s.datasets.begin(), s.datasets.end(),
+                                  [&](const auto& x) { return x.name == t.report.dataset; });
+      auto compacted = CompactTable(*t.table, *d, target_size, args.dry_run);
+      if (!compacted.ok()) {
+        err << "weir maintain compact: table " << t.report.table << ": "
+            << compacted.status().message() << "\n";
+        exit_code = kExitFailure;
+        continue;
+      }
+      json["tables"][i]["compact"] = maintain::CompactionToJson(compacted->report, args.dry_run);
+      text += compacted->text;
+    }
   }
   out << (args.json ? json.dump(2) + "\n" : text);
   return exit_code;

@@ -11,6 +11,9 @@
 //            queued longer than --queue-window (default 24h) ago
 //   fsck --repair  also drop the entries of missing or damaged data files in one new snapshot
 //            (maintain/repair.h says exactly what it changes; never the offset ledger)
+//   compact  merge each partition's small files into files of --target-size (default: the
+//            dataset's flush.target_file_size), rows in sort_by order, one rewrite snapshot per
+//            merge run; old files stay for time travel until an expiry releases them
 //   --serve  run until SIGTERM: the lake metrics on /metrics (maintain.http_port) and the
 //            maintain.* policies of every dataset on their intervals (maintain_serve.cc)
 // --older-than, --retain-last and --queue-window default to the dataset's maintain.* settings.
@@ -42,6 +45,7 @@ struct MaintainArgs {
   std::string older_than;    // empty: the dataset's maintain.* setting
   int64_t retain_last = 0;   // 0: the dataset's maintain.expire.retain_last
   std::string queue_window;  // empty: the dataset's maintain.expire.queue_window
+  std::string target_size;   // compact; empty: the dataset's flush.target_file_size
   // Whether a person is at the keyboard (destructive runs then need --yes); set by the CLI.
   bool interactive = false;
 };

@@ -34,8 +34,8 @@ Result<std::vector<MaintainedTable>> MaintainedTables(const config::IngestSettin
   for (const auto& d : s.datasets) {
     if (!only.empty() && std::find(only.begin(), only.end(), d.name) == only.end()) continue;
     WEIR_ASSIGN_OR_RAISE(auto partitioning, PartitioningOf(d));
-    out.push_back(
-        {&d, lake::TableSpec{d.schema, d.table, {}, partitioning, {}}, d.schema + "." + d.table});
+    out.push_back({&d, lake::TableSpec{d.schema, d.table, {}, partitioning, SortKeysOf(d)},
+                   d.schema + "." + d.table});
     if (d.rejects_enabled) {
       out.push_back({&d, lake::TableSpec{d.schema, d.table + "_rejects", {}, {}, {}},
                      d.schema + "." + d.table + "_rejects"});

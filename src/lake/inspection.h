@@ -26,6 +26,13 @@ struct LakeFile {
   LakeFileKind kind = LakeFileKind::kData;
   int64_t size_bytes = 0;    // as the catalog records it
   int64_t record_count = 0;  // rows (data files) or deleted rows (delete files)
+  // The file's partition values in the table's text form (lake::PartitionValue), one per key
+  // of the table's current partitioning.
+  std::vector<std::optional<std::string>> partition_values;
+  // Whether Table::Rewrite may replace this data file: false when deletes apply to it, when it
+  // was written under another partitioning than the current one, or when it maps its columns
+  // otherwise than by the table's field ids (a file registered from outside).
+  bool rewritable = false;
 };
 
 // One snapshot the catalog keeps. DuckLake's snapshots belong to the whole catalog, not to

@@ -24,6 +24,10 @@ Result<TableInspection> Table::Inspect() {
   return Status::NotImplemented("inspecting a table of this format");
 }
 
+Result<CommitResult> Table::Rewrite(const RewriteRequest& /*request*/) {
+  return Status::NotImplemented("rewriting files of this format");
+}
+
 Result<ExpireResult> Table::ExpireSnapshots(const std::vector<int64_t>& /*ids*/,
                                             int64_t /*queue_window_ms*/) {
   return Status::NotImplemented("expiring snapshots of this format");

@@ -73,6 +73,14 @@ struct CommitRequest {
   std::vector<DataFile> companion_files;
 };
 
+// A rewrite (compaction): the live data files `remove` (paths as Inspect reports them) are
+// replaced by `add`, holding the same rows, in one snapshot. The offset ledger is untouched.
+struct RewriteRequest {
+  std::vector<std::string> remove;
+  std::vector<DataFile> add;
+  std::string message;  // stored with the snapshot for audit
+};
+
 // What became of one commit attempt.
 enum class CommitStatus {
   kCommitted,         // landed now, in snapshot_id
@@ -156,6 +164,15 @@ class Table {
   // Reads back whether the commit of `request` (by its writer id, and its files) landed: the
   // snapshot it landed in, or nullopt when it did not. Used after kOutcomeUnknown.
   virtual Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) = 0;
+
+  // One attempt to commit a rewrite (lake/table.h RewriteRequest) as its own snapshot: DuckLake
+  // ends the removed files at the new snapshot and begins the added ones there; Iceberg commits a
+  // `replace` snapshot (removed files as DELETED manifest entries, added ones ADDED) without
+  // weir's ledger keys, which the ledger lookup passes over. kConflict: a concurrent commit won
+  // the race (retry: each attempt re-reads the head); kTableChanged: a file to remove is no
+  // longer live, or no longer rewritable (someone else compacted or deleted): give the rewrite
+  // up. Nothing was written on either. A format without it answers NotImplemented.
+  virtual Result<CommitResult> Rewrite(const RewriteRequest& request);
 
   // What `weir maintain` needs to know of the table (lake/inspection.h), read fresh from the
   // catalog; changes nothing. A format without it answers NotImplemented.

@@ -44,6 +44,9 @@ class DuckLakeTable final : public Table {
   // The ledger rows of the request's ranges under its writer id, else its first file's row in
   // ducklake_data_file (found even when the ledger has moved on since).
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
+  // One snapshot ending the removed files and beginning the added ones, "merge_adjacent:<id>"
+  // in its changes as DuckDB's own compaction records it (ducklake_table_rewrite.cc).
+  Result<CommitResult> Rewrite(const RewriteRequest& request) override;
   // The table's files, the catalog's snapshots (DuckLake's snapshots are the catalog's) and
   // every path the catalog references (ducklake_table_inspect.cc).
   Result<TableInspection> Inspect() override;
@@ -68,6 +71,7 @@ class DuckLakeTable final : public Table {
   Result<bool> Reload();
   // The statements of one commit inside its transaction (not committed here).
   Result<CommitResult> TryCommit(const CommitRequest& request);
+  Result<CommitResult> TryRewrite(const RewriteRequest& request);
   // Inserts `files` of this table in snapshot `snapshot_id` through `db` (the committing
   // table's connection), numbering them from `next_file_id`, and updates the table statistics.
   Status InsertFiles(CatalogDb& db, const std::vector<DataFile>& files, int64_t snapshot_id,

@@ -2,6 +2,8 @@
 // catalog database (lake/inspection.h).
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -58,12 +60,36 @@ Result<TableInspection> DuckLakeTable::Inspect() {
 
   WEIR_ASSIGN_OR_RAISE(
       auto data, db_->Query("SELECT path, path_is_relative, file_size_bytes, record_count, "
-                            "end_snapshot IS NULL FROM ducklake_data_file WHERE table_id = $1",
+                            "end_snapshot IS NULL, data_file_id, partition_id, mapping_id FROM "
+                            "ducklake_data_file WHERE table_id = $1",
                             {table_id_}));
   WEIR_ASSIGN_OR_RAISE(
       auto deletes, db_->Query("SELECT path, path_is_relative, file_size_bytes, delete_count, "
                                "end_snapshot IS NULL FROM ducklake_delete_file WHERE table_id = $1",
                                {table_id_}));
+  // What Table::Rewrite needs: the data files live deletes apply to (never rewritten: the
+  // deletes would be lost) and every live file's partition values.
+  WEIR_ASSIGN_OR_RAISE(auto live_deletes,
+                       db_->Query("SELECT DISTINCT data_file_id FROM ducklake_delete_file WHERE "
+                                  "table_id = $1 AND end_snapshot IS NULL",
+                                  {table_id_}));
+  std::set<int64_t> deleted_from;
+  for (const auto& row : live_deletes) {
+    WEIR_ASSIGN_OR_RAISE(const int64_t id, ToInt(row[0], "data_file_id"));
+    deleted_from.insert(id);
+  }
+  WEIR_ASSIGN_OR_RAISE(
+      auto values, db_->Query("SELECT v.data_file_id, v.partition_key_index, v.partition_value "
+                              "FROM ducklake_file_partition_value v JOIN ducklake_data_file f ON "
+                              "f.data_file_id = v.data_file_id WHERE v.table_id = $1 AND "
+                              "f.end_snapshot IS NULL",
+                              {table_id_}));
+  std::map<int64_t, std::map<int64_t, std::optional<std::string>>> partition_values;
+  for (const auto& row : values) {
+    WEIR_ASSIGN_OR_RAISE(const int64_t id, ToInt(row[0], "data_file_id"));
+    WEIR_ASSIGN_OR_RAISE(const int64_t key, ToInt(row[1], "partition_key_index"));
+    partition_values[id][key] = row[2];
+  }
   for (const auto* rows : {&data, &deletes}) {
     for (const auto& row : *rows) {
       WEIR_ASSIGN_OR_RAISE(std::string path, path_of(row[0], row[1]));
@@ -74,6 +100,22 @@ Result<TableInspection> DuckLakeTable::Inspect() {
       file.kind = rows == &data ? LakeFileKind::kData : LakeFileKind::kDeletes;
       WEIR_ASSIGN_OR_RAISE(file.size_bytes, ToInt(row[2], "file_size_bytes"));
       WEIR_ASSIGN_OR_RAISE(file.record_count, ToInt(row[3], "record_count"));
+      if (rows == &data) {
+        WEIR_ASSIGN_OR_RAISE(const int64_t id, ToInt(row[5], "data_file_id"));
+        std::optional<int64_t> partition;
+        if (row[6]) {
+          WEIR_ASSIGN_OR_RAISE(partition, ToInt(row[6], "partition_id"));
+        }
+        file.rewritable = !deleted_from.contains(id) && !row[7] && partition == partition_id_;
+        if (file.rewritable && partition_id_) {
+          file.partition_values.assign(partitioning_.size(), std::nullopt);
+          for (const auto& [key, value] : partition_values[id]) {
+            if (key >= 0 && key < static_cast<int64_t>(partitioning_.size())) {
+              file.partition_values[key] = value;
+            }
+          }
+        }
+      }
       out.live.push_back(std::move(file));
     }
   }

@@ -86,6 +86,8 @@ Value SourceValue(const arrow::Array* array, int64_t row, const Type& type) {
   }
 }
 
+}  // namespace
+
 PartitionValue ValueText(const Value& value) {
   if (IsNull(value)) return std::nullopt;
   if (const auto* b = std::get_if<bool>(&value)) return std::string(*b ? "true" : "false");
@@ -97,6 +99,8 @@ PartitionValue ValueText(const Value& value) {
   if (const auto* u = std::get_if<UuidBytes>(&value)) return Uuid{*u}.ToString();
   return std::nullopt;
 }
+
+namespace {
 
 Result<Value> ValueOfText(const PartitionValue& text, const Type& type) {
   if (!text) return Value();

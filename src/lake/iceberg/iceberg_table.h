@@ -51,6 +51,11 @@ class IcebergTable final : public lake::Table {
   Result<lake::CommitResult> Commit(const CommitRequest& request) override;
   // The snapshot of main's ancestry whose summary carries the request's writer id.
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
+  // A `replace` snapshot on main's head: the removed files' manifests rewritten with them as
+  // DELETED entries, one new manifest of the added files; no ledger keys in its summary (the
+  // ledger lookup walks past it to the newest weir snapshot). One compare-and-swap attempt
+  // (iceberg_table_rewrite.cc).
+  Result<lake::CommitResult> Rewrite(const RewriteRequest& request) override;
   // Every kept snapshot's manifest list and manifests, read fresh (iceberg_table_inspect.cc).
   Result<TableInspection> Inspect() override;
   // One metadata change removing the snapshots (REST: remove-snapshots with main's head
@@ -96,6 +101,9 @@ class IcebergTable final : public lake::Table {
   // The manifest list this handle last committed (its location and entries).
   std::optional<std::pair<std::string, std::vector<ManifestFile>>> last_list_;
 };
+
+// A partition value in the text form lake::PartitionValue travels in (Partition, NewFilePath).
+PartitionValue ValueText(const Value& value);
 
 // Iceberg's type of a weir column type, and back (kOther for types weir does not write).
 Type IcebergTypeOf(ColumnType type);

@@ -73,14 +73,30 @@ Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadat
         WEIR_ASSIGN_OR_RAISE(std::string path, io_.PathOf(entry.data_file.file_path));
         out.referenced.insert(path);
         if (!is_current) continue;
-        out.live.push_back(LakeFile{.path = std::move(path),
-                                    .kind = entry.data_file.content == FileContent::kData
-                                                ? LakeFileKind::kData
-                                                : LakeFileKind::kDeletes,
-                                    .size_bytes = entry.data_file.file_size_in_bytes,
-                                    .record_count = entry.data_file.record_count});
+        LakeFile file{.path = std::move(path),
+                      .kind = entry.data_file.content == FileContent::kData
+                                  ? LakeFileKind::kData
+                                  : LakeFileKind::kDeletes,
+                      .size_bytes = entry.data_file.file_size_in_bytes,
+                      .record_count = entry.data_file.record_count,
+                      .partition_values = {},
+                      .rewritable = false};
+        // Rewritable: a data file of the default spec (its partition tuple is the table's).
+        file.rewritable =
+            file.kind == LakeFileKind::kData && manifest.partition_spec_id == m.default_spec_id();
+        if (file.rewritable) {
+          for (const Value& v : entry.data_file.partition) {
+            file.partition_values.push_back(ValueText(v));
+          }
+        }
+        out.live.push_back(std::move(file));
       }
     }
+  }
+  // Deletes are not applied by a rewrite yet: with any delete file live, nothing is rewritable.
+  if (std::any_of(out.live.begin(), out.live.end(),
+                  [](const LakeFile& f) { return f.kind == LakeFileKind::kDeletes; })) {
+    for (LakeFile& f : out.live) f.rewritable = false;
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,24 @@ struct PendingSnapshot {
 // (its ledger moves: records consumed, none kept).
 Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base,
                                     const AppendRequest& request, std::mt19937_64& random);
+
+// A rewrite (compaction) on top of main's head: `remove` (fs paths of live data files) replaced
+// by `files` (of the default spec, metrics filled in).
+struct ReplaceRequest {
+  std::set<std::string> remove;
+  std::vector<DataFile> files;
+  std::map<std::string, std::string> extra_summary;
+  int64_t now_ms = 0;
+};
+
+// Builds the `replace` snapshot: each manifest holding a removed file is written again with it
+// as a DELETED entry (its other live entries EXISTING, ids and sequence numbers kept), the added
+// files go into one new manifest, every other manifest is kept as it is. `found` is set to how
+// many of `remove` were live; when it falls short the caller gives the rewrite up (the result
+// is still built, so its written files are listed for deletion).
+Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& base,
+                                     const ReplaceRequest& request, std::mt19937_64& random,
+                                     size_t& found);
 
 // `<location>/metadata/v<version>.metadata.json`, the file-system tables' naming.
 std::string VersionedMetadataUri(const TableMetadata& metadata, int version);

@@ -1,0 +1,160 @@
+"""`weir maintain compact` benchmark (issue 16): N small flushes into DuckLake and into Iceberg,
+then a typical aggregation (count, sum, group by a low-cardinality column, a filter on the sort
+key) timed before and after compaction with DuckDB, and the compaction's throughput (input MB/s)
+and peak RSS (the child's ru_maxrss from wait4).
+
+    .deps/venv/bin/python bench/compaction_bench.py --build-dir build/debug --flushes 1000
+
+The flushes come from the file source (`weir ingest --from`), one commit per consume batch of
+`--rows-per-flush` lines (flush.max_bytes at its minimum), partitioned by `grp` (2 values) and
+sorted by `id`, so each flush writes 2 files. No broker needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parents[1]
+EXTENSIONS = ROOT / ".deps" / "duckdb" / "extensions"
+
+QUERY = ("SELECT grp, count(*), sum(v), avg(score) FROM {rel} WHERE id BETWEEN {lo} AND {hi} "
+         "GROUP BY grp ORDER BY grp")
+
+
+def line(i: int) -> str:
+    return json.dumps({"id": i, "grp": i % 2, "v": i * 2, "name": f"user-{i % 977}",
+                       "score": i + 0.5, "ok": i % 3 == 0, "region": ["eu", "us", "ap"][i % 3]})
+
+
+def env_for(fmt: str, root: Path, rows_per_flush: int) -> dict:
+    env = dict(os.environ)
+    env.update({"WEIR_TOPIC": "bench", "WEIR_TABLE": "events", "WEIR_LOG_LEVEL": "warn",
+                "WEIR_KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1",
+                "WEIR_FLUSH_MAX_BYTES": "1KiB", "WEIR_FLUSH_INTERVAL": "60s",
+                "WEIR_KAFKA_CONSUME_BATCH_SIZE": str(rows_per_flush),
+                "WEIR_PARTITION_BY": "grp", "WEIR_SORT_BY": "id"})
+    if fmt == "iceberg":
+        env.update({"WEIR_LAKE_FORMAT": "iceberg", "WEIR_SCHEMA": "main"})
+    else:
+        env.update({"WEIR_CATALOG_KIND": "sqlite",
+                    "WEIR_CATALOG_SQLITE_PATH": str(root / "catalog.sqlite"),
+                    "WEIR_STORAGE_DATA_PATH": str(root / "data") + "/"})
+    return env
+
+
+def duck() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(config={"extension_directory": str(EXTENSIONS),
+                                 "autoinstall_known_extensions": False,
+                                 "autoload_known_extensions": False})
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def relation(fmt: str, root: Path, con) -> str:
+    if fmt == "ducklake":
+        con.execute("LOAD ducklake")
+        con.execute("LOAD sqlite_scanner")
+        con.execute(f"ATTACH 'ducklake:sqlite:{root / 'catalog.sqlite'}' AS lake (READ_ONLY)")
+        return "lake.events"
+    from pyiceberg.catalog.sql import SqlCatalog
+    lake = root / "weir-lake"
+    table = SqlCatalog("weir", uri=f"sqlite:///{lake / 'catalog.db'}",
+                       warehouse=(lake / "warehouse").as_uri()).load_table(("main", "events"))
+    con.execute("LOAD iceberg")
+    return f"iceberg_scan('{table.metadata_location}')"
+
+
+def time_query(fmt: str, root: Path, rows: int, repeats: int) -> tuple[float, list]:
+    con = duck()
+    rel = relation(fmt, root, con)
+    sql = QUERY.format(rel=rel, lo=rows // 10, hi=rows // 2)
+    result = con.execute(sql).fetchall()  # warm-up (footers, metadata)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        con.execute(sql).fetchall()
+        times.append(time.perf_counter() - start)
+    con.close()
+    return statistics.median(times), result
+
+
+def run_measured(args: list[str], env: dict, cwd: Path) -> tuple[int, str, int, float]:
+    """Runs a child; returns (exit code, stdout, peak RSS in KiB, wall seconds)."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(args, env=env, cwd=cwd, stdout=out, stderr=err,
+                                 stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            sys.stderr.write(err.read().decode()[-4000:])
+        return code, out.read().decode(), usage.ru_maxrss, wall
+
+
+def bench(fmt: str, weir: Path, flushes: int, rows_per_flush: int, target: str,
+          repeats: int) -> dict:
+    root = Path(tempfile.mkdtemp(prefix=f"compact-bench-{fmt}-"))
+    rows = flushes * rows_per_flush
+    source = root / "events.jsonl"
+    source.write_text("".join(line(i) + "\n" for i in range(rows)))
+    env = env_for(fmt, root, rows_per_flush)
+    start = time.perf_counter()
+    code, _, _, _ = run_measured([str(weir), "ingest", "--from", str(source)], env, root)
+    assert code == 0, "ingest failed"
+    ingest_s = time.perf_counter() - start
+    before_s, before = time_query(fmt, root, rows, repeats)
+    stats = json.loads(run_measured([str(weir), "maintain", "stats", "--json"], env, root)[1])
+    files_before = stats["tables"][0]["data_files"]
+    code, out, rss_kib, wall = run_measured(
+        [str(weir), "maintain", "compact", "--json", "--target-size", target], env, root)
+    assert code == 0, "compaction failed"
+    report = json.loads(out)["tables"][0]["compact"]
+    after_s, after = time_query(fmt, root, rows, repeats)
+    assert after == before, (before, after)
+    stats = json.loads(run_measured([str(weir), "maintain", "stats", "--json"], env, root)[1])
+    return {"format": fmt, "flushes": flushes, "rows": rows, "ingest_s": ingest_s,
+            "files_before": files_before, "files_after": stats["tables"][0]["data_files"],
+            "bytes_in": report["bytes_in"], "bytes_out": report["bytes_out"],
+            "compact_s": report["seconds"], "compact_wall_s": wall,
+            "mb_per_s": report["bytes_in"] / 1e6 / report["seconds"],
+            "peak_rss_mib": rss_kib / 1024, "query_before_ms": before_s * 1000,
+            "query_after_ms": after_s * 1000, "root": str(root)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build-dir", default=str(ROOT / "build" / "debug"))
+    parser.add_argument("--flushes", type=int, default=1000)
+    parser.add_argument("--rows-per-flush", type=int, default=100)
+    parser.add_argument("--target-size", default="4MiB")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--formats", default="ducklake,iceberg")
+    args = parser.parse_args()
+    weir = Path(args.build_dir) / "weir"
+    results = [bench(fmt, weir, args.flushes, args.rows_per_flush, args.target_size, args.repeats)
+               for fmt in args.formats.split(",")]
+    print(f"{'format':9} {'flushes':>7} {'rows':>8} {'files':>11} {'MB in':>7} {'MB out':>7} "
+          f"{'MB/s':>6} {'RSS MiB':>8} {'query ms before→after':>22}")
+    for r in results:
+        print(f"{r['format']:9} {r['flushes']:7} {r['rows']:8} "
+              f"{r['files_before']:5}→{r['files_after']:<5} {r['bytes_in'] / 1e6:7.2f} "
+              f"{r['bytes_out'] / 1e6:7.2f} {r['mb_per_s']:6.2f} {r['peak_rss_mib']:8.1f} "
+              f"{r['query_before_ms']:10.1f}→{r['query_after_ms']:<10.1f}")
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

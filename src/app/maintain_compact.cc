@@ -1,0 +1,44 @@
+#include "app/maintain_compact.h"
+
+#include <fmt/format.h>
+
+#include "app/ingest_command.h"
+
+namespace weir::app {
+
+maintain::CompactionOptions CompactionOptionsOf(const config::DatasetSettings& d,
+                                                const lake::Table& table,
+                                                std::optional<int64_t> target_size) {
+  maintain::CompactionOptions options;
+  options.target_file_bytes = target_size.value_or(d.flush.target_file_size);
+  options.file = FileConfigOf(d);
+  const bool rejects = table.name().ends_with("." + d.table + "_rejects");
+  if (!rejects) options.sort_keys = SortKeysOf(d);
+  return options;
+}
+
+Result<CompactOutcome> CompactTable(lake::Table& table, const config::DatasetSettings& d,
+                                    std::optional<int64_t> target_size, bool dry_run) {
+  maintain::CompactionOptions options = CompactionOptionsOf(d, table, target_size);
+  options.dry_run = dry_run;
+  CompactOutcome out;
+  WEIR_ASSIGN_OR_RAISE(out.report, maintain::Compact(table, options));
+  const auto& r = out.report;
+  if (dry_run) {
+    out.text = fmt::format(
+        "{}: would merge {} file(s) ({} bytes, {} rows) in {} run(s) into "
+        "files of {} bytes\n",
+        table.name(), r.files_in, r.bytes_in, r.rows, r.runs_planned, options.target_file_bytes);
+  } else {
+    out.text = fmt::format(
+        "{}: merged {} file(s) ({} bytes) into {} ({} bytes), {} rows, in {} of {} run(s){}{}; "
+        "{:.1f}s\n",
+        table.name(), r.files_in, r.bytes_in, r.files_out, r.bytes_out, r.rows, r.runs_committed,
+        r.runs_planned, r.runs_given_up > 0 ? fmt::format(", {} given up", r.runs_given_up) : "",
+        r.conflicts_retried > 0 ? fmt::format(", {} conflict(s) retried", r.conflicts_retried) : "",
+        r.seconds);
+  }
+  return out;
+}
+
+}  // namespace weir::app

@@ -1,0 +1,153 @@
+// BuildReplace: the `replace` snapshot compaction commits (snapshot_builder.h).
+#include <set>
+
+#include "lake/iceberg/snapshot_builder.h"
+
+namespace weir::lake::iceberg {
+namespace {
+
+int64_t SummaryLong(const Snapshot& parent, const char* key, bool& known) {
+  const std::string* value = parent.SummaryValue(key);
+  if (value == nullptr) {
+    known = false;
+    return 0;
+  }
+  try {
+    return std::stoll(*value);
+  } catch (...) {
+    known = false;
+    return 0;
+  }
+}
+
+}  // namespace
+
+Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& base,
+                                     const ReplaceRequest& request, std::mt19937_64& random,
+                                     size_t& found) {
+  found = 0;
+  const Schema& schema = base.current_schema();
+  const PartitionSpec& spec = base.default_spec();
+  const Snapshot* parent = base.RefSnapshot(kMainBranch);
+  if (parent == nullptr || parent->manifest_list.empty()) {
+    return Status::Invalid("a rewrite needs a table with a snapshot");
+  }
+  const int64_t snapshot_id = base.NewSnapshotId(random);
+  const int64_t sequence = base.last_sequence_number() + 1;
+  const std::string prefix = base.location() + "/metadata/" + RandomUuid(random);
+  PendingSnapshot out{base, {}, {}, {}};
+  WEIR_ASSIGN_OR_RAISE(const std::vector<ManifestFile> existing,
+                       ReadManifestList(io, parent->manifest_list));
+
+  std::vector<ManifestFile> result;
+  int64_t added_records = 0, added_size = 0, removed_records = 0, removed_size = 0;
+  int64_t entries_processed = 0;
+  int created = 0, replaced = 0;
+  std::vector<ManifestEntry> added_entries;
+  for (const DataFile& file : request.files) {
+    added_entries.push_back({EntryStatus::kAdded, std::nullopt, std::nullopt, std::nullopt, file});
+    added_records += file.record_count;
+    added_size += file.file_size_in_bytes;
+  }
+  const std::string added_uri = prefix + "-m0.avro";
+  WEIR_ASSIGN_OR_RAISE(
+      ManifestFile added,
+      WriteManifest(io, added_uri, {&schema, &spec, snapshot_id, sequence}, added_entries));
+  out.written.push_back(added_uri);
+  result.push_back(std::move(added));
+  ++created;
+
+  for (const ManifestFile& manifest : existing) {
+    if (manifest.content != ManifestContent::kData) {
+      result.push_back(manifest);
+      continue;
+    }
+    const PartitionSpec* manifest_spec = base.SpecById(manifest.partition_spec_id);
+    if (manifest_spec == nullptr) {
+      return Status::Invalid("manifest ", manifest.manifest_path, " names partition spec ",
+                             manifest.partition_spec_id, ", which the table lacks");
+    }
+    WEIR_ASSIGN_OR_RAISE(const auto type, PartitionType(*manifest_spec, schema));
+    WEIR_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(io, manifest, type));
+    entries_processed += static_cast<int64_t>(entries.size());
+    bool touched = false;
+    std::vector<ManifestEntry> kept;
+    for (ManifestEntry& e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;  // deleted by an earlier snapshot
+      WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(e.data_file.file_path));
+      if (request.remove.contains(path)) {
+        touched = true;
+        ++found;
+        removed_records += e.data_file.record_count;
+        removed_size += e.data_file.file_size_in_bytes;
+        e.status = EntryStatus::kDeleted;
+        e.snapshot_id = snapshot_id;  // the snapshot that deleted it
+      } else {
+        e.status = EntryStatus::kExisting;
+      }
+      kept.push_back(std::move(e));
+    }
+    if (!touched) {
+      result.push_back(manifest);
+      continue;
+    }
+    const std::string uri = prefix + "-m" + std::to_string(++replaced) + ".avro";
+    WEIR_ASSIGN_OR_RAISE(
+        ManifestFile rewritten,
+        WriteManifest(io, uri, {&schema, manifest_spec, snapshot_id, sequence}, kept));
+    out.written.push_back(uri);
+    ++created;
+    result.push_back(std::move(rewritten));
+  }
+
+  Snapshot& snapshot = out.snapshot;
+  snapshot.snapshot_id = snapshot_id;
+  snapshot.parent_snapshot_id = parent->snapshot_id;
+  snapshot.sequence_number = sequence;
+  snapshot.timestamp_ms = request.now_ms;
+  snapshot.schema_id = schema.schema_id();
+  snapshot.manifest_list = base.location() + "/metadata/snap-" + std::to_string(snapshot_id) +
+                           "-1-" + RandomUuid(random) + ".avro";
+  int64_t total_records = 0, total_files = 0;
+  for (const ManifestFile& m : result) {
+    if (m.content != ManifestContent::kData) continue;
+    total_records += m.added_rows_count + m.existing_rows_count;
+    total_files += m.added_files_count + m.existing_files_count;
+  }
+  auto& summary = snapshot.summary;
+  summary = request.extra_summary;
+  summary["operation"] = "replace";
+  summary["added-data-files"] = std::to_string(request.files.size());
+  summary["deleted-data-files"] = std::to_string(found);
+  summary["added-records"] = std::to_string(added_records);
+  summary["deleted-records"] = std::to_string(removed_records);
+  summary["added-files-size"] = std::to_string(added_size);
+  summary["removed-files-size"] = std::to_string(removed_size);
+  summary["total-records"] = std::to_string(total_records);
+  summary["total-data-files"] = std::to_string(total_files);
+  bool sizes_known = true;
+  const int64_t parent_size = SummaryLong(*parent, "total-files-size", sizes_known);
+  if (sizes_known) {
+    summary["total-files-size"] = std::to_string(parent_size + added_size - removed_size);
+  }
+  for (const char* key :
+       {"total-delete-files", "total-position-deletes", "total-equality-deletes"}) {
+    bool known = true;
+    const int64_t value = SummaryLong(*parent, key, known);
+    if (known) summary[key] = std::to_string(value);
+  }
+  summary["manifests-created"] = std::to_string(created);
+  summary["manifests-replaced"] = std::to_string(replaced);
+  summary["manifests-kept"] = std::to_string(static_cast<int64_t>(result.size()) - created);
+  summary["entries-processed"] = std::to_string(entries_processed);
+
+  WEIR_RETURN_NOT_OK(WriteManifestList(io, snapshot.manifest_list,
+                                       {snapshot_id, snapshot.parent_snapshot_id, sequence}, result)
+                         .status());
+  out.written.push_back(snapshot.manifest_list);
+  out.manifests = std::move(result);
+  WEIR_RETURN_NOT_OK(out.metadata.AddSnapshot(snapshot, kMainBranch, request.now_ms));
+  return out;
+}
+
+}  // namespace weir::lake::iceberg

@@ -1,0 +1,229 @@
+#include "maintain/compaction.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "files/rolling_parquet_writer.h"
+#include "maintain/sorted_merge.h"
+
+namespace weir::maintain {
+namespace {
+
+// What an input costs a run's memory: read whole up to 4 MiB (SortedMerge), else one batch,
+// allowed 4 MiB.
+constexpr int64_t kWholeReadLimit = int64_t{4} << 20;
+int64_t MemoryCost(const lake::LakeFile& file) {
+  return std::min(file.size_bytes, kWholeReadLimit);
+}
+
+void DeleteAll(arrow::fs::FileSystem& fs, const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    const Status deleted = fs.DeleteFile(path);
+    if (!deleted.ok()) spdlog::warn("compaction: could not delete {}: {}", path, deleted.message());
+  }
+}
+
+struct RunOutput {
+  std::vector<lake::DataFile> files;
+  std::vector<std::string> paths;  // in the table's file system
+  bool sorted = false;
+};
+
+// Merges the run's inputs into new files of the target size; on any error nothing it wrote
+// is left behind.
+Result<RunOutput> WriteRun(lake::Table& table, const CompactionRun& run,
+                           const CompactionOptions& options) {
+  std::vector<MergeInput> inputs;
+  for (const auto& file : run.inputs) inputs.push_back({file.path});
+  const auto fs = table.filesystem();
+  WEIR_ASSIGN_OR_RAISE(auto merge,
+                       SortedMerge::Open(fs, inputs, table.columns(),
+                                         MergeOptions{options.sort_keys, options.batch_rows}));
+  RunOutput out;
+  out.sorted = merge->sorted();
+  std::vector<std::string> relative;
+  files::RollingParquetWriter writer(fs, merge->schema(), options.file, options.target_file_bytes,
+                                     [&] {
+                                       relative.push_back(table.NewFilePath(run.partition_values));
+                                       return table.DataDirectory() + relative.back();
+                                     });
+  const auto fail = [&](const Status& status) -> Status {
+    writer.Abort();
+    std::vector<std::string> written;
+    for (size_t k = 0; k < writer.finished().size(); ++k) {
+      written.push_back(table.DataDirectory() + relative[k]);
+    }
+    DeleteAll(*fs, written);
+    return status;
+  };
+  while (true) {
+    auto batch = merge->Next();
+    if (!batch.ok()) return fail(batch.status());
+    if (*batch == nullptr) break;
+    if (Status appended = writer.Append(**batch); !appended.ok()) return fail(appended);
+  }
+  auto infos = writer.Finish();
+  if (!infos.ok()) return fail(infos.status());
+  if (merge->rows_read() != run.input_rows) {
+    return fail(Status::Invalid("the files to compact hold ", merge->rows_read(),
+                                " rows, the catalog says ", run.input_rows));
+  }
+  for (size_t k = 0; k < infos->size(); ++k) {
+    out.paths.push_back(table.DataDirectory() + relative[k]);
+    out.files.push_back(lake::DataFile{relative[k], (*infos)[k], run.partition_values});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<CompactionRun> PlanCompaction(const lake::TableInspection& inspection,
+                                          const CompactionOptions& options) {
+  const int64_t target = std::max<int64_t>(1, options.target_file_bytes);
+  const int64_t small = options.small_file_bytes > 0 ? options.small_file_bytes : target / 8;
+  const int64_t large = options.large_file_bytes > 0 ? options.large_file_bytes : target / 2;
+  std::map<std::vector<std::optional<std::string>>, std::vector<lake::LakeFile>> partitions;
+  for (const auto& file : inspection.live) {
+    if (file.kind != lake::LakeFileKind::kData || !file.rewritable) continue;
+    if (file.size_bytes >= large) continue;  // large: never rewritten
+    partitions[file.partition_values].push_back(file);
+  }
+  std::vector<CompactionRun> runs;
+  for (auto& [values, files] : partitions) {
+    const auto smalls = std::count_if(files.begin(), files.end(),
+                                      [&](const auto& f) { return f.size_bytes < small; });
+    const int64_t mediums = static_cast<int64_t>(files.size()) - smalls;
+    const bool with_medium = mediums >= options.min_medium_files;
+    if (!with_medium && smalls < options.min_small_files) continue;
+    std::vector<lake::LakeFile> candidates;
+    for (const auto& f : files) {
+      if (with_medium || f.size_bytes < small) candidates.push_back(f);
+    }
+    std::sort(candidates.begin(), candidates.end(),
+              [](const auto& a, const auto& b) { return a.path < b.path; });
+    CompactionRun run;
+    int64_t cost = 0;
+    const auto close_run = [&] {
+      if (run.inputs.size() >= 2) runs.push_back(std::move(run));
+      run = CompactionRun{};
+      cost = 0;
+    };
+    for (const auto& f : candidates) {
+      if (!run.inputs.empty() &&
+          (static_cast<int64_t>(run.inputs.size()) >= options.max_merge_inputs ||
+           cost + MemoryCost(f) > options.memory_budget_bytes / 2)) {
+        close_run();
+      }
+      run.partition_values = values;
+      run.inputs.push_back(f);
+      run.input_bytes += f.size_bytes;
+      run.input_rows += f.record_count;
+      run.medium = run.medium || f.size_bytes >= small;
+      cost += MemoryCost(f);
+    }
+    close_run();
+  }
+  return runs;
+}
+
+Result<CompactionReport> Compact(lake::Table& table, const CompactionOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  CompactionReport report;
+  WEIR_ASSIGN_OR_RAISE(const lake::TableInspection inspection, table.Inspect());
+  const std::vector<CompactionRun> runs = PlanCompaction(inspection, options);
+  report.runs_planned = static_cast<int64_t>(runs.size());
+  for (const auto& run : runs) {
+    report.files_in += static_cast<int64_t>(run.inputs.size());
+    report.bytes_in += run.input_bytes;
+    report.rows += run.input_rows;
+  }
+  if (options.dry_run) return report;
+  const auto fs = table.filesystem();
+  for (const auto& run : runs) {
+    auto written = WriteRun(table, run, options);
+    if (!written.ok()) return WithContext(written.status(), "compacting " + table.name());
+    lake::RewriteRequest request;
+    for (const auto& file : run.inputs) request.remove.push_back(file.path);
+    request.add = written->files;
+    request.message =
+        fmt::format("weir compaction: {} files → {}", run.inputs.size(), written->files.size());
+    bool done = false;
+    for (int attempt = 0; attempt < options.max_attempts && !done; ++attempt) {
+      auto result = table.Rewrite(request);
+      if (!result.ok()) {
+        DeleteAll(*fs, written->paths);
+        return WithContext(result.status(), "committing the compaction of " + table.name());
+      }
+      switch (result->status) {
+        case lake::CommitStatus::kCommitted:
+        case lake::CommitStatus::kAlreadyCommitted:
+          done = true;
+          ++report.runs_committed;
+          report.snapshots.push_back(result->snapshot_id);
+          report.files_out += static_cast<int64_t>(written->files.size());
+          for (const auto& f : written->files) report.bytes_out += f.info.size_bytes;
+          report.sorted = report.sorted && written->sorted;
+          break;
+        case lake::CommitStatus::kConflict:
+          ++report.conflicts_retried;
+          std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1000, 20 << attempt)));
+          break;
+        case lake::CommitStatus::kOutcomeUnknown: {
+          // Landed or not: the new files are live exactly when it did.
+          WEIR_ASSIGN_OR_RAISE(const auto after, table.Inspect());
+          const bool landed = std::any_of(after.live.begin(), after.live.end(), [&](const auto& f) {
+            return f.path == written->paths.front();
+          });
+          if (landed) {
+            done = true;
+            ++report.runs_committed;
+            report.files_out += static_cast<int64_t>(written->files.size());
+            for (const auto& f : written->files) report.bytes_out += f.info.size_bytes;
+          }
+          break;
+        }
+        case lake::CommitStatus::kTableChanged:
+        case lake::CommitStatus::kFenced:
+          done = true;
+          ++report.runs_given_up;
+          report.notes.push_back(result->reason);
+          DeleteAll(*fs, written->paths);
+          spdlog::info("compaction of {}: run given up: {}", table.name(), result->reason);
+          break;
+      }
+    }
+    if (!done) {
+      ++report.runs_given_up;
+      report.notes.push_back(
+          fmt::format("{} commit attempts lost to concurrent commits", options.max_attempts));
+      DeleteAll(*fs, written->paths);
+    }
+  }
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return report;
+}
+
+nlohmann::json CompactionToJson(const CompactionReport& r, bool dry_run) {
+  return {{"dry_run", dry_run},
+          {"runs_planned", r.runs_planned},
+          {"runs_committed", r.runs_committed},
+          {"runs_given_up", r.runs_given_up},
+          {"conflicts_retried", r.conflicts_retried},
+          {"files_in", r.files_in},
+          {"bytes_in", r.bytes_in},
+          {"rows", r.rows},
+          {"files_out", r.files_out},
+          {"bytes_out", r.bytes_out},
+          {"sorted", r.sorted},
+          {"seconds", r.seconds},
+          {"snapshots", r.snapshots},
+          {"notes", r.notes}};
+}
+
+}  // namespace weir::maintain

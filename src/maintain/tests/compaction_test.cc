@@ -1,0 +1,154 @@
+#include "maintain/compaction.h"
+
+#include <filesystem>
+
+#include <arrow/array/builder_binary.h>
+#include <arrow/array/builder_primitive.h>
+#include <arrow/filesystem/localfs.h>
+#include <gtest/gtest.h>
+
+#include "files/parquet_file_writer.h"
+#include "maintain/sorted_merge.h"
+
+namespace weir::maintain {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+lake::LakeFile File(const std::string& path, int64_t bytes, std::string partition,
+                    bool rewritable = true) {
+  return lake::LakeFile{path, lake::LakeFileKind::kData, bytes, 10, {partition}, rewritable};
+}
+
+TEST(PlanCompactionTest, MergesSmallFilesPerPartitionAndLeavesLargeOnesAlone) {
+  lake::TableInspection inspection;
+  CompactionOptions options;
+  options.target_file_bytes = 128 * kMiB;  // small < 16 MiB, large >= 64 MiB
+  inspection.live = {File("a/1", kMiB, "a"),       File("a/2", 2 * kMiB, "a"),
+                     File("a/3", 100 * kMiB, "a"), File("b/1", kMiB, "b"),
+                     File("c/1", kMiB, "c"),       File("c/2", kMiB, "c", /*rewritable=*/false)};
+  const auto runs = PlanCompaction(inspection, options);
+  // Partition a: its two small files (the large one never); b has one small file only; c's
+  // second file is not rewritable.
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].partition_values, std::vector<std::optional<std::string>>{"a"});
+  ASSERT_EQ(runs[0].inputs.size(), 2u);
+  EXPECT_EQ(runs[0].inputs[0].path, "a/1");
+  EXPECT_EQ(runs[0].inputs[1].path, "a/2");
+  EXPECT_EQ(runs[0].input_rows, 20);
+  EXPECT_FALSE(runs[0].medium);
+}
+
+TEST(PlanCompactionTest, MediumFilesOnlyOnceAPartitionHasManyOfThem) {
+  lake::TableInspection inspection;
+  CompactionOptions options;
+  options.target_file_bytes = 128 * kMiB;
+  for (int i = 0; i < 7; ++i)
+    inspection.live.push_back(File("m" + std::to_string(i), 20 * kMiB, "p"));
+  EXPECT_TRUE(PlanCompaction(inspection, options).empty());
+  inspection.live.push_back(File("m7", 20 * kMiB, "p"));
+  const auto runs = PlanCompaction(inspection, options);
+  ASSERT_FALSE(runs.empty());
+  EXPECT_TRUE(runs[0].medium);
+  int64_t inputs = 0;
+  for (const auto& run : runs) inputs += static_cast<int64_t>(run.inputs.size());
+  EXPECT_EQ(inputs, 8);
+}
+
+TEST(PlanCompactionTest, RunsAreCappedByInputsAndMemoryBudget) {
+  lake::TableInspection inspection;
+  CompactionOptions options;
+  options.target_file_bytes = 128 * kMiB;
+  options.max_merge_inputs = 3;
+  for (int i = 0; i < 7; ++i) inspection.live.push_back(File("f" + std::to_string(i), kMiB, "p"));
+  auto runs = PlanCompaction(inspection, options);
+  ASSERT_EQ(runs.size(), 2u);  // 3 + 3, the seventh alone is no run
+  EXPECT_EQ(runs[0].inputs.size(), 3u);
+  EXPECT_EQ(runs[1].inputs.size(), 3u);
+  options.max_merge_inputs = 1000;
+  options.memory_budget_bytes = 8 * kMiB;  // half of it: 4 inputs of 1 MiB
+  runs = PlanCompaction(inspection, options);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].inputs.size(), 4u);
+  EXPECT_EQ(runs[1].inputs.size(), 3u);
+}
+
+class SortedMergeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "weir-merge-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A file of ids (sorted by the caller) as field 1, and names as field 2 when given.
+  std::string Write(const std::string& name, const std::vector<int32_t>& ids, bool with_names) {
+    arrow::Int32Builder id_builder;
+    EXPECT_TRUE(id_builder.AppendValues(ids).ok());
+    std::vector<std::shared_ptr<arrow::Field>> fields = {arrow::field("id", arrow::int32())};
+    std::vector<std::shared_ptr<arrow::Array>> columns = {*id_builder.Finish()};
+    std::vector<int> field_ids = {1};
+    if (with_names) {
+      arrow::StringBuilder names;
+      for (const int32_t id : ids) EXPECT_TRUE(names.Append("n" + std::to_string(id)).ok());
+      fields.push_back(arrow::field("name", arrow::utf8()));
+      columns.push_back(*names.Finish());
+      field_ids.push_back(2);
+    }
+    auto schema = *files::WithFieldIds(*arrow::schema(fields), field_ids);
+    const std::string path = dir_ + "/" + name;
+    auto writer = *files::ParquetFileWriter::Create(fs_, path, schema, files::FileConfig{});
+    EXPECT_TRUE(
+        writer->Append(*arrow::RecordBatch::Make(schema, static_cast<int64_t>(ids.size()), columns))
+            .ok());
+    EXPECT_TRUE(writer->Finish().ok());
+    return path;
+  }
+
+  std::string dir_;
+  std::shared_ptr<arrow::fs::FileSystem> fs_ = std::make_shared<arrow::fs::LocalFileSystem>();
+};
+
+TEST_F(SortedMergeTest, MergesSortedInputsInKeyOrderFillingMissingColumnsWithNull) {
+  const std::vector<MergeInput> inputs = {{Write("a.parquet", {1, 4, 7, 10}, true)},
+                                          {Write("b.parquet", {2, 5, 8}, false)},
+                                          {Write("c.parquet", {3, 6, 9, 11, 12}, true)}};
+  const std::vector<lake::Column> columns = {{1, "id", lake::ColumnType::kInteger},
+                                             {2, "name", lake::ColumnType::kVarchar},
+                                             {3, "gone", lake::ColumnType::kBigint}};
+  auto merge = *SortedMerge::Open(fs_, inputs, columns,
+                                  MergeOptions{{lake::SortKey{"ID", false, false}}, 4});
+  EXPECT_TRUE(merge->sorted());
+  ASSERT_EQ(merge->schema()->num_fields(), 2);  // no input holds column 3
+  std::vector<int32_t> ids;
+  int64_t null_names = 0;
+  while (true) {
+    auto batch = *merge->Next();
+    if (batch == nullptr) break;
+    EXPECT_LE(batch->num_rows(), 4);
+    const auto& id = static_cast<const arrow::Int32Array&>(*batch->column(0));
+    for (int64_t i = 0; i < batch->num_rows(); ++i) ids.push_back(id.Value(i));
+    null_names += batch->column(1)->null_count();
+  }
+  EXPECT_EQ(ids, (std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  EXPECT_EQ(null_names, 3);  // b's rows
+  EXPECT_EQ(merge->rows_read(), 12);
+}
+
+TEST_F(SortedMergeTest, WithoutSortKeysConcatenatesInOrder) {
+  const std::vector<MergeInput> inputs = {{Write("a.parquet", {5, 6}, true)},
+                                          {Write("b.parquet", {1, 2}, true)}};
+  auto merge = *SortedMerge::Open(fs_, inputs, {{1, "id", lake::ColumnType::kInteger}},
+                                  MergeOptions{{}, 100});
+  EXPECT_FALSE(merge->sorted());
+  std::vector<int32_t> ids;
+  while (auto batch = *merge->Next()) {
+    const auto& id = static_cast<const arrow::Int32Array&>(*batch->column(0));
+    for (int64_t i = 0; i < batch->num_rows(); ++i) ids.push_back(id.Value(i));
+  }
+  EXPECT_EQ(ids, (std::vector<int32_t>{5, 6, 1, 2}));
+}
+
+}  // namespace
+}  // namespace weir::maintain
