@@ -10,7 +10,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -23,19 +22,13 @@ import duckdb
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.harness.components import DEPS
+from tests.harness.components import DEPS, free_port  # noqa: F401 (tests import it from here)
 
 EXTENSIONS = DEPS / "duckdb" / "extensions"
 
 
 def unique(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:10]}"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(predicate: Callable[[], bool], timeout_s: float, what: str, poll_s: float = 0.5):

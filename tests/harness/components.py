@@ -34,10 +34,20 @@ class ComponentError(RuntimeError):
     """A component failed to start; the message ends with the tail of its log."""
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nothing listens on now, never one this process handed out before: the kernel may
+    give the same ephemeral port to two binds in a row, and a test that asks for two ports (a
+    server's PostgreSQL and HTTP ports) before starting the server would get a collision."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 def port_open(port: int) -> bool:
