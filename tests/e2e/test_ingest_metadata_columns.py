@@ -83,7 +83,9 @@ def expected(topic: str, delivered: dict[int, tuple[int, int]]) -> dict[int, tup
 
 def run(lake, build_dir, bootstrap) -> tuple[str, dict[int, tuple[int, int]]]:
     topic = unique("metadata")
-    create_topic(bootstrap, topic, PARTITIONS)
+    # The records carry 2023 timestamps: time-based retention would delete them whenever the
+    # broker's retention check (every 5 minutes) ran during the test.
+    create_topic(bootstrap, topic, PARTITIONS, {"retention.ms": "-1"})
     delivered = produce_with_metadata(bootstrap, topic)
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
                       {"WEIR_METADATA_COLUMNS": METADATA, "WEIR_FLUSH_INTERVAL": "3s"}).start()

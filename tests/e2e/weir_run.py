@@ -47,9 +47,11 @@ def wait_for(predicate: Callable[[], bool], timeout_s: float, what: str, poll_s:
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+def create_topic(bootstrap: str, topic: str, partitions: int,
+                 config: dict[str, str] | None = None) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = NewTopic(topic, partitions, 1, config={"max.message.bytes": str(MAX_MESSAGE_BYTES)})
+    new = NewTopic(topic, partitions, 1,
+                   config={"max.message.bytes": str(MAX_MESSAGE_BYTES), **(config or {})})
     for future in admin.create_topics([new]).values():
         future.result(timeout=60)
     wait_for(
