@@ -9,10 +9,12 @@ import subprocess
 import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from tests.e2e.iceberg_catalog_tool import minimal_v2_metadata, rows, run_tool, tool_path
+from tests.e2e.weir_run import fresh_postgres_database
 
 
 class Backend:
@@ -138,3 +140,28 @@ def test_of_writers_racing_one_swap_exactly_one_wins(backend, build_dir):
             {"c": backend.catalog_name},
         ).all()
     assert locations == [(f"file:///m/v1-{winner}.json", "file:///m/v0.json")]
+
+
+def test_writers_opening_a_new_postgres_catalog_together_all_succeed(postgres, build_dir):
+    # PostgreSQL's CREATE TABLE IF NOT EXISTS is not atomic: of two creators, one fails on
+    # pg_type once the other commits. A CI run lost an ingest process to it at startup.
+    writers = 8
+    for _ in range(4):  # the race is narrow: several fresh databases
+        dsn = fresh_postgres_database(postgres)
+        procs = [
+            subprocess.Popen(
+                [str(tool_path(build_dir)), "postgres", dsn, "--catalog", "cat",
+                 "ensure-namespace", "ns"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
+            for _ in range(writers)
+        ]
+        results = [p.communicate(timeout=120) for p in procs]
+        failed = [(p.returncode, out, err) for p, (out, err) in zip(procs, results)
+                  if p.returncode != 0]
+        assert failed == [], failed
+        with psycopg.connect(dsn) as conn:
+            namespaces = conn.execute(
+                "SELECT catalog_name, namespace, property_key FROM iceberg_namespace_properties"
+            ).fetchall()
+        assert namespaces == [("cat", "ns", "exists")]

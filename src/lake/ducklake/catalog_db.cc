@@ -407,4 +407,21 @@ bool IsUniqueConflict(const Status& status) {
   return false;
 }
 
+namespace {
+
+bool IsAlreadyExists(const Status& status) {
+  if (IsUniqueConflict(status)) return true;
+  const ErrorDetail* detail = GetErrorDetail(status);
+  return detail != nullptr && detail->source() == "sqlstate" &&
+         (detail->code() == "42P07" || detail->code() == "42710" || detail->code() == "42P06");
+}
+
+}  // namespace
+
+Status CreateIfNotExists(CatalogDb& db, std::string_view ddl) {
+  const Status first = db.Execute(ddl);
+  if (first.ok() || !IsAlreadyExists(first)) return first;
+  return db.Execute(ddl);
+}
+
 }  // namespace weir::lake::ducklake

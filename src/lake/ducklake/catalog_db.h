@@ -102,4 +102,10 @@ bool ToBool(const std::optional<std::string>& text);
 // True when `status` is a unique-key conflict (SQLSTATE 23505 or SQLite's constraint codes).
 bool IsUniqueConflict(const Status& status);
 
+// Runs a `CREATE ... IF NOT EXISTS` that another process may be running at the same moment.
+// PostgreSQL does not make IF NOT EXISTS atomic: the loser of the race waits for the winner's
+// commit and then fails on pg_type or pg_class (23505, 42P07 or 42710). The object exists by
+// then, so the statement is run once more, and this time IF NOT EXISTS sees it.
+Status CreateIfNotExists(CatalogDb& db, std::string_view ddl);
+
 }  // namespace weir::lake::ducklake

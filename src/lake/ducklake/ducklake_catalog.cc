@@ -193,7 +193,7 @@ Result<std::unique_ptr<DuckLakeCatalog>> DuckLakeCatalog::Open(const CatalogConf
   {
     // Creating the ledger table is a write like any other.
     WEIR_ASSIGN_OR_RAISE(const auto hold, catalog->LockForWrite());
-    WEIR_RETURN_NOT_OK(db->Execute(LedgerDdl()));
+    WEIR_RETURN_NOT_OK(CreateIfNotExists(*db, LedgerDdl()));
   }
   return catalog;
 }

@@ -83,11 +83,9 @@ Result<std::unique_ptr<SqlCatalog>> SqlCatalog::Finish(std::unique_ptr<CatalogDb
       new SqlCatalog(std::move(db), std::move(lock), std::move(options)));
   {
     WEIR_ASSIGN_OR_RAISE(auto hold, catalog->LockForWrite());
-    Status created = catalog->db_->Execute(kCreateTables);
-    if (created.ok()) created = catalog->db_->Execute(kCreateNamespaceProperties);
-    // Two processes creating the tables at once in PostgreSQL: one meets the other's row in
-    // pg_type; the tables exist either way.
-    if (!created.ok() && !ducklake::IsUniqueConflict(created)) return created;
+    // Several processes may create the tables at once on a new PostgreSQL catalog.
+    WEIR_RETURN_NOT_OK(ducklake::CreateIfNotExists(*catalog->db_, kCreateTables));
+    WEIR_RETURN_NOT_OK(ducklake::CreateIfNotExists(*catalog->db_, kCreateNamespaceProperties));
   }
   // A catalog created by an older writer has no iceberg_type column (schema v0).
   catalog->has_iceberg_type_ =
