@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include <arrow/util/thread_pool.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -161,6 +162,8 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
     o.config.target_file_size = d.flush.target_file_size;
     o.config.commit_max_attempts = s.commit_max_attempts;
     o.flush_max_bytes = d.flush.max_bytes;
+    o.flush_part_bytes = d.flush.part_bytes;
+    o.config.file.parallel_columns = s.encode_threads != 1;
     o.flush_interval = d.flush.interval;
     o.decode.max_record_bytes = static_cast<size_t>(d.max_record_bytes);
     if (!d.mapping.empty()) {
@@ -359,6 +362,12 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     return kExitFailure;
   }
   lake::Catalog* lake = catalog->get();
+  if (settings->encode_threads > 1) {
+    // Arrow's CPU pool runs the Parquet column encoders (its default: one thread per core).
+    if (Status sized = arrow::SetCpuThreadPoolCapacity(settings->encode_threads); !sized.ok()) {
+      spdlog::warn("encode_threads: {}", sized.message());
+    }
+  }
   auto pipeline = ingest::Pipeline::Make(std::move(*options), lake, &registry);
   if (!pipeline.ok()) {
     spdlog::error("{}", pipeline.status().message());

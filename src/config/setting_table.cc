@@ -269,9 +269,22 @@ std::vector<Setting> BuildTable() {
        .type = S::kBytes,
        .min = 16 * kMiB,
        .max = 1024 * kGiB,
-       .description = "Bound on buffered data of all datasets; at the bound consumption pauses "
-                      "until a flush frees room.",
+       .description = "Bound on buffered data of all datasets (open buffers and the parts and "
+                      "flushes handed to the flush threads); at the bound the open buffers are "
+                      "handed over and consumption pauses until the flush threads free room. "
+                      "What the Parquet writers hold on top is one open row group per partition "
+                      "(an eighth of `flush.target_file_size` at most); "
+                      "`weir_arrow_pool_bytes{stage}` shows both.",
        WEIR_PROCESS_FIELD(memory_budget_bytes)},
+      {.name = "encode_threads",
+       .type = S::kInt,
+       .min = 0,
+       .max = 256,
+       .description = "Threads that encode and compress the columns of a Parquet row group in "
+                      "parallel (Arrow's CPU pool, shared by every dataset); 0: one per core; 1: "
+                      "on each dataset's flush thread alone. Decoding runs on the poll thread "
+                      "meanwhile, one part ahead.",
+       WEIR_PROCESS_FIELD(encode_threads)},
       {.name = "http.port",
        .type = S::kInt,
        .min = 0,
@@ -399,6 +412,18 @@ std::vector<Setting> BuildTable() {
                       "closed at an eighth of it at most. Every file but the last of each flush "
                       "and partition is this size, give or take a fraction of a row group.",
        WEIR_DATASET_FIELD(flush.target_file_size)},
+      {.name = "flush.part_bytes",
+       .scope = kD,
+       .type = S::kBytes,
+       .min = 0,
+       .max = 64 * kGiB,
+       .description = "Buffered bytes at which a flush's records are handed to the flush thread "
+                      "as a part and encoded into the flush's open files at once, so a flush "
+                      "of `flush.max_bytes` never sits in memory whole; the files are committed "
+                      "together when the flush ends. At most a quarter of `memory_budget`; 0 "
+                      "writes every flush whole. Flushes of a routed or sorted (`sort_by`) "
+                      "dataset are always written whole.",
+       WEIR_DATASET_FIELD(flush.part_bytes)},
       {.name = "rejects.enabled",
        .scope = kD,
        .type = S::kBool,

@@ -65,6 +65,7 @@ struct FlushSettings {
   int64_t max_bytes = 100 * 1024 * 1024;
   std::chrono::milliseconds interval{60000};
   int64_t target_file_size = 128 * 1024 * 1024;
+  int64_t part_bytes = 16 * 1024 * 1024;  // streamed flushes: the hand-off to the flush thread
 };
 
 // The record filters of a dataset (millpond's MILLPOND_FILTER_*).
@@ -175,7 +176,8 @@ struct IngestSettings {
   CatalogSettings catalog;
   StorageSettings storage;
   std::vector<DatasetSettings> datasets;  // at least one; names, topics and tables unique
-  int64_t memory_budget_bytes = 1LL << 30;
+  int64_t memory_budget_bytes = 256LL << 20;
+  int encode_threads = 0;  // Parquet column encoders in parallel; 0: one per core
   int http_port = 8000;                                      // 0 = off
   std::string log_level = "info";                            // trace | debug | info | warn | error
   std::string log_format = "text";                           // text | json

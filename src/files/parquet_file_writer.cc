@@ -135,6 +135,7 @@ bool HasPlainText(const parquet::ColumnDescriptor& column) {
 
 std::shared_ptr<parquet::WriterProperties> MakeWriterProperties(const FileConfig& config) {
   parquet::WriterProperties::Builder builder;
+  if (config.pool != nullptr) builder.memory_pool(config.pool);  // the encoders' buffers
   switch (config.codec) {
     case Codec::kZstd:
       builder.compression(parquet::Compression::ZSTD)->compression_level(config.compression_level);
@@ -244,14 +245,19 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
     }
   }
   WEIR_ASSIGN_OR_RAISE(state->sink, fs->OpenOutputStream(state->path));
-  auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
+  arrow::MemoryPool* pool = config.pool != nullptr ? config.pool : arrow::default_memory_pool();
+  auto arrow_properties = parquet::ArrowWriterProperties::Builder()
+                              .store_schema()
+                              ->set_use_threads(config.parallel_columns)
+                              ->build();
   const bool shredded = std::any_of(schema->fields().begin(), schema->fields().end(),
                                     [](const auto& f) { return IsShreddedVariant(*f->type()); });
   if (shredded) {
     // The annotated schema is given to the Parquet writer directly (without the stored Arrow
     // schema, which would name a plain struct).
     const auto properties = MakeWriterProperties(config);
-    arrow_properties = parquet::ArrowWriterProperties::Builder().build();
+    arrow_properties =
+        parquet::ArrowWriterProperties::Builder().set_use_threads(config.parallel_columns)->build();
     WEIR_ASSIGN_OR_RAISE(auto root, VariantAnnotated(*schema, *properties, *arrow_properties));
     std::unique_ptr<parquet::ParquetFileWriter> file;
     try {
@@ -260,10 +266,10 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
       return Status::IOError("parquet writer: ", e.what());
     }
     WEIR_RETURN_NOT_OK(parquet::arrow::FileWriter::Make(
-        arrow::default_memory_pool(), std::move(file), schema, arrow_properties, &state->writer));
+        pool, std::move(file), schema, arrow_properties, &state->writer));
   } else {
     WEIR_ASSIGN_OR_RAISE(state->writer, parquet::arrow::FileWriter::Open(
-                                            *schema, arrow::default_memory_pool(), state->sink,
+                                            *schema, pool, state->sink,
                                             MakeWriterProperties(config), arrow_properties));
   }
   return std::unique_ptr<ParquetFileWriter>(new ParquetFileWriter(std::move(state)));

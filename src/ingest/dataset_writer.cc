@@ -187,20 +187,91 @@ Result<DatasetWriter::Prepared> DatasetWriter::EnsureTables(const arrow::RecordB
     const auto& values = *batch.column(field);
     outcome.fields_dropped["refused_by_catalog"] += values.length() - values.null_count();
   }
-  if (need_rejects && !rejects_table_) {
-    WEIR_ASSIGN_OR_RAISE(
-        auto opened,
-        catalog_->OpenTable(
-            lake::TableSpec{config_.schema, config_.table + "_rejects", RejectsColumns(), {}, {}},
-            lake::OpenMode::kOpenOrCreate));
-    if (opened.status != lake::OpenStatus::kOpened) {
-      return ClassifiedError(
-          ErrorClass::kFatal, "ingest", "rejects_refused",
-          fmt::format("creating {}.{}_rejects: {}", config_.schema, config_.table, opened.reason));
-    }
-    rejects_table_ = std::move(opened.table);
-  }
+  if (need_rejects) WEIR_RETURN_NOT_OK(OpenRejectsTable());
   return Prepared::kReady;
+}
+
+Status DatasetWriter::OpenRejectsTable() {
+  if (rejects_table_) return Status::OK();
+  WEIR_ASSIGN_OR_RAISE(
+      auto opened,
+      catalog_->OpenTable(
+          lake::TableSpec{config_.schema, config_.table + "_rejects", RejectsColumns(), {}, {}},
+          lake::OpenMode::kOpenOrCreate));
+  if (opened.status != lake::OpenStatus::kOpened) {
+    return ClassifiedError(
+        ErrorClass::kFatal, "ingest", "rejects_refused",
+        fmt::format("creating {}.{}_rejects: {}", config_.schema, config_.table, opened.reason));
+  }
+  rejects_table_ = std::move(opened.table);
+  return Status::OK();
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> DatasetWriter::LiveRows(const arrow::RecordBatch& batch,
+                                                                    int64_t inserted_at_us,
+                                                                    FlushOutcome& outcome) {
+  std::vector<std::shared_ptr<arrow::Field>> fields;
+  std::vector<std::shared_ptr<arrow::Array>> arrays;
+  std::vector<int> ids;
+  const auto& live = table_->columns();
+  for (size_t c = 0; c < live.size(); ++c) {
+    const lake::Column& column = live[c];
+    std::shared_ptr<arrow::Array> array;
+    if (column.name == kInsertedAt) {
+      WEIR_ASSIGN_OR_RAISE(
+          array, arrow::MakeArrayFromScalar(
+                     arrow::TimestampScalar(inserted_at_us,
+                                            arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")),
+                     batch.num_rows()));
+    } else {
+      const auto& sources = plan_.sources[c];
+      if (sources.empty()) continue;  // the flush has no value for it: null when read
+      if (!Writable(column.type)) {
+        for (const int f : sources) {
+          outcome.values_nulled += batch.column(f)->length() - batch.column(f)->null_count();
+        }
+        continue;
+      }
+      // Each spelling resolving to this column, cast to its type; one record holds at most
+      // one spelling, so at most one of them has a value in each row.
+      std::vector<arrow::Datum> spellings;
+      for (const int f : sources) {
+        const auto& source = *batch.column(f);
+        WEIR_ASSIGN_OR_RAISE(auto coerced, CoerceTo(source, column.type));
+        outcome.values_nulled += coerced.nulled;
+        if (batch.schema()->field(f)->name() != column.name) {
+          outcome.fields_renamed["case_variant"] += source.length() - source.null_count();
+        }
+        spellings.emplace_back(coerced.array);
+      }
+      if (spellings.size() == 1) {
+        array = spellings.front().make_array();
+      } else {
+        WEIR_ASSIGN_OR_RAISE(auto merged, arrow::compute::CallFunction("coalesce", spellings));
+        array = merged.make_array();
+      }
+    }
+    fields.push_back(arrow::field(column.name, array->type()));
+    arrays.push_back(array);
+    ids.push_back(static_cast<int>(column.id));
+  }
+  WEIR_ASSIGN_OR_RAISE(auto schema, files::WithFieldIds(*arrow::schema(fields), ids));
+  auto rows = arrow::RecordBatch::Make(schema, batch.num_rows(), arrays);
+  // The pre-write sort, before the split: every file then holds its rows in order.
+  WEIR_ASSIGN_OR_RAISE(auto sorted, SortRows(rows, config_.sort_keys));
+  if (!sorted.skipped.empty()) {
+    outcome.sort_skipped[sorted.skipped] += batch.num_rows();
+    const std::string keys = fmt::format("{}", fmt::join(sorted.keys_at_fault, ","));
+    if (sort_warned_.insert(sorted.skipped + "/" + keys).second) {
+      spdlog::warn(
+          "dataset {}: flush written unsorted: sort key(s) {} {} (counted in "
+          "weir_sort_skipped_total{{reason=\"{}\"}}; warned once per key set)",
+          config_.name, keys,
+          sorted.skipped == "field_missing" ? "missing from the flush" : "of an unsortable type",
+          sorted.skipped);
+    }
+  }
+  return std::move(sorted.rows);
 }
 
 Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(
@@ -209,68 +280,8 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(
   WrittenFiles written;
   const auto& batch = *flush.batch;
   if (batch.num_rows() > 0) {
-    std::vector<std::shared_ptr<arrow::Field>> fields;
-    std::vector<std::shared_ptr<arrow::Array>> arrays;
-    std::vector<int> ids;
-    const auto& live = table_->columns();
-    for (size_t c = 0; c < live.size(); ++c) {
-      const lake::Column& column = live[c];
-      std::shared_ptr<arrow::Array> array;
-      if (column.name == kInsertedAt) {
-        WEIR_ASSIGN_OR_RAISE(
-            array, arrow::MakeArrayFromScalar(
-                       arrow::TimestampScalar(inserted_at_us,
-                                              arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")),
-                       batch.num_rows()));
-      } else {
-        const auto& sources = plan_.sources[c];
-        if (sources.empty()) continue;  // the flush has no value for it: null when read
-        if (!Writable(column.type)) {
-          for (const int f : sources) {
-            outcome.values_nulled += batch.column(f)->length() - batch.column(f)->null_count();
-          }
-          continue;
-        }
-        // Each spelling resolving to this column, cast to its type; one record holds at most
-        // one spelling, so at most one of them has a value in each row.
-        std::vector<arrow::Datum> spellings;
-        for (const int f : sources) {
-          const auto& source = *batch.column(f);
-          WEIR_ASSIGN_OR_RAISE(auto coerced, CoerceTo(source, column.type));
-          outcome.values_nulled += coerced.nulled;
-          if (batch.schema()->field(f)->name() != column.name) {
-            outcome.fields_renamed["case_variant"] += source.length() - source.null_count();
-          }
-          spellings.emplace_back(coerced.array);
-        }
-        if (spellings.size() == 1) {
-          array = spellings.front().make_array();
-        } else {
-          WEIR_ASSIGN_OR_RAISE(auto merged, arrow::compute::CallFunction("coalesce", spellings));
-          array = merged.make_array();
-        }
-      }
-      fields.push_back(arrow::field(column.name, array->type()));
-      arrays.push_back(array);
-      ids.push_back(static_cast<int>(column.id));
-    }
-    WEIR_ASSIGN_OR_RAISE(auto schema, files::WithFieldIds(*arrow::schema(fields), ids));
-    auto rows = arrow::RecordBatch::Make(schema, batch.num_rows(), arrays);
-    // The pre-write sort, before the split: every file then holds its rows in order.
-    WEIR_ASSIGN_OR_RAISE(auto sorted, SortRows(rows, config_.sort_keys));
-    if (!sorted.skipped.empty()) {
-      outcome.sort_skipped[sorted.skipped] += batch.num_rows();
-      const std::string keys = fmt::format("{}", fmt::join(sorted.keys_at_fault, ","));
-      if (sort_warned_.insert(sorted.skipped + "/" + keys).second) {
-        spdlog::warn(
-            "dataset {}: flush written unsorted: sort key(s) {} {} (counted in "
-            "weir_sort_skipped_total{{reason=\"{}\"}}; warned once per key set)",
-            config_.name, keys,
-            sorted.skipped == "field_missing" ? "missing from the flush" : "of an unsortable type",
-            sorted.skipped);
-      }
-    }
-    rows = std::move(sorted.rows);
+    WEIR_ASSIGN_OR_RAISE(auto rows, LiveRows(batch, inserted_at_us, outcome));
+    const auto schema = rows->schema();
     // One file per partition tuple, computed by the table with its format's transforms
     // (transforms of _inserted_at are the same for every row of a flush; identity keys on data
     // columns split the rows by value).

@@ -73,6 +73,11 @@ struct SealedFlush {
   // A routed dataset's only (ingest/routed_writer.h): each row's Kafka partition and offset.
   std::vector<int32_t> row_partitions;
   std::vector<int64_t> row_offsets;
+  // A streamed flush (flush.part_bytes) arrives as parts, then its last: a part carries rows
+  // only (its ranges, rejects and records come with the last); `abort` (nothing else set)
+  // abandons the parts written so far (the records are re-read from the ledger).
+  bool part = false;
+  bool abort = false;
 };
 
 struct FlushOutcome {
@@ -91,6 +96,9 @@ struct FlushOutcome {
   int commit_attempts = 0, conflicts = 0;
   int unknown_outcomes = 0;  // commits whose outcome was unknown and was read back
   int reloads = 0;           // times the table changed and the flush was written again
+  // A streamed flush that cannot be completed (a part failed to write, or the table changed
+  // under it): its files are deleted and its records must be re-read from the ledger.
+  bool replay = false;
   std::chrono::milliseconds write_time{0}, commit_time{0};
 };
 
@@ -98,6 +106,7 @@ class DatasetWriter {
  public:
   // `stop` ends every retry wait at once (the error of the attempt before is then returned).
   DatasetWriter(DatasetConfig config, lake::Catalog* catalog, std::stop_token stop = {});
+  ~DatasetWriter();  // an open streamed flush is aborted (its files deleted)
 
   // Writes and commits `flush`. Retriable failures are retried with backoff up to the budget;
   // an error return means the budget is spent, a stop was requested, or the failure is
@@ -110,6 +119,21 @@ class DatasetWriter {
 
   const DatasetConfig& config() const { return config_; }
 
+  // The streamed flush (dataset_writer_stream.cc): the parts of one flush are written as they
+  // come, into one open files::RollingParquetWriter per partition tuple (row groups leave for
+  // the store as they fill, files rotate at target_file_size); FinishStream writes the last
+  // part, finishes every file and commits them all with the flush's ledger ranges and rejects,
+  // in one commit, deciding per outcome as Write does. Nothing is referenced before that
+  // commit. A part that cannot be written (a retriable failure, or the table changed under the
+  // flush) makes the flush a replay: its files are deleted and FinishStream says `replay` (the
+  // earlier parts are gone, so the records must be read again from the ledger). An error
+  // return is final (fatal, or the retry budget spent).
+  Status WritePart(const arrow::RecordBatch& part);
+  Result<FlushOutcome> FinishStream(const SealedFlush& last);
+  // Deletes the open flush's files (finished or not); the next part starts a new flush.
+  void AbortStream();
+  bool streaming() const { return stream_ != nullptr; }
+
   // The table's offset ledger of `topic` (empty while the table does not exist): what a
   // routed dataset plans its tables' commits with (ingest/routed_writer.h).
   Result<std::map<int32_t, int64_t>> ReadLedger(const std::string& topic);
@@ -117,6 +141,21 @@ class DatasetWriter {
  private:
   struct WrittenFiles {
     std::vector<lake::DataFile> data, rejects;
+  };
+  // The open streamed flush (dataset_writer_stream.cc).
+  struct Stream {
+    struct Tuple {
+      std::vector<lake::PartitionValue> values;
+      std::unique_ptr<files::RollingParquetWriter> writer;
+      std::vector<std::string> relative_paths;  // of the writer's files, in order
+    };
+    int64_t inserted_at_us = 0;
+    std::string writer_id;
+    FlushOutcome outcome;  // the counters of the parts written so far
+    std::vector<std::unique_ptr<Tuple>> open;  // stable: each writer's path maker holds its Tuple
+    std::vector<lake::DataFile> finished;      // files of tuples whose writer was closed
+    int64_t rows = 0;
+    Status failed;  // a part could not be written: the flush is given up (replayed)
   };
   // kReady, or the table changed under the writer and must be reloaded.
   enum class Prepared { kReady, kTableChanged };
@@ -135,6 +174,17 @@ class DatasetWriter {
   Result<WrittenFiles> WriteFiles(const SealedFlush& flush,
                                   const std::vector<RejectRecord>& rejects, int64_t inserted_at_us,
                                   FlushOutcome& outcome);
+  // `batch`'s values resolved onto the live columns (plan_), cast to their types, with
+  // `_inserted_at`, field ids set, sorted by the sort keys.
+  Result<std::shared_ptr<arrow::RecordBatch>> LiveRows(const arrow::RecordBatch& batch,
+                                                       int64_t inserted_at_us,
+                                                       FlushOutcome& outcome);
+  Status OpenRejectsTable();
+  // A streamed part written into the open tuple writers (tables prepared first).
+  Status AppendPart(const arrow::RecordBatch& part);
+  // The streamed flush's outcome when it is given up: files deleted, `replay` after a backoff
+  // (or the error once the consecutive replays exceed commit.max_attempts).
+  Result<FlushOutcome> Replay(const Status& why);
   Result<lake::DataFile> WriteRejectsFile(const std::vector<RejectRecord>& rejects,
                                           FlushOutcome& outcome);
   // Commits `request` to `table` until it lands, is fenced, or must be written again;
@@ -162,6 +212,8 @@ class DatasetWriter {
   std::set<std::string> refused_;       // folded names the catalog refused to add
   std::set<std::string> unpromotable_;  // live columns the catalog refused to widen
   std::set<std::string> sort_warned_;   // reason/keys of the sort skips warned about
+  std::unique_ptr<Stream> stream_;
+  int replays_ = 0;  // consecutive streamed flushes given up
   UuidV7Generator commit_ids_;
   std::string writer_prefix_;  // host/pid
 };

@@ -14,6 +14,7 @@
 #include "base/retry.h"
 #include "ingest/coercion_metrics.h"
 #include "ingest/filter_metrics.h"
+#include "ingest/memory_pools.h"
 #include "ingest/pipeline_dataset.h"
 #include "observe/metric_names.h"
 #include "records/mapped_batch_builder.h"
@@ -26,7 +27,9 @@ Pipeline::Pipeline(PipelineOptions options, lake::Catalog* catalog,
       catalog_(catalog),
       metrics_(metrics),
       stage_times_(*metrics),
-      kafka_statistics_(metrics) {
+      kafka_statistics_(metrics),
+      decode_pool_(&metrics->Gauge(m::kArrowPoolBytes, {{std::string(m::kLabelStage), "decode"}})),
+      encode_pool_(&metrics->Gauge(m::kArrowPoolBytes, {{std::string(m::kLabelStage), "encode"}})) {
   last_loop_.store(SteadyClock::now());
 }
 
@@ -76,14 +79,22 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     }
     WEIR_RETURN_NOT_OK(catalog->CheckSpec(DatasetWriter::Spec(options_of.config), setting));
     auto dataset = std::make_unique<Dataset>();
+    options_of.config.file.pool = EncodePool();
+    if (options_of.flush_part_bytes > 0) {
+      // A part is at most a quarter of the budget, so parts queued for the flush thread cannot
+      // hold the budget alone.
+      options_of.flush_part_bytes =
+          std::min(options_of.flush_part_bytes,
+                   std::max<int64_t>(pipeline->options_.memory_budget_bytes / 4, 1 << 20));
+    }
     dataset->options = options_of;
     if (options_of.mapping) {
-      WEIR_ASSIGN_OR_RAISE(dataset->builder,
-                           records::MappedBatchBuilder::Make(options_of.mapping, options_of.decode,
-                                                             arrow::default_memory_pool()));
+      WEIR_ASSIGN_OR_RAISE(
+          dataset->builder,
+          records::MappedBatchBuilder::Make(options_of.mapping, options_of.decode, DecodePool()));
     } else {
-      WEIR_ASSIGN_OR_RAISE(dataset->builder, decode::JsonBatchBuilder::Make(
-                                                 options_of.decode, arrow::default_memory_pool()));
+      WEIR_ASSIGN_OR_RAISE(dataset->builder,
+                           decode::JsonBatchBuilder::Make(options_of.decode, DecodePool()));
     }
     dataset->writer = std::make_unique<DatasetWriter>(options_of.config, catalog,
                                                       pipeline->stopping_.get_token());
@@ -92,9 +103,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
                                                        catalog, pipeline->stopping_.get_token());
     }
     if (!options_of.metadata_columns.empty()) {
-      WEIR_ASSIGN_OR_RAISE(dataset->metadata,
-                           records::MetadataColumnsBuilder::Make(options_of.metadata_columns,
-                                                                 arrow::default_memory_pool()));
+      WEIR_ASSIGN_OR_RAISE(dataset->metadata, records::MetadataColumnsBuilder::Make(
+                                                  options_of.metadata_columns, DecodePool()));
     }
     const m::Labels labels{{std::string(m::kLabelDataset), options_of.config.name}};
     dataset->consumed = &metrics->Counter(m::kRecordsConsumed, labels);
@@ -355,10 +365,11 @@ void Pipeline::PublishDecodeStats(Dataset& d) {
   d.published = stats;
 }
 
-void Pipeline::Seal(Dataset& d) {
-  if (d.records == 0) return;
-  SealedFlush flush;
-  flush.bytes = d.buffered_bytes();
+bool Pipeline::Streams(const Dataset& d) {
+  return d.options.flush_part_bytes > 0 && !d.router && d.options.config.sort_keys.empty();
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> Pipeline::FinishBatch(Dataset& d) {
   const auto seal_start = SteadyClock::now();
   auto batch = d.builder->Finish();
   if (batch.ok() && d.metadata) {
@@ -370,15 +381,48 @@ void Pipeline::Seal(Dataset& d) {
     d.metadata_nulled_published = nulled;
   }
   stage_times_.seal.Increment(StageTimes::Seconds(SteadyClock::now() - seal_start));
+  if (!batch.ok()) return WithContext(batch.status(), "dataset " + d.options.config.name);
+  PublishDecodeStats(d);
+  return batch;
+}
+
+void Pipeline::SealPart(Dataset& d) {
+  const int64_t bytes =
+      d.builder->buffered_bytes() + (d.metadata ? d.metadata->buffered_bytes() : 0);
+  if (d.records == 0 || d.builder->buffered_bytes() == 0) return;
+  auto batch = FinishBatch(d);
   if (!batch.ok()) {
-    SetFatal(WithContext(batch.status(), "dataset " + d.options.config.name));
+    SetFatal(batch.status());
+    return;
+  }
+  SealedFlush part;
+  part.part = true;
+  part.batch = std::move(*batch);
+  part.bytes = bytes;
+  d.part_bytes += bytes;
+  ++d.parts;
+  inflight_bytes_ += bytes;
+  {
+    std::lock_guard lock(d.mutex);
+    d.queue.push_back(std::move(part));
+    d.queued_part_bytes += bytes;
+  }
+  d.changed.notify_all();
+}
+
+void Pipeline::Seal(Dataset& d) {
+  if (d.records == 0) return;
+  SealedFlush flush;
+  flush.bytes = d.buffered_bytes();
+  auto batch = FinishBatch(d);
+  if (!batch.ok()) {
+    SetFatal(batch.status());
     return;
   }
   flush.row_partitions = std::move(d.row_partitions);
   flush.row_offsets = std::move(d.row_offsets);
   d.row_partitions.clear();
   d.row_offsets.clear();
-  PublishDecodeStats(d);
   flush.batch = std::move(*batch);
   flush.rejects = std::move(d.rejects);
   flush.records = d.records;
@@ -387,6 +431,8 @@ void Pipeline::Seal(Dataset& d) {
   d.rejects.clear();
   d.reject_bytes = 0;
   d.records = 0;
+  d.part_bytes = 0;
+  d.parts = 0;
   inflight_bytes_ += flush.bytes;
   {
     std::lock_guard lock(d.mutex);
@@ -398,10 +444,13 @@ void Pipeline::Seal(Dataset& d) {
 void Pipeline::SealDue(SteadyClock::time_point now) {
   for (auto& d : datasets_) {
     if (d->records == 0) continue;
-    const int64_t bytes = d->buffered_bytes();
+    // flush.max_bytes counts the whole flush: the parts handed over and the open buffer.
+    const int64_t bytes = d->buffered_bytes() + d->part_bytes;
     d->buffer_bytes->Set(static_cast<double>(bytes));
     if (bytes >= d->options.flush_max_bytes || now - d->first_record >= d->options.flush_interval) {
       Seal(*d);
+    } else if (Streams(*d) && d->builder->buffered_bytes() >= d->options.flush_part_bytes) {
+      SealPart(*d);
     }
   }
 }
@@ -412,6 +461,18 @@ void Pipeline::SealAll() {
 
 void Pipeline::Abandon() {
   for (auto& d : datasets_) {
+    if (d->parts > 0) {
+      // The flush thread deletes the files the open flush's parts went into.
+      SealedFlush abort;
+      abort.abort = true;
+      {
+        std::lock_guard lock(d->mutex);
+        d->queue.push_back(std::move(abort));
+      }
+      d->changed.notify_all();
+    }
+    d->part_bytes = 0;
+    d->parts = 0;
     if (d->records > 0) (void)d->builder->Finish();
     if (d->metadata) d->metadata->Reset();
     d->row_partitions.clear();
@@ -421,6 +482,22 @@ void Pipeline::Abandon() {
     d->reject_bytes = 0;
     d->records = 0;
   }
+}
+
+void Pipeline::WaitForStreamedParts() {
+  // The poll thread stays at most two parts ahead of a flush thread (the part being written and
+  // the next), so a flush's records never pile up in memory while it is encoded; it waits at
+  // most a second per loop (a flush thread stuck in retries is left to the memory budget).
+  const auto start = SteadyClock::now();
+  const auto deadline = start + std::chrono::seconds(1);
+  for (auto& d : datasets_) {
+    if (!Streams(*d)) continue;
+    std::unique_lock lock(d->mutex);
+    d->changed.wait_until(lock, deadline, [&] {
+      return d->queued_part_bytes < 2 * d->options.flush_part_bytes || d->stop;
+    });
+  }
+  stage_times_.paused.Increment(StageTimes::Seconds(SteadyClock::now() - start));
 }
 
 bool Pipeline::WaitIdle(SteadyClock::time_point deadline) {
@@ -453,8 +530,9 @@ void Pipeline::ApplyBackpressure() {
                    options_.memory_budget_bytes, used, owned.size());
       PublishPaused(owned, fmt::format("memory budget of {} bytes reached ({} in use)",
                                        options_.memory_budget_bytes, used));
-      // Whatever is buffered goes to the flush threads so the budget frees up.
-      SealAll();
+      // Whatever is buffered goes to the flush threads so the budget frees up (as a part of
+      // its flush where flushes stream, so no small file is committed for it).
+      for (auto& d : datasets_) Streams(*d) ? SealPart(*d) : Seal(*d);
     }
   } else if (paused_ && used < options_.memory_budget_bytes * 8 / 10) {
     if (consumer_->Resume(consumer_->Assignment()).ok()) {
@@ -499,6 +577,11 @@ void Pipeline::PublishLag() {
   for (auto& [d, lag] : by_dataset) {
     if (d->status != nullptr) d->status->SetLag(std::move(lag));
   }
+}
+
+void Pipeline::PublishPools() {
+  decode_pool_->Set(static_cast<double>(DecodePool()->bytes_allocated()));
+  encode_pool_->Set(static_cast<double>(EncodePool()->bytes_allocated()));
 }
 
 void Pipeline::PublishPaused(const std::vector<kafka::TopicPartition>& paused,
@@ -560,6 +643,7 @@ Status Pipeline::Run(std::stop_token stop) {
       WEIR_RETURN_NOT_OK(ConnectConsumer());
       continue;
     }
+    WaitForStreamedParts();
     const auto poll_start = SteadyClock::now();
     decode_time_ = {};
     auto polled = consumer_->Poll(std::chrono::milliseconds(100), options_.consume_batch_size,
@@ -603,6 +687,7 @@ Status Pipeline::Run(std::stop_token stop) {
     ApplyBackpressure();
     CommitKafkaOffsets();
     PublishLag();
+    PublishPools();
     if (options_.status != nullptr) options_.status->Tick();
   }
 

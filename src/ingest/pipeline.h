@@ -43,6 +43,11 @@ namespace weir::ingest {
 struct DatasetOptions {
   DatasetConfig config;
   int64_t flush_max_bytes = 100 << 20;
+  // Arrow bytes at which the open buffer is handed to the flush thread as a part of the flush
+  // (flush.part_bytes): the flush is written as it arrives and committed once, at
+  // flush_max_bytes / flush_interval (DatasetWriter's streamed flush); 0: flushes are written
+  // whole. Routed and sorted datasets are always written whole (a sort needs every row).
+  int64_t flush_part_bytes = 16 << 20;
   std::chrono::milliseconds flush_interval{60000};
   decode::DecodeOptions decode;
   // Set: records are mapped column → JMESPath expression (records/mapped_batch_builder.h);
@@ -105,6 +110,16 @@ class Pipeline final : public kafka::AssignmentListener {
 
   void Accept(const kafka::Message& message);
   void Seal(Dataset& dataset);
+  // Hands the open buffer's rows to the flush thread as a part of the open flush (its ranges,
+  // rejects and records stay until Seal).
+  void SealPart(Dataset& dataset);
+  // The builder's rows finished into a batch, with the metadata columns attached.
+  Result<std::shared_ptr<arrow::RecordBatch>> FinishBatch(Dataset& dataset);
+  // Whether `dataset`'s flushes stream in parts.
+  static bool Streams(const Dataset& dataset);
+  void PublishPools();
+  // Waits (up to a second) while a streaming dataset's flush thread has two parts to write.
+  void WaitForStreamedParts();
   void SealDue(std::chrono::steady_clock::time_point now);
   void SealAll();
   void Abandon();
@@ -143,6 +158,8 @@ class Pipeline final : public kafka::AssignmentListener {
   LogRateLimiter field_log_limiter_{std::chrono::minutes(1)};  // poll and flush threads
   KafkaStatistics kafka_statistics_;
   std::chrono::steady_clock::time_point lag_published_{};
+  observe::Gauge* decode_pool_;  // weir_arrow_pool_bytes{stage}
+  observe::Gauge* encode_pool_;
 
   // Poll thread only.
   std::map<kafka::TopicPartition, int64_t> next_start_;  // the ledger value of the next range

@@ -35,6 +35,9 @@ struct Pipeline::Dataset {
   std::unique_ptr<records::MetadataColumnsBuilder> metadata;
   std::vector<int32_t> row_partitions;
   std::vector<int64_t> row_offsets;
+  // Parts of the open flush handed to the flush thread already (poll thread).
+  int64_t part_bytes = 0;
+  int parts = 0;
 
   int64_t buffered_bytes() const {
     return builder->buffered_bytes() + reject_bytes + (metadata ? metadata->buffered_bytes() : 0) +
@@ -50,6 +53,8 @@ struct Pipeline::Dataset {
   std::deque<SealedFlush> queue;  // GUARDED_BY(mutex)
   bool busy = false;              // GUARDED_BY(mutex)
   bool stop = false;              // GUARDED_BY(mutex)
+  records::FilterOutcome streamed_filtered;  // flush thread: the open flush's parts so far
+  int64_t queued_part_bytes = 0;  // GUARDED_BY(mutex): parts handed over and not yet written
 
   // Metrics.
   m::Counter* consumed = nullptr;

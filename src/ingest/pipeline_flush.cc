@@ -10,6 +10,15 @@
 #include "ingest/pipeline_dataset.h"
 
 namespace weir::ingest {
+namespace {
+
+void AddFiltered(const records::FilterOutcome& from, records::FilterOutcome* to) {
+  for (const auto& [reason, n] : from.skipped) to->skipped[reason] += n;
+  for (const auto& [value, n] : from.matched) to->matched[value] += n;
+  to->invalid_values += from.invalid_values;
+}
+
+}  // namespace
 
 void Pipeline::FlushLoop(Dataset& d) {
   const std::string& name = d.options.config.name;
@@ -24,6 +33,17 @@ void Pipeline::FlushLoop(Dataset& d) {
       flush = std::move(d.queue.front());
       d.queue.pop_front();
       d.busy = true;
+    }
+    if (flush.abort) {
+      // The open streamed flush was abandoned (its records are re-read from the ledger).
+      d.writer->AbortStream();
+      d.streamed_filtered = {};
+      {
+        std::lock_guard lock(d.mutex);
+        d.busy = false;
+      }
+      d.changed.notify_all();
+      continue;
     }
     const bool failed = !fatal().ok();
     const auto cast_start = SteadyClock::now();
@@ -61,9 +81,33 @@ void Pipeline::FlushLoop(Dataset& d) {
         d.variant_fields_dropped->Increment(static_cast<double>(variant.collisions_dropped));
       }
     }
+    if (flush.part) {
+      // A part of a streamed flush: into the open files now, committed with the flush's last.
+      if (fatal().ok()) {
+        if (Status wrote = d.writer->WritePart(*flush.batch); !wrote.ok()) {
+          spdlog::error("dataset {}: {}", name, wrote.ToString());
+          SetFatal(wrote);
+        }
+      }
+      AddFiltered(filtered, &d.streamed_filtered);
+      stage_times_.encode.Increment(StageTimes::Seconds(SteadyClock::now() - cast_start));
+      flush.batch.reset();  // its memory is back before the budget hears of it
+      inflight_bytes_ -= flush.bytes;
+      {
+        std::lock_guard lock(d.mutex);
+        d.busy = false;
+        d.queued_part_bytes -= flush.bytes;
+      }
+      d.changed.notify_all();
+      continue;
+    }
+    AddFiltered(d.streamed_filtered, &filtered);
+    d.streamed_filtered = {};
     stage_times_.encode.Increment(StageTimes::Seconds(SteadyClock::now() - cast_start));
     if (fatal().ok()) {
-      auto outcome = d.router ? WriteRouted(d, flush) : d.writer->Write(flush);
+      auto outcome = d.router                ? WriteRouted(d, flush)
+                     : d.writer->streaming() ? d.writer->FinishStream(flush)
+                                             : d.writer->Write(flush);
       if (outcome.ok()) {
         stage_times_.encode.Increment(StageTimes::Seconds(outcome->write_time));
         stage_times_.commit.Increment(StageTimes::Seconds(outcome->commit_time));
@@ -78,6 +122,12 @@ void Pipeline::FlushLoop(Dataset& d) {
             "dataset {}: commit fenced (another writer committed these offsets); "
             "{} file(s) deleted, consumption restarts from the ledger",
             name, outcome->orphaned_files);
+        restart_.store(true);
+      } else if (outcome->replay) {
+        spdlog::warn(
+            "dataset {}: streamed flush given up and its files deleted; consumption restarts "
+            "from the ledger",
+            name);
         restart_.store(true);
       } else {
         PublishFilterOutcome(*metrics_, name, filtered);  // once per landed flush

@@ -160,9 +160,17 @@ inline constexpr MetricDef kRecordsRedelivered{
     "partition's next offset); dropped, so they cannot land twice.",
     MetricType::kCounter,
     {kLabelDataset}};
+// Bytes held in weir's Arrow memory pools (issue 12), by stage: decode (the record builders and
+// the sealed parts waiting for the flush thread), encode (the Parquet writers: open row groups,
+// their pages, casts and partition splits of the part being written).
+inline constexpr MetricDef kArrowPoolBytes{
+    "weir_arrow_pool_bytes",
+    "Bytes allocated from weir's Arrow memory pools, by stage (decode, encode).",
+    MetricType::kGauge,
+    {kLabelStage}};
 
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 28> kStandardMetrics = {
+inline constexpr std::array<const MetricDef*, 29> kStandardMetrics = {
     &kRecordsConsumed, &kRecordsWritten,
     &kRecordsRejected, &kRecordsFiltered,
     &kFieldsDropped,   &kFieldsRenamed,
@@ -176,6 +184,7 @@ inline constexpr std::array<const MetricDef*, 28> kStandardMetrics = {
     &kColumnsCoerced,  &kColumnCoercionErrors,
     &kSortSkipped,     &kRecordsRouted,
     &kRouteFallback,   &kStageBusy,
-    &kStageIdle,       &kRecordsRedelivered};
+    &kStageIdle,       &kRecordsRedelivered,
+    &kArrowPoolBytes};
 
 }  // namespace weir::observe

@@ -3,7 +3,9 @@
 A 1,000,000-event topic of the benchmark's reference events (~1.36 KB of JSON each, filled by
 bench_fill_topic) is ingested with flush.max_bytes 1 GiB and flush.target_file_size 32 MiB:
 every data file but the last of each flush is 32 MiB ± 10 %, every event lands once, and the
-peak RSS is measured and reported (not asserted: performance is the benchmarks' business)."""
+process's peak RSS stays under memory_budget (512 MiB): the 1 GiB flush streams through the
+open files in parts of flush.part_bytes instead of being held whole (it was ~1.8 GiB before).
+A bound, not a timing: what the figure is, is the benchmarks' business."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from tests.e2e.weir_run import Lake, WeirIngest, unique, wait_for
 EVENTS = 1_000_000
 PARTITIONS = 8
 TARGET = 32 << 20
+BUDGET_MIB = 512
 
 
 def vm_hwm_mib(pid: int) -> float:
@@ -47,7 +50,7 @@ def test_files_are_the_target_size_whatever_the_flush_size(kafka, build_dir, tmp
         "WEIR_FLUSH_MAX_BYTES": "1GiB",
         "WEIR_FLUSH_TARGET_FILE_SIZE": "32MiB",
         "WEIR_FLUSH_INTERVAL": "1h",
-        "WEIR_MEMORY_BUDGET": "3GiB",
+        "WEIR_MEMORY_BUDGET": f"{BUDGET_MIB}MiB",
         "WEIR_SHUTDOWN_DRAIN_TIMEOUT": "600s",
     }).start()
     peak_mib = 0.0
@@ -68,6 +71,7 @@ def test_files_are_the_target_size_whatever_the_flush_size(kafka, build_dir, tmp
     assert code == 0, weir.log()
     record_property("peak_rss_mib", round(peak_mib, 1))
     print(f"peak RSS of weir ingest: {peak_mib:.1f} MiB")
+    assert 0 < peak_mib < BUDGET_MIB, (peak_mib, weir.log())
 
     con = lake.connect()
     assert con.execute("SELECT count(*), count(DISTINCT uuid) FROM lake.events").fetchone() == (

@@ -1,0 +1,158 @@
+// DatasetWriter's streamed flush against the scripted lake (lake/testing): the parts of a flush
+// land in one commit with the flush's ledger ranges, nothing is referenced before it, and every
+// way a streamed flush can end short of landing (fenced, the table changed, aborted) leaves no
+// file behind and nothing landed.
+#include <filesystem>
+#include <set>
+
+#include <arrow/api.h>
+#include <gtest/gtest.h>
+
+#include "assert_status.h"
+#include "harness_env.h"
+#include "ingest/dataset_writer.h"
+#include "lake/testing/fake_table.h"
+#include "writer_fixture.h"
+
+namespace weir::ingest {
+namespace {
+
+using lake::testing::FakeStep;
+using lake::testing::FakeTableState;
+
+// `rows` rows: id (from `first`) and, with `team`, a team column.
+std::shared_ptr<arrow::RecordBatch> Rows(int64_t first, int64_t rows, bool team = true) {
+  arrow::Int64Builder ids;
+  arrow::StringBuilder teams;
+  for (int64_t i = first; i < first + rows; ++i) {
+    EXPECT_TRUE(ids.Append(i).ok());
+    EXPECT_TRUE(teams.Append(i % 2 == 0 ? "a" : "b").ok());
+  }
+  if (!team) {
+    return arrow::RecordBatch::Make(arrow::schema({arrow::field("id", arrow::int64())}), rows,
+                                    {ids.Finish().ValueOrDie()});
+  }
+  return arrow::RecordBatch::Make(
+      arrow::schema({arrow::field("id", arrow::int64()), arrow::field("team", arrow::utf8())}),
+      rows, {ids.Finish().ValueOrDie(), teams.Finish().ValueOrDie()});
+}
+
+// The last seal of a flush of offsets [start, end) whose rows from `last_from` on are in it.
+SealedFlush Last(int64_t start, int64_t end, int64_t last_from) {
+  SealedFlush flush;
+  flush.batch = Rows(last_from, end - last_from);
+  flush.offsets = {{"t", 0, start, end}};
+  flush.records = end - start;
+  return flush;
+}
+
+class DatasetWriterStreamTest : public WriterFixture {
+ protected:
+  void SetUp() override { SetUpWriter("dataset_writer_stream_"); }
+
+  FakeTableState& events() { return catalog_->state("main.events"); }
+
+  std::set<std::string> FilesOnDisk() const {
+    std::set<std::string> out;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+      if (entry.path().extension() == ".parquet") out.insert(entry.path().string());
+    }
+    return out;
+  }
+  std::set<std::string> FilesLanded() {
+    std::set<std::string> out;
+    for (const auto& snapshot : events().snapshots) {
+      for (const auto& file : snapshot.files) out.insert(file.info.path);
+    }
+    return out;
+  }
+};
+
+TEST_F(DatasetWriterStreamTest, ThePartsOfAFlushLandInOneCommitWithItsRanges) {
+  DatasetWriter writer(config_, catalog_.get());
+  ASSERT_OK(writer.WritePart(*Rows(0, 10)));
+  ASSERT_OK(writer.WritePart(*Rows(10, 10)));
+  EXPECT_TRUE(writer.streaming());
+  EXPECT_TRUE(events().snapshots.empty()) << "nothing is committed before the flush ends";
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(0, 30, 20)));
+  EXPECT_FALSE(writer.streaming());
+  EXPECT_FALSE(outcome.fenced);
+  EXPECT_FALSE(outcome.replay);
+  EXPECT_EQ(outcome.rows, 30);
+  EXPECT_EQ(outcome.files, 1) << "one open file per tuple across the parts";
+  ASSERT_EQ(events().snapshots.size(), 1u);
+  EXPECT_EQ(events().LandedRows(), 30);
+  EXPECT_EQ(events().ledger, (std::map<std::pair<std::string, int32_t>, int64_t>{{{"t", 0}, 30}}));
+  EXPECT_EQ(FilesOnDisk(), FilesLanded());
+}
+
+TEST_F(DatasetWriterStreamTest, APartLackingAColumnGoesOnInTheOpenFileAndANewColumnStartsAFile) {
+  DatasetWriter writer(config_, catalog_.get());
+  ASSERT_OK(writer.WritePart(*Rows(0, 10)));
+  ASSERT_OK(writer.WritePart(*Rows(10, 10, /*team=*/false)));  // team null in the same file
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome first, writer.FinishStream(Last(0, 30, 20)));
+  EXPECT_EQ(first.files, 1);
+  // A flush whose first part lacks team, then has it: the column comes with a new file.
+  ASSERT_OK(writer.WritePart(*Rows(30, 10, /*team=*/false)));
+  ASSERT_OK(writer.WritePart(*Rows(40, 10)));
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome second, writer.FinishStream(Last(30, 60, 50)));
+  EXPECT_EQ(second.files, 2);
+  EXPECT_EQ(second.rows, 30);
+  EXPECT_EQ(events().LandedRows(), 60);
+  EXPECT_EQ(FilesOnDisk(), FilesLanded());
+}
+
+TEST_F(DatasetWriterStreamTest, AFencedStreamedFlushDeletesEveryFileOfItsParts) {
+  DatasetWriter writer(config_, catalog_.get());
+  ASSERT_OK(writer.Write(Last(0, 10, 0)).status());
+  events().ledger[{"t", 0}] = 25;  // another writer took the partition
+  ASSERT_OK(writer.WritePart(*Rows(10, 10)));
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(10, 30, 20)));
+  EXPECT_TRUE(outcome.fenced);
+  EXPECT_EQ(outcome.rows, 0);
+  EXPECT_EQ(events().snapshots.size(), 1u);
+  EXPECT_EQ(events().LandedRows(), 10);
+  EXPECT_EQ(FilesOnDisk(), FilesLanded()) << "the fenced flush's files are deleted";
+}
+
+TEST_F(DatasetWriterStreamTest, ATableChangedAtTheCommitMakesAReplayWithNothingLeft) {
+  events().script = {FakeStep::kTableChanged};
+  DatasetWriter writer(config_, catalog_.get());
+  ASSERT_OK(writer.WritePart(*Rows(0, 10)));
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(0, 20, 10)));
+  EXPECT_TRUE(outcome.replay) << "the parts are gone: the records are read again";
+  EXPECT_TRUE(events().snapshots.empty());
+  EXPECT_TRUE(FilesOnDisk().empty());
+  // The replay (the same offsets again) lands once.
+  ASSERT_OK(writer.WritePart(*Rows(0, 10)));
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome again, writer.FinishStream(Last(0, 20, 10)));
+  EXPECT_FALSE(again.replay);
+  EXPECT_EQ(events().LandedRows(), 20);
+  EXPECT_EQ(FilesOnDisk(), FilesLanded());
+}
+
+TEST_F(DatasetWriterStreamTest, AnAbortedStreamLeavesNoFile) {
+  DatasetWriter writer(config_, catalog_.get());
+  ASSERT_OK(writer.WritePart(*Rows(0, 10)));
+  ASSERT_OK(writer.WritePart(*Rows(10, 10)));
+  writer.AbortStream();
+  EXPECT_FALSE(writer.streaming());
+  EXPECT_TRUE(FilesOnDisk().empty());
+  EXPECT_TRUE(events().snapshots.empty());
+}
+
+TEST_F(DatasetWriterStreamTest, FilesRotateAtTheTargetAcrossParts) {
+  config_.target_file_size = 64 << 10;
+  config_.file.row_group_rows = 1000;
+  DatasetWriter writer(config_, catalog_.get());
+  for (int p = 0; p < 20; ++p) ASSERT_OK(writer.WritePart(*Rows(p * 5000, 5000)));
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(0, 100001, 100000)));
+  EXPECT_GT(outcome.files, 2);
+  EXPECT_EQ(outcome.rows, 100001);
+  EXPECT_EQ(events().snapshots.size(), 1u);
+  EXPECT_EQ(events().LandedRows(), 100001);
+  EXPECT_EQ(FilesOnDisk(), FilesLanded());
+}
+
+}  // namespace
+}  // namespace weir::ingest
