@@ -20,6 +20,8 @@
 #include "config/load.h"
 #include "config/validate.h"
 #include "decode/field_names.h"
+#include "files/writer_defaults.h"
+#include "ingest/memory_pools.h"
 #include "ingest/pipeline.h"
 #include "kafka/admin.h"
 #include "lake/duckdb_engine.h"
@@ -163,7 +165,6 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
     o.config.commit_max_attempts = s.commit_max_attempts;
     o.flush_max_bytes = d.flush.max_bytes;
     o.flush_part_bytes = d.flush.part_bytes;
-    o.config.file.parallel_columns = s.encode_threads != 1;
     o.flush_interval = d.flush.interval;
     o.decode.max_record_bytes = static_cast<size_t>(d.max_record_bytes);
     if (!d.mapping.empty()) {
@@ -362,6 +363,9 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     return kExitFailure;
   }
   lake::Catalog* lake = catalog->get();
+  // Every Parquet writer of the process allocates from the encode pool (weir_arrow_pool_bytes)
+  // and, unless encode_threads is 1, encodes a row group's columns in parallel.
+  files::SetWriterDefaults({ingest::EncodePool(), settings->encode_threads != 1});
   if (settings->encode_threads > 1) {
     // Arrow's CPU pool runs the Parquet column encoders (its default: one thread per core).
     if (Status sized = arrow::SetCpuThreadPoolCapacity(settings->encode_threads); !sized.ok()) {

@@ -177,11 +177,11 @@ struct IngestSettings {
   StorageSettings storage;
   std::vector<DatasetSettings> datasets;  // at least one; names, topics and tables unique
   int64_t memory_budget_bytes = 256LL << 20;
-  int encode_threads = 0;  // Parquet column encoders in parallel; 0: one per core
-  int http_port = 8000;                                      // 0 = off
-  std::string log_level = "info";                            // trace | debug | info | warn | error
-  std::string log_format = "text";                           // text | json
-  std::string duckdb_extension_dir;                          // "" = the build's
+  int encode_threads = 0;            // Parquet column encoders in parallel; 0: one per core
+  int http_port = 8000;              // 0 = off
+  std::string log_level = "info";    // trace | debug | info | warn | error
+  std::string log_format = "text";   // text | json
+  std::string duckdb_extension_dir;  // "" = the build's
   std::chrono::milliseconds drain_timeout{96000};            // shutdown.drain_timeout
   int commit_max_attempts = 10;                              // retry budget for lake commits
   std::chrono::milliseconds check_timeout{5000};             // weir check: each probe's deadline

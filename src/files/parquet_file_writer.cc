@@ -1,6 +1,7 @@
 #include "files/parquet_file_writer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -17,9 +18,13 @@
 
 #include "base/number_text.h"
 #include "base/uuid.h"
+#include "files/writer_defaults.h"
 
 namespace weir::files {
 namespace {
+
+std::atomic<arrow::MemoryPool*> g_pool{nullptr};
+std::atomic<bool> g_parallel_columns{false};
 
 // Folds one row group's min/max into the file's, as text, for the physical types whose text
 // form is unambiguous (uuids as their canonical text). Columns with a logical type that needs
@@ -133,9 +138,16 @@ bool HasPlainText(const parquet::ColumnDescriptor& column) {
 
 }  // namespace
 
+void SetWriterDefaults(WriterDefaults defaults) {
+  g_pool.store(defaults.pool);
+  g_parallel_columns.store(defaults.parallel_columns);
+}
+
+WriterDefaults GetWriterDefaults() { return {g_pool.load(), g_parallel_columns.load()}; }
+
 std::shared_ptr<parquet::WriterProperties> MakeWriterProperties(const FileConfig& config) {
   parquet::WriterProperties::Builder builder;
-  if (config.pool != nullptr) builder.memory_pool(config.pool);  // the encoders' buffers
+  if (auto* pool = g_pool.load()) builder.memory_pool(pool);  // the encoders' buffers
   switch (config.codec) {
     case Codec::kZstd:
       builder.compression(parquet::Compression::ZSTD)->compression_level(config.compression_level);
@@ -245,10 +257,11 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
     }
   }
   WEIR_ASSIGN_OR_RAISE(state->sink, fs->OpenOutputStream(state->path));
-  arrow::MemoryPool* pool = config.pool != nullptr ? config.pool : arrow::default_memory_pool();
+  const WriterDefaults defaults = GetWriterDefaults();
+  arrow::MemoryPool* pool = defaults.pool != nullptr ? defaults.pool : arrow::default_memory_pool();
   auto arrow_properties = parquet::ArrowWriterProperties::Builder()
                               .store_schema()
-                              ->set_use_threads(config.parallel_columns)
+                              ->set_use_threads(defaults.parallel_columns)
                               ->build();
   const bool shredded = std::any_of(schema->fields().begin(), schema->fields().end(),
                                     [](const auto& f) { return IsShreddedVariant(*f->type()); });
@@ -256,8 +269,9 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
     // The annotated schema is given to the Parquet writer directly (without the stored Arrow
     // schema, which would name a plain struct).
     const auto properties = MakeWriterProperties(config);
-    arrow_properties =
-        parquet::ArrowWriterProperties::Builder().set_use_threads(config.parallel_columns)->build();
+    arrow_properties = parquet::ArrowWriterProperties::Builder()
+                           .set_use_threads(defaults.parallel_columns)
+                           ->build();
     WEIR_ASSIGN_OR_RAISE(auto root, VariantAnnotated(*schema, *properties, *arrow_properties));
     std::unique_ptr<parquet::ParquetFileWriter> file;
     try {
@@ -265,8 +279,8 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
     } catch (const parquet::ParquetException& e) {
       return Status::IOError("parquet writer: ", e.what());
     }
-    WEIR_RETURN_NOT_OK(parquet::arrow::FileWriter::Make(
-        pool, std::move(file), schema, arrow_properties, &state->writer));
+    WEIR_RETURN_NOT_OK(parquet::arrow::FileWriter::Make(pool, std::move(file), schema,
+                                                        arrow_properties, &state->writer));
   } else {
     WEIR_ASSIGN_OR_RAISE(state->writer, parquet::arrow::FileWriter::Open(
                                             *schema, pool, state->sink,

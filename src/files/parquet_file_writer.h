@@ -15,7 +15,6 @@
 #include <vector>
 
 #include <arrow/filesystem/filesystem.h>
-#include <arrow/memory_pool.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
 #include <parquet/properties.h>
@@ -34,11 +33,6 @@ struct FileConfig {
   // rows only. The estimate is the open group's Arrow bytes times the file's compression ratio
   // so far (or the hint given to Create before its first group closed).
   int64_t row_group_bytes = 0;
-  // Where the writer allocates (its open row group's pages); null: Arrow's default pool.
-  arrow::MemoryPool* pool = nullptr;
-  // Encode and compress a row group's columns in parallel on Arrow's CPU thread pool (whose
-  // size the process sets: encode_threads); false: on the caller's thread.
-  bool parallel_columns = false;
 };
 
 // The one place Parquet writer properties are derived from configuration.

@@ -151,7 +151,7 @@ class DatasetWriter {
     };
     int64_t inserted_at_us = 0;
     std::string writer_id;
-    FlushOutcome outcome;  // the counters of the parts written so far
+    FlushOutcome outcome;                      // the counters of the parts written so far
     std::vector<std::unique_ptr<Tuple>> open;  // stable: each writer's path maker holds its Tuple
     std::vector<lake::DataFile> finished;      // files of tuples whose writer was closed
     int64_t rows = 0;

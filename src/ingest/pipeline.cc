@@ -79,7 +79,6 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     }
     WEIR_RETURN_NOT_OK(catalog->CheckSpec(DatasetWriter::Spec(options_of.config), setting));
     auto dataset = std::make_unique<Dataset>();
-    options_of.config.file.pool = EncodePool();
     if (options_of.flush_part_bytes > 0) {
       // A part is at most a quarter of the budget, so parts queued for the flush thread cannot
       // hold the budget alone.

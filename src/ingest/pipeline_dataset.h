@@ -50,9 +50,9 @@ struct Pipeline::Dataset {
   std::thread thread;
   std::mutex mutex;
   std::condition_variable changed;
-  std::deque<SealedFlush> queue;  // GUARDED_BY(mutex)
-  bool busy = false;              // GUARDED_BY(mutex)
-  bool stop = false;              // GUARDED_BY(mutex)
+  std::deque<SealedFlush> queue;             // GUARDED_BY(mutex)
+  bool busy = false;                         // GUARDED_BY(mutex)
+  bool stop = false;                         // GUARDED_BY(mutex)
   records::FilterOutcome streamed_filtered;  // flush thread: the open flush's parts so far
   int64_t queued_part_bytes = 0;  // GUARDED_BY(mutex): parts handed over and not yet written
 

@@ -23,7 +23,9 @@ from tests.e2e.weir_run import (
 # A killed member's partitions move after its session times out; keep that short. Under the
 # classic protocol the client sets it; under KIP-848 (group.protocol=consumer) the broker does
 # (the harness's broker sets 6 s and 1 s for such groups).
-FAST_GROUP = {"WEIR_FLUSH_MAX_BYTES": "2MiB"}
+# Flushes stream in parts (flush.part_bytes) well below their size, so kills, revocations and
+# fences land mid-flush with parts already in open files.
+FAST_GROUP = {"WEIR_FLUSH_MAX_BYTES": "2MiB", "WEIR_FLUSH_PART_BYTES": "256KiB"}
 FAST_GROUP_ARGS = ("--set", "kafka.properties.session.timeout.ms=6000",
                    "--set", "kafka.properties.heartbeat.interval.ms=1000")
 GROUP_PROTOCOL_ARGS = {
@@ -113,7 +115,9 @@ def test_sigterm_under_load_commits_everything_consumed(kafka, build_dir, tmp_pa
     lake = Lake(tmp_path / "lake")
     group = unique("group")
     # Long flush interval and size: at SIGTERM the buffer holds everything consumed so far.
-    settings = {"WEIR_FLUSH_INTERVAL": "10m", "WEIR_FLUSH_MAX_BYTES": "1GiB"}
+    # Parts of 256 KiB stream into the open files meanwhile; only the drain commits them.
+    settings = {"WEIR_FLUSH_INTERVAL": "10m", "WEIR_FLUSH_MAX_BYTES": "1GiB",
+                "WEIR_FLUSH_PART_BYTES": "256KiB"}
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group, settings).start()
     producer = produce_slowly(bootstrap, topic, total, 15)
     wait_for(lambda: weir.metric("weir_records_consumed_total") >= 20_000, 60,
@@ -153,8 +157,10 @@ def test_memory_budget_pauses_consumption_and_loses_nothing(kafka, build_dir, tm
     create_topic(bootstrap, topic, 4)
     produce(bootstrap, topic, event_records(0, total))
     lake = Lake(tmp_path / "lake")
+    # Flushes written whole (flush.part_bytes 0), the way routed and sorted datasets write
+    # theirs: a streamed flush never holds the budget (its parts go to the open files).
     settings = {"WEIR_MEMORY_BUDGET": "16MiB", "WEIR_FLUSH_MAX_BYTES": "1GiB",
-                "WEIR_FLUSH_INTERVAL": "10m"}
+                "WEIR_FLUSH_INTERVAL": "10m", "WEIR_FLUSH_PART_BYTES": "0"}
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
                       settings).start()
     try:
