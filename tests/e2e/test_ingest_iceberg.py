@@ -145,8 +145,10 @@ def check_table(lake: IcebergLake, duck, bootstrap: str, topic: str) -> None:
     assert summary["weir.commit-id"]
 
 
-def run_to_completion(lake: IcebergLake, build_dir: Path, bootstrap: str, topic: str) -> None:
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
+def run_to_completion(lake: IcebergLake, build_dir: Path, bootstrap: str, topic: str,
+                      settings: dict | None = None) -> None:
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
+                      settings).start()
     try:
         wait_for(lambda: lake.count("events") >= EVENTS or not weir.alive(), 300,
                  "all events in the Iceberg table")

@@ -33,6 +33,9 @@ from tests.e2e.weir_run import (
 )
 
 EVENTS = 100_000
+# Flushes stream in parts well below their size, so each flush's uploads (S3 multipart, Azure
+# blocks) stay open across parts and complete only when the flush ends.
+STREAMED = {"WEIR_FLUSH_MAX_BYTES": "4MiB", "WEIR_FLUSH_PART_BYTES": "256KiB"}
 PARTITIONS = 8
 
 
@@ -83,7 +86,7 @@ def test_sql_catalog_with_data_and_metadata_on_s3(topic, kafka, s3, build_dir, t
     bucket = fresh_bucket(s3)
     lake = StoredLake(tmp_path / "lake", "sql", "s3", "main", bucket=bucket)
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    run_to_completion(lake, build_dir, bootstrap, topic)
+    run_to_completion(lake, build_dir, bootstrap, topic, STREAMED)
     assert lake.table("events").metadata.location == f"s3://{bucket['bucket']}/warehouse/main/events"
     assert_files_under(lake, f"s3://{bucket['bucket']}/warehouse/main/events")
     check_table(lake, lake.reader(duck), bootstrap, topic)
@@ -94,7 +97,7 @@ def test_sql_catalog_with_data_and_metadata_on_azure(topic, kafka, azure, build_
     container = fresh_container(azure)
     lake = StoredLake(tmp_path / "lake", "sql", "azure", "main", azure=azure, container=container)
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    run_to_completion(lake, build_dir, bootstrap, topic)
+    run_to_completion(lake, build_dir, bootstrap, topic, STREAMED)
     prefix = f"abfss://{container}/warehouse/main/events"
     assert lake.table("events").metadata.location == prefix
     assert_files_under(lake, prefix)
@@ -114,7 +117,7 @@ def test_rest_catalog_on_s3_read_by_pyiceberg_duckdb_and_spark(topic, kafka, s3,
     lake = StoredLake(tmp_path / "lake", "rest", "s3", namespace, rest_uri=rest_on_s3.uri,
                       bucket=bucket)
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    run_to_completion(lake, build_dir, bootstrap, topic)
+    run_to_completion(lake, build_dir, bootstrap, topic, STREAMED)
     prefix = f"s3://{rest_on_s3.bucket}/warehouse/{namespace}/events"
     assert lake.table("events").metadata.location == prefix
     assert_files_under(lake, prefix)
@@ -151,7 +154,7 @@ def test_nessie_rest_catalog_on_s3_takes_an_ingest_exactly(topic, kafka, nessie,
     lake = StoredLake(tmp_path / "lake", "rest", "s3", namespace,
                       rest_uri=nessie["WEIR_TEST_NESSIE_URI"], bucket=bucket)
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    run_to_completion(lake, build_dir, bootstrap, topic)
+    run_to_completion(lake, build_dir, bootstrap, topic, STREAMED)
     location = lake.table("events").metadata.location
     assert location.startswith(warehouse + "/"), location
     check_table(lake, lake.reader(duck), bootstrap, topic)
@@ -188,7 +191,8 @@ def test_ducklake_with_its_data_on_azure(topic, kafka, azure, build_dir, tmp_pat
             return 0
 
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
+                      STREAMED).start()
     try:
         wait_for(lambda: count() >= EVENTS or not weir.alive(), 300, "all events in DuckLake")
         assert weir.alive(), weir.log()
