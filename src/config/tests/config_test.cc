@@ -53,7 +53,8 @@ TEST(LoadTest, Defaults) {
   EXPECT_EQ(s.catalog.kind, CatalogKind::kSqlite);
   EXPECT_EQ(s.catalog.sqlite_path, "weir-lake/catalog.sqlite");
   EXPECT_EQ(s.storage.data_path, "weir-lake/data/");
-  EXPECT_EQ(s.memory_budget_bytes, 1LL << 30);
+  EXPECT_EQ(s.memory_budget_bytes, 256LL << 20);
+  EXPECT_EQ(s.encode_threads, 0);
   EXPECT_EQ(s.http_port, 8000);
   EXPECT_EQ(s.log_level, "info");
   EXPECT_EQ(s.drain_timeout, milliseconds(96000));
