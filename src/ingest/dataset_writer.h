@@ -57,6 +57,9 @@ struct DatasetConfig {
   // Parquet bytes at which a file of a flush is finished and the next begun (flush.
   // target_file_size); 0: one file per partition tuple and flush.
   int64_t target_file_size = 128 << 20;
+  // Set: an upsert dataset keyed by these columns (ingest/upsert_rows.h): each flush keeps the
+  // last row per key, and its commit deletes the table's older rows of its keys.
+  std::vector<std::string> upsert_key;
   int commit_max_attempts = 10;
   // The waits between attempts (its max_attempts is commit_max_attempts); the standard 1 s
   // doubling to 30 s with 0-25 % jitter unless a test shortens it.
@@ -91,6 +94,9 @@ struct FlushOutcome {
   int commit_attempts = 0, conflicts = 0;
   int unknown_outcomes = 0;  // commits whose outcome was unknown and was read back
   int reloads = 0;           // times the table changed and the flush was written again
+  int64_t upsert_superseded = 0;  // upsert rows dropped for a later row of their key
+  int64_t rows_deleted = 0;       // upsert: older rows of the flush's keys deleted
+  int64_t delete_files = 0;       // upsert: delete files committed
   std::chrono::milliseconds write_time{0}, commit_time{0};
 };
 
@@ -117,6 +123,8 @@ class DatasetWriter {
  private:
   struct WrittenFiles {
     std::vector<lake::DataFile> data, rejects;
+    std::shared_ptr<lake::KeyDeletes> key_deletes;  // an upsert flush's keys
+    int64_t rows = 0;                                // rows in the data files
   };
   // kReady, or the table changed under the writer and must be reloaded.
   enum class Prepared { kReady, kTableChanged };
@@ -134,7 +142,7 @@ class DatasetWriter {
   // The flush's data files, and a rejects file of `rejects` (none when it is empty).
   Result<WrittenFiles> WriteFiles(const SealedFlush& flush,
                                   const std::vector<RejectRecord>& rejects, int64_t inserted_at_us,
-                                  FlushOutcome& outcome);
+                                  const std::vector<bool>& tombstones, FlushOutcome& outcome);
   Result<lake::DataFile> WriteRejectsFile(const std::vector<RejectRecord>& rejects,
                                           FlushOutcome& outcome);
   // Commits `request` to `table` until it lands, is fenced, or must be written again;

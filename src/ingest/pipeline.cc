@@ -15,6 +15,7 @@
 #include "ingest/coercion_metrics.h"
 #include "ingest/filter_metrics.h"
 #include "ingest/pipeline_dataset.h"
+#include "ingest/upsert_rows.h"
 #include "observe/metric_names.h"
 #include "records/mapped_batch_builder.h"
 
@@ -255,7 +256,22 @@ void Pipeline::Accept(const kafka::Message& message) {
 
   const int64_t field_events = d.builder->stats().field_events;
   const auto decode_start = SteadyClock::now();
-  const Status appended = d.builder->Append(message.payload);
+  const bool upsert = !d.options.config.upsert_key.empty();
+  const bool tombstone = upsert && message.payload.empty() && !message.key_is_null;
+  std::string_view record = message.payload;
+  Status appended;
+  if (tombstone) {
+    record = message.key;  // a tombstone's row holds its key only
+  } else if (upsert && d.options.upsert_key_from_kafka_key) {
+    auto spliced = WithKeyFields(message.key_is_null ? std::string_view() : message.key,
+                                 message.payload, d.spliced);
+    if (spliced.ok()) {
+      record = d.spliced;
+    } else {
+      appended = spliced;
+    }
+  }
+  if (appended.ok()) appended = d.builder->Append(record);
   decode_time_ += SteadyClock::now() - decode_start;
   if (d.builder->stats().field_events != field_events) {
     LogFieldEvent(d, tp, message.offset, d.builder->stats().field_events - field_events);
@@ -279,6 +295,7 @@ void Pipeline::Accept(const kafka::Message& message) {
       d.row_partitions.push_back(message.partition);
       d.row_offsets.push_back(message.offset);
     }
+    if (upsert) d.row_tombstones.push_back(tombstone);
     return;
   }
   const ErrorDetail* detail = GetErrorDetail(appended);
@@ -369,6 +386,10 @@ void Pipeline::Seal(Dataset& d) {
     d.metadata_nulled->Increment(static_cast<double>(nulled - d.metadata_nulled_published));
     d.metadata_nulled_published = nulled;
   }
+  if (batch.ok() && !d.options.config.upsert_key.empty()) {
+    batch = WithTombstoneColumn(std::move(*batch), d.row_tombstones);
+  }
+  d.row_tombstones.clear();
   stage_times_.seal.Increment(StageTimes::Seconds(SteadyClock::now() - seal_start));
   if (!batch.ok()) {
     SetFatal(WithContext(batch.status(), "dataset " + d.options.config.name));
@@ -416,6 +437,7 @@ void Pipeline::Abandon() {
     if (d->metadata) d->metadata->Reset();
     d->row_partitions.clear();
     d->row_offsets.clear();
+    d->row_tombstones.clear();
     d->ranges.clear();
     d->rejects.clear();
     d->reject_bytes = 0;

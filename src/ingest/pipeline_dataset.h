@@ -35,6 +35,9 @@ struct Pipeline::Dataset {
   std::unique_ptr<records::MetadataColumnsBuilder> metadata;
   std::vector<int32_t> row_partitions;
   std::vector<int64_t> row_offsets;
+  // Upsert datasets: whether each row of the open buffer is a tombstone (ingest/upsert_rows.h).
+  std::vector<bool> row_tombstones;
+  std::string spliced;  // the record with its key's fields (upsert.key_from kafka_key)
 
   int64_t buffered_bytes() const {
     return builder->buffered_bytes() + reject_bytes + (metadata ? metadata->buffered_bytes() : 0) +
