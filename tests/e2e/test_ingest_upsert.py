@@ -39,34 +39,38 @@ def changelog(total: int, seed: int) -> tuple[list[tuple[bytes, bytes | None]], 
     records and the expected state {(g, w): (v, n)} (absent: deleted)."""
     rng = random.Random(seed)
     records: list[tuple[bytes, bytes | None]] = []
-    last: dict[int, bytes | None] = {}
+    last: dict[int, tuple[bytes, tuple[int, int]] | None] = {}
     state: dict[tuple[str, int], tuple[int, int]] = {}
     reemitted = rng.sample(range(KEYS), KEYS * 30 // 100)
+    key_bytes = [json.dumps(key_of(k)).encode() for k in range(KEYS)]
 
-    def emit(k: int, value: dict | None, raw: bytes | None = None):
+    def emit(k: int, payload: bytes | None, values: tuple[int, int] | None):
+        records.append((key_bytes[k], payload))
         key = key_of(k)
-        payload = raw if raw is not None else (None if value is None else json.dumps(value).encode())
-        records.append((json.dumps(key).encode(), payload))
-        last[k] = payload
         if payload is None:
+            last[k] = None
             state.pop((key["g"], key["w"]), None)
         else:
-            body = json.loads(payload)
-            state[(key["g"], key["w"])] = (body["v"], body["n"])
+            last[k] = (payload, values)
+            state[(key["g"], key["w"])] = values
+
+    def value(v: int, n: int) -> bytes:
+        return json.dumps({"v": v, "n": n}).encode()
 
     for k in range(KEYS):
-        emit(k, {"v": k * 7, "n": 1})
+        emit(k, value(k * 7, 1), (k * 7, 1))
     seq = 1
     while len(records) < total:
         k = rng.choice(reemitted)
         roll = rng.random()
         seq += 1
         if roll < 0.2 and last.get(k) is not None:
-            emit(k, None, raw=last[k])  # the resume's byte-identical re-emission
+            emit(k, *last[k])  # the resume's byte-identical re-emission
         elif roll < 0.3:
-            emit(k, None)  # a tombstone
+            emit(k, None, None)  # a tombstone
         else:
-            emit(k, {"v": rng.randrange(1_000_000), "n": seq})
+            v = rng.randrange(1_000_000)
+            emit(k, value(v, seq), (v, seq))
     return records, state
 
 

@@ -14,6 +14,7 @@
 #include <arrow/builder.h>
 #include <arrow/compute/api.h>
 #include <arrow/table.h>
+#include <arrow/util/key_value_metadata.h>
 #include <fmt/format.h>
 #include <parquet/arrow/reader.h>
 #include <spdlog/spdlog.h>
