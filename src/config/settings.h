@@ -114,7 +114,7 @@ struct MaintainSettings {
 
 // An upsert dataset (issue 15): one row per key, the latest record's. Empty key: append.
 struct UpsertSettings {
-  std::vector<std::string> key;     // the key columns
+  std::vector<std::string> key;    // the key columns
   std::string key_from = "value";  // value | kafka_key (the message key's JSON fields)
 };
 

@@ -273,7 +273,6 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(
       }
     }
     written.rows = rows->num_rows();
-    if (rows->num_rows() > 0) {
     // The pre-write sort, before the split: every file then holds its rows in order.
     WEIR_ASSIGN_OR_RAISE(auto sorted, SortRows(rows, config_.sort_keys));
     if (!sorted.skipped.empty()) {
@@ -292,7 +291,10 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(
     // One file per partition tuple, computed by the table with its format's transforms
     // (transforms of _inserted_at are the same for every row of a flush; identity keys on data
     // columns split the rows by value).
-    WEIR_ASSIGN_OR_RAISE(const auto groups, table_->Partition(*rows));
+    std::vector<lake::PartitionGroup> groups;  // none when an upsert flush is all tombstones
+    if (rows->num_rows() > 0) {
+      WEIR_ASSIGN_OR_RAISE(groups, table_->Partition(*rows));
+    }
     for (const auto& [values, row_ids] : groups) {
       std::shared_ptr<arrow::RecordBatch> part = rows;
       if (groups.size() > 1) {
@@ -333,7 +335,6 @@ Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(
         outcome.bytes_written += file.info.size_bytes;
         written.data.push_back(std::move(file));
       }
-    }
     }
   }
   if (!rejects.empty() && rejects_table_) {

@@ -92,8 +92,8 @@ struct FlushOutcome {
   std::map<std::string, int64_t> sort_skipped;
   int64_t orphaned_files = 0;
   int commit_attempts = 0, conflicts = 0;
-  int unknown_outcomes = 0;  // commits whose outcome was unknown and was read back
-  int reloads = 0;           // times the table changed and the flush was written again
+  int unknown_outcomes = 0;       // commits whose outcome was unknown and was read back
+  int reloads = 0;                // times the table changed and the flush was written again
   int64_t upsert_superseded = 0;  // upsert rows dropped for a later row of their key
   int64_t rows_deleted = 0;       // upsert: older rows of the flush's keys deleted
   int64_t delete_files = 0;       // upsert: delete files committed
@@ -124,7 +124,7 @@ class DatasetWriter {
   struct WrittenFiles {
     std::vector<lake::DataFile> data, rejects;
     std::shared_ptr<lake::KeyDeletes> key_deletes;  // an upsert flush's keys
-    int64_t rows = 0;                                // rows in the data files
+    int64_t rows = 0;                               // rows in the data files
   };
   // kReady, or the table changed under the writer and must be reloaded.
   enum class Prepared { kReady, kTableChanged };

@@ -15,8 +15,7 @@ Result<std::shared_ptr<arrow::Array>> CanonicalKeyColumn(
   }
   if (values->type_id() == arrow::Type::DICTIONARY) {
     const auto& dictionary = static_cast<const arrow::DictionaryType&>(*values->type());
-    WEIR_ASSIGN_OR_RAISE(auto decoded,
-                         arrow::compute::Cast(*values, dictionary.value_type()));
+    WEIR_ASSIGN_OR_RAISE(auto decoded, arrow::compute::Cast(*values, dictionary.value_type()));
     values = decoded;
   }
   const arrow::DataType& type = *values->type();
@@ -30,7 +29,8 @@ Result<std::shared_ptr<arrow::Array>> CanonicalKeyColumn(
   } else if (type.id() == arrow::Type::TIMESTAMP) {
     const auto& ts = static_cast<const arrow::TimestampType&>(type);
     WEIR_ASSIGN_OR_RAISE(
-        auto micros, arrow::compute::Cast(*values, arrow::timestamp(arrow::TimeUnit::MICRO, ts.timezone())));
+        auto micros,
+        arrow::compute::Cast(*values, arrow::timestamp(arrow::TimeUnit::MICRO, ts.timezone())));
     arrow::compute::CastOptions reinterpret = arrow::compute::CastOptions::Unsafe(arrow::int64());
     WEIR_ASSIGN_OR_RAISE(auto ints, arrow::compute::Cast(*micros, arrow::int64(), reinterpret));
     return ints;

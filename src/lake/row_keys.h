@@ -22,6 +22,7 @@ Result<std::vector<std::string>> EncodeRowKeys(
 
 // `column` in its canonical Arrow type (int64, double, boolean, binary); what EncodeRowKeys
 // encodes, and what a format compares with its column statistics.
-Result<std::shared_ptr<arrow::Array>> CanonicalKeyColumn(const std::shared_ptr<arrow::Array>& column);
+Result<std::shared_ptr<arrow::Array>> CanonicalKeyColumn(
+    const std::shared_ptr<arrow::Array>& column);
 
 }  // namespace weir::lake

@@ -207,6 +207,7 @@ def test_aborted_transactions_never_land(kafka, build_dir, tmp_path):
                                      value=json.dumps({"v": -1, "n": t}).encode())
                 else:
                     state[(key["g"], key["w"])] = (value["v"], value["n"])
+            producer.flush(30)  # every record acknowledged inside the transaction
             if commit:
                 producer.commit_transaction(30)
             else:

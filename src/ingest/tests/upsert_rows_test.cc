@@ -14,7 +14,7 @@ namespace {
 std::shared_ptr<arrow::RecordBatch> Changelog(const std::vector<bool>& tombstones) {
   arrow::StringBuilder group;
   arrow::Int64Builder w, v, seq;
-  const std::vector<std::optional<std::string>> groups = {"a", "b", "a", std::nullopt,
+  const std::vector<std::optional<std::string>> groups = {"a", "b", "a",         std::nullopt,
                                                           "a", "b", std::nullopt};
   const std::vector<int64_t> windows = {1, 1, 2, 1, 1, 1, 1};
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -26,8 +26,9 @@ std::shared_ptr<arrow::RecordBatch> Changelog(const std::vector<bool>& tombstone
   auto batch = arrow::RecordBatch::Make(
       arrow::schema({arrow::field("Group", arrow::utf8()), arrow::field("w", arrow::int64()),
                      arrow::field("v", arrow::int64()), arrow::field("seq", arrow::int64())}),
-      7, {group.Finish().ValueOrDie(), w.Finish().ValueOrDie(), v.Finish().ValueOrDie(),
-          seq.Finish().ValueOrDie()});
+      7,
+      {group.Finish().ValueOrDie(), w.Finish().ValueOrDie(), v.Finish().ValueOrDie(),
+       seq.Finish().ValueOrDie()});
   return WithTombstoneColumn(batch, tombstones).ValueOrDie();
 }
 
@@ -40,8 +41,8 @@ std::vector<int64_t> Seq(const arrow::RecordBatch& rows) {
 
 TEST(LastRowPerKeyTest, KeepsTheLastRowOfEachKeyInBatchOrder) {
   // Keys: (a,1) rows 0 and 4; (b,1) rows 1 and 5; (a,2) row 2; (null,1) rows 3 and 6.
-  ASSERT_OK_AND_ASSIGN(auto last, LastRowPerKey(Changelog(std::vector<bool>(7, false)),
-                                                {"group", "w"}));
+  ASSERT_OK_AND_ASSIGN(auto last,
+                       LastRowPerKey(Changelog(std::vector<bool>(7, false)), {"group", "w"}));
   EXPECT_EQ(Seq(*last.rows), (std::vector<int64_t>{2, 4, 5, 6}));
   EXPECT_EQ(last.superseded, 3);
   EXPECT_EQ(last.tombstones, (std::vector<bool>{false, false, false, false}));
@@ -52,8 +53,8 @@ TEST(LastRowPerKeyTest, ATombstoneWinsOnlyWhenItIsTheLastRecordOfItsKey) {
   // Row 4 (a,1) is a tombstone after row 0: the key is deleted. Row 1 (b,1) is a tombstone
   // followed by row 5: the key lives with row 5.
   ASSERT_OK_AND_ASSIGN(
-      auto last, LastRowPerKey(Changelog({false, true, false, false, true, false, false}),
-                               {"group", "w"}));
+      auto last,
+      LastRowPerKey(Changelog({false, true, false, false, true, false, false}), {"group", "w"}));
   EXPECT_EQ(Seq(*last.rows), (std::vector<int64_t>{2, 4, 5, 6}));
   EXPECT_EQ(last.tombstones, (std::vector<bool>{false, true, false, false}));
 }

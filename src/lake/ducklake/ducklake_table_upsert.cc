@@ -84,7 +84,7 @@ std::optional<int> FieldId(const arrow::Field& field) {
 }
 
 Result<std::unique_ptr<parquet::arrow::FileReader>> OpenParquet(arrow::fs::FileSystem& fs,
-                                                               const std::string& path) {
+                                                                const std::string& path) {
   WEIR_ASSIGN_OR_RAISE(auto input, fs.OpenInputFile(path));
   return parquet::arrow::OpenFile(input, arrow::default_memory_pool());
 }
@@ -113,7 +113,8 @@ Result<DuckLakeTable::DeletePlan> DuckLakeTable::PlanKeyDeletes(const KeyDeletes
   for (size_t k = 0; k < key_columns.size(); ++k) {
     const Column* column = key_columns[k];
     if (column == nullptr) continue;
-    const bool integers = column->type == ColumnType::kInteger || column->type == ColumnType::kBigint;
+    const bool integers =
+        column->type == ColumnType::kInteger || column->type == ColumnType::kBigint;
     if (!integers && column->type != ColumnType::kVarchar) continue;
     WEIR_ASSIGN_OR_RAISE(auto canonical, CanonicalKeyColumn(key_arrays[k]));
     PruneColumn p;
@@ -266,8 +267,8 @@ Result<DuckLakeTable::DeletePlan> DuckLakeTable::PlanKeyDeletes(const KeyDeletes
         files::WithFieldIds(*arrow::schema({arrow::field("file_path", arrow::utf8(), false),
                                             arrow::field("pos", arrow::int64(), false)}),
                             {kFilePathFieldId, kPosFieldId}));
-    const auto batch = arrow::RecordBatch::Make(delete_schema, static_cast<int64_t>(positions.size()),
-                                                {path_array, pos_array});
+    const auto batch = arrow::RecordBatch::Make(
+        delete_schema, static_cast<int64_t>(positions.size()), {path_array, pos_array});
     DeleteFile out;
     out.data_file_id = file_id;
     out.replaces = replaced;

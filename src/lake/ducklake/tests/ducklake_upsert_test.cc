@@ -26,8 +26,12 @@ class DuckLakeUpsertTest : public ::testing::Test {
     config_.sqlite_path = (dir_ / "catalog.sqlite").string();
     catalog_ = DuckLakeCatalog::Open(config_).ValueOrDie();
     auto opened = catalog_->OpenTable(
-        TableSpec{"main", "agg", {{"k", ColumnType::kBigint}, {"g", ColumnType::kVarchar},
-                                  {"v", ColumnType::kBigint}}, {}, {}},
+        TableSpec{
+            "main",
+            "agg",
+            {{"k", ColumnType::kBigint}, {"g", ColumnType::kVarchar}, {"v", ColumnType::kBigint}},
+            {},
+            {}},
         OpenMode::kOpenOrCreate);
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     table_ = std::move(opened->table);
@@ -36,8 +40,9 @@ class DuckLakeUpsertTest : public ::testing::Test {
   std::string Scalar(const std::string& sql) {
     auto engine = DuckDbEngine::Open({DefaultExtensionDirectory(), {"ducklake", "sqlite_scanner"}});
     EXPECT_TRUE(engine.ok()) << engine.status().ToString();
-    auto attached = (*engine)->Run("ATTACH " + QuoteLiteral("ducklake:sqlite:" + config_.sqlite_path) +
-                                   " AS lake (READ_ONLY)");
+    auto attached =
+        (*engine)->Run("ATTACH " + QuoteLiteral("ducklake:sqlite:" + config_.sqlite_path) +
+                       " AS lake (READ_ONLY)");
     EXPECT_TRUE(attached.ok()) << attached.ToString();
     auto rows = (*engine)->Query(sql);
     EXPECT_TRUE(rows.ok()) << rows.status().ToString();
@@ -63,14 +68,16 @@ class DuckLakeUpsertTest : public ::testing::Test {
                       .ValueOrDie();
     DataFile file;
     file.relative_path = table_->NewFilePath({});
-    auto writer = files::ParquetFileWriter::Create(
-                      table_->filesystem(), table_->DataDirectory() + file.relative_path, schema, {})
-                      .ValueOrDie();
-    EXPECT_TRUE(writer
-                    ->Append(*arrow::RecordBatch::Make(schema, static_cast<int64_t>(keys.size()),
-                                                       {k.Finish().ValueOrDie(), g.Finish().ValueOrDie(),
-                                                        v.Finish().ValueOrDie()}))
-                    .ok());
+    auto writer =
+        files::ParquetFileWriter::Create(table_->filesystem(),
+                                         table_->DataDirectory() + file.relative_path, schema, {})
+            .ValueOrDie();
+    EXPECT_TRUE(
+        writer
+            ->Append(*arrow::RecordBatch::Make(
+                schema, static_cast<int64_t>(keys.size()),
+                {k.Finish().ValueOrDie(), g.Finish().ValueOrDie(), v.Finish().ValueOrDie()}))
+            .ok());
     file.info = writer->Finish().ValueOrDie();
     return file;
   }
@@ -145,12 +152,12 @@ TEST_F(DuckLakeUpsertTest, OlderRowsOfTheKeysAreDeletedInTheCommitsSnapshot) {
                    "__ducklake_metadata_lake.ducklake_delete_file WHERE end_snapshot IS NULL"),
             "2 20");
   EXPECT_EQ(Scalar("SELECT count(*) FROM __ducklake_metadata_lake.ducklake_delete_file"), "3");
-  EXPECT_EQ(Scalar("SELECT changes_made FROM __ducklake_metadata_lake.ducklake_snapshot_changes "
-                   "WHERE snapshot_id = " + std::to_string(third.snapshot_id)),
-            "inserted_into_table:" + std::to_string(
-                                         static_cast<DuckLakeTable&>(*table_).table_id()) +
-                ",deleted_from_table:" +
-                std::to_string(static_cast<DuckLakeTable&>(*table_).table_id()));
+  EXPECT_EQ(
+      Scalar("SELECT changes_made FROM __ducklake_metadata_lake.ducklake_snapshot_changes "
+             "WHERE snapshot_id = " +
+             std::to_string(third.snapshot_id)),
+      "inserted_into_table:" + std::to_string(static_cast<DuckLakeTable&>(*table_).table_id()) +
+          ",deleted_from_table:" + std::to_string(static_cast<DuckLakeTable&>(*table_).table_id()));
   // Keys already deleted delete nothing more and write no delete file.
   const auto fourth = Commit({}, 121, 122, Keys(Range(55, 60)));
   EXPECT_EQ(fourth.rows_deleted, 0);
