@@ -75,5 +75,7 @@ std::vector<Setting> MetadataAndRouteRows();
 std::vector<Setting> WalRows();
 // The rows of `weir maintain`'s policies and --serve (setting_table_maintain.cc).
 std::vector<Setting> MaintainRows();
+// The rows of upsert datasets (setting_table_upsert.cc).
+std::vector<Setting> UpsertRows();
 
 }  // namespace weir::config::table_rows

@@ -512,6 +512,7 @@ std::vector<Setting> BuildTable() {
   for (Setting& row : FilterRows()) table.push_back(std::move(row));
   for (Setting& row : table_rows::MetadataAndRouteRows()) table.push_back(std::move(row));
   for (Setting& row : table_rows::MaintainRows()) table.push_back(std::move(row));
+  for (Setting& row : table_rows::UpsertRows()) table.push_back(std::move(row));
   return table;
 }
 

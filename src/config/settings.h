@@ -113,6 +113,12 @@ struct MaintainSettings {
   std::chrono::milliseconds orphans_interval{6 * 3600000};
 };
 
+// An upsert dataset (issue 15): one row per key, the latest record's. Empty key: append.
+struct UpsertSettings {
+  std::vector<std::string> key;    // the key columns
+  std::string key_from = "value";  // value | kafka_key (the message key's JSON fields)
+};
+
 struct DatasetSettings {
   std::string name;   // defaults to table
   std::string topic;  // required
@@ -142,6 +148,7 @@ struct DatasetSettings {
   // JSON-text columns also written as `<column>_variant` (Parquet Variant).
   std::vector<std::string> variant_columns;
   MaintainSettings maintain;  // weir maintain's policies (setting_table_maintain.cc)
+  UpsertSettings upsert;      // an upsert dataset (setting_table_upsert.cc)
 };
 
 // The Iceberg lake (lake.format iceberg): its catalog and warehouse.

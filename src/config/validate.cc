@@ -10,6 +10,7 @@
 #include "config/setting_table.h"
 #include "config/validate_filters.h"
 #include "config/validate_maintain.h"
+#include "config/validate_upsert.h"
 
 #include "base/text.h"
 #include "decode/field_names.h"
@@ -169,6 +170,9 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
     errors.Dataset(index, dataset, name, problem);
   }
   for (const auto& [name, problem] : MaintainSettingProblems(dataset)) {
+    errors.Dataset(index, dataset, name, problem);
+  }
+  for (const auto& [name, problem] : UpsertSettingProblems(dataset)) {
     errors.Dataset(index, dataset, name, problem);
   }
   CheckMetadataAndRoute(index, dataset, errors);
@@ -333,6 +337,15 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
   }
   for (size_t d = 0; d < settings.datasets.size(); ++d) {
     // weir's Iceberg tables are format version 2, which has no variant type (v3 does).
+    if (settings.lake_format == "iceberg" && !settings.datasets[d].upsert.key.empty()) {
+      errors.Dataset(d, settings.datasets[d], "upsert.key",
+                     "upsert datasets need a DuckLake lake: weir's Iceberg tables do not write "
+                     "equality deletes yet");
+    }
+    if (settings.ingest_mode == "wal" && !settings.datasets[d].upsert.key.empty()) {
+      errors.Dataset(d, settings.datasets[d], "upsert.key",
+                     "upsert datasets need ingest.mode direct (the WAL committer only appends)");
+    }
     if (settings.lake_format == "iceberg" && !settings.datasets[d].variant_columns.empty()) {
       errors.Dataset(d, settings.datasets[d], "variant_columns",
                      "VARIANT companions need a DuckLake lake: weir writes Iceberg format "

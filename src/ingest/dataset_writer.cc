@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 
 #include <arrow/array/util.h>
@@ -20,6 +21,7 @@
 #include "decode/field_names.h"
 #include "ingest/coerce.h"
 #include "ingest/row_sort.h"
+#include "ingest/upsert_rows.h"
 
 namespace weir::ingest {
 namespace {
@@ -207,9 +209,8 @@ Status DatasetWriter::OpenRejectsTable() {
   return Status::OK();
 }
 
-Result<std::shared_ptr<arrow::RecordBatch>> DatasetWriter::LiveRows(const arrow::RecordBatch& batch,
-                                                                    int64_t inserted_at_us,
-                                                                    FlushOutcome& outcome) {
+Result<std::shared_ptr<arrow::RecordBatch>> DatasetWriter::ResolvedRows(
+    const arrow::RecordBatch& batch, int64_t inserted_at_us, FlushOutcome& outcome) {
   std::vector<std::shared_ptr<arrow::Field>> fields;
   std::vector<std::shared_ptr<arrow::Array>> arrays;
   std::vector<int> ids;
@@ -256,11 +257,22 @@ Result<std::shared_ptr<arrow::RecordBatch>> DatasetWriter::LiveRows(const arrow:
     ids.push_back(static_cast<int>(column.id));
   }
   WEIR_ASSIGN_OR_RAISE(auto schema, files::WithFieldIds(*arrow::schema(fields), ids));
-  auto rows = arrow::RecordBatch::Make(schema, batch.num_rows(), arrays);
+  return arrow::RecordBatch::Make(schema, batch.num_rows(), arrays);
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> DatasetWriter::LiveRows(const arrow::RecordBatch& batch,
+                                                                    int64_t inserted_at_us,
+                                                                    FlushOutcome& outcome) {
+  WEIR_ASSIGN_OR_RAISE(auto rows, ResolvedRows(batch, inserted_at_us, outcome));
+  return SortedRows(std::move(rows), outcome);
+}
+
+Result<std::shared_ptr<arrow::RecordBatch>> DatasetWriter::SortedRows(
+    std::shared_ptr<arrow::RecordBatch> rows, FlushOutcome& outcome) {
   // The pre-write sort, before the split: every file then holds its rows in order.
   WEIR_ASSIGN_OR_RAISE(auto sorted, SortRows(rows, config_.sort_keys));
   if (!sorted.skipped.empty()) {
-    outcome.sort_skipped[sorted.skipped] += batch.num_rows();
+    outcome.sort_skipped[sorted.skipped] += rows->num_rows();
     const std::string keys = fmt::format("{}", fmt::join(sorted.keys_at_fault, ","));
     if (sort_warned_.insert(sorted.skipped + "/" + keys).second) {
       spdlog::warn(
@@ -276,16 +288,35 @@ Result<std::shared_ptr<arrow::RecordBatch>> DatasetWriter::LiveRows(const arrow:
 
 Result<DatasetWriter::WrittenFiles> DatasetWriter::WriteFiles(
     const SealedFlush& flush, const std::vector<RejectRecord>& rejects, int64_t inserted_at_us,
-    FlushOutcome& outcome) {
+    const std::vector<bool>& tombstones, FlushOutcome& outcome) {
   WrittenFiles written;
   const auto& batch = *flush.batch;
   if (batch.num_rows() > 0) {
-    WEIR_ASSIGN_OR_RAISE(auto rows, LiveRows(batch, inserted_at_us, outcome));
+    WEIR_ASSIGN_OR_RAISE(auto rows, ResolvedRows(batch, inserted_at_us, outcome));
+    if (!config_.upsert_key.empty()) {
+      // The flush's keys (tombstones' included) in the live types, then its rows to insert.
+      WEIR_ASSIGN_OR_RAISE(written.key_deletes, KeysOf(*rows, config_.upsert_key));
+      if (std::find(tombstones.begin(), tombstones.end(), true) != tombstones.end()) {
+        arrow::Int64Builder live_rows;
+        for (size_t r = 0; r < tombstones.size(); ++r) {
+          if (!tombstones[r]) WEIR_RETURN_NOT_OK(live_rows.Append(static_cast<int64_t>(r)));
+        }
+        WEIR_ASSIGN_OR_RAISE(auto index_array, live_rows.Finish());
+        WEIR_ASSIGN_OR_RAISE(auto taken,
+                             arrow::compute::Take(arrow::Datum(rows), arrow::Datum(index_array)));
+        rows = taken.record_batch();
+      }
+    }
+    written.rows = rows->num_rows();
+    WEIR_ASSIGN_OR_RAISE(rows, SortedRows(std::move(rows), outcome));
     const auto schema = rows->schema();
     // One file per partition tuple, computed by the table with its format's transforms
     // (transforms of _inserted_at are the same for every row of a flush; identity keys on data
     // columns split the rows by value).
-    WEIR_ASSIGN_OR_RAISE(const auto groups, table_->Partition(*rows));
+    std::vector<lake::PartitionGroup> groups;  // none when an upsert flush is all tombstones
+    if (rows->num_rows() > 0) {
+      WEIR_ASSIGN_OR_RAISE(groups, table_->Partition(*rows));
+    }
     for (const auto& [values, row_ids] : groups) {
       std::shared_ptr<arrow::RecordBatch> part = rows;
       if (groups.size() > 1) {
@@ -387,6 +418,8 @@ Result<DatasetWriter::Landing> DatasetWriter::CommitFiles(lake::Table& table,
       case lake::CommitStatus::kCommitted:
       case lake::CommitStatus::kAlreadyCommitted:
         outcome.snapshot_id = committed->snapshot_id;
+        outcome.rows_deleted = committed->rows_deleted;
+        outcome.delete_files = committed->delete_files;
         outcome.already_committed = committed->status == lake::CommitStatus::kAlreadyCommitted;
         return Landing::kLanded;
       case lake::CommitStatus::kFenced:
@@ -503,7 +536,19 @@ Result<DatasetWriter::Landing> DatasetWriter::CommitRejectsFirst(const SealedFlu
   return Landing::kFenced;
 }
 
-Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
+Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& sealed) {
+  // An upsert flush keeps the last row of each key (ingest/upsert_rows.h).
+  SealedFlush upsert_flush;
+  std::vector<bool> tombstones;
+  int64_t superseded = 0;
+  if (!config_.upsert_key.empty() && sealed.batch) {
+    WEIR_ASSIGN_OR_RAISE(LastRows last, LastRowPerKey(sealed.batch, config_.upsert_key));
+    upsert_flush = sealed;
+    upsert_flush.batch = std::move(last.rows);
+    tombstones = std::move(last.tombstones);
+    superseded = last.superseded;
+  }
+  const SealedFlush& flush = config_.upsert_key.empty() || !sealed.batch ? sealed : upsert_flush;
   Retrier retrier(retrier_policy_, stop_);
   const std::string what = "dataset " + config_.name;
   const bool with_rejects = config_.rejects_enabled && !flush.rejects.empty();
@@ -516,7 +561,15 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
     // recognises its own landing after an unknown outcome.
     const std::string writer = writer_prefix_ + "/" + commit_ids_.Next().ToString();
     Status failed;
+    outcome.upsert_superseded = superseded;
     auto prepared = EnsureTables(*flush.batch, with_rejects, outcome);
+    if (prepared.ok() && *prepared == Prepared::kReady && !config_.upsert_key.empty() &&
+        !table_->DeletesByKey()) {
+      return ClassifiedError(ErrorClass::kFatal, "ingest", "upsert_unsupported",
+                             fmt::format("dataset {}: upsert.key is set but {} cannot delete "
+                                         "rows by key",
+                                         config_.name, table_->name()));
+    }
     // The rejects go in the rows' commit, or before it on their own.
     const bool rejects_apart = with_rejects && prepared.ok() && *prepared == Prepared::kReady &&
                                !table_->CommitsCompanion();
@@ -540,7 +593,7 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
     if (prepared.ok() && *prepared == Prepared::kReady) {
       static const std::vector<RejectRecord> kNone;
       auto written = WriteFiles(flush, with_rejects && !rejects_apart ? flush.rejects : kNone,
-                                UnixMicros(Clock::System().Now()), outcome);
+                                UnixMicros(Clock::System().Now()), tombstones, outcome);
       const auto wrote = std::chrono::steady_clock::now();
       outcome.write_time = std::chrono::duration_cast<std::chrono::milliseconds>(wrote - started);
       if (written.ok()) {
@@ -549,6 +602,7 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
         request.offsets = flush.offsets;
         request.writer = writer;
         request.message = fmt::format("weir dataset {}", config_.name);
+        request.key_deletes = written->key_deletes;
         if (!written->rejects.empty()) {
           request.companion = rejects_table_.get();
           request.companion_files = written->rejects;
@@ -561,7 +615,7 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& flush) {
         if (landing.ok() && *landing == Landing::kLanded) {
           outcome.files += files;
           for (const auto& file : written->data) outcome.file_sizes.push_back(file.info.size_bytes);
-          outcome.rows = flush.batch->num_rows();
+          outcome.rows = written->rows;
           if (!rejects_apart) {
             outcome.rejects = with_rejects ? static_cast<int64_t>(flush.rejects.size()) : 0;
           }

@@ -57,6 +57,9 @@ struct DatasetConfig {
   // Parquet bytes at which a file of a flush is finished and the next begun (flush.
   // target_file_size); 0: one file per partition tuple and flush.
   int64_t target_file_size = 128 << 20;
+  // Set: an upsert dataset keyed by these columns (ingest/upsert_rows.h): each flush keeps the
+  // last row per key, and its commit deletes the table's older rows of its keys.
+  std::vector<std::string> upsert_key;
   int commit_max_attempts = 10;
   // The waits between attempts (its max_attempts is commit_max_attempts); the standard 1 s
   // doubling to 30 s with 0-25 % jitter unless a test shortens it.
@@ -99,6 +102,9 @@ struct FlushOutcome {
   // A streamed flush that cannot be completed (a part failed to write, or the table changed
   // under it): its files are deleted and its records must be re-read from the ledger.
   bool replay = false;
+  int64_t upsert_superseded = 0;  // upsert rows dropped for a later row of their key
+  int64_t rows_deleted = 0;       // upsert: older rows of the flush's keys deleted
+  int64_t delete_files = 0;       // upsert: delete files committed
   std::chrono::milliseconds write_time{0}, commit_time{0};
 };
 
@@ -141,6 +147,8 @@ class DatasetWriter {
  private:
   struct WrittenFiles {
     std::vector<lake::DataFile> data, rejects;
+    std::shared_ptr<lake::KeyDeletes> key_deletes;  // an upsert flush's keys
+    int64_t rows = 0;                               // rows in the data files
   };
   // The open streamed flush (dataset_writer_stream.cc).
   struct Stream {
@@ -173,12 +181,19 @@ class DatasetWriter {
   // The flush's data files, and a rejects file of `rejects` (none when it is empty).
   Result<WrittenFiles> WriteFiles(const SealedFlush& flush,
                                   const std::vector<RejectRecord>& rejects, int64_t inserted_at_us,
-                                  FlushOutcome& outcome);
+                                  const std::vector<bool>& tombstones, FlushOutcome& outcome);
   // `batch`'s values resolved onto the live columns (plan_), cast to their types, with
   // `_inserted_at`, field ids set, sorted by the sort keys.
   Result<std::shared_ptr<arrow::RecordBatch>> LiveRows(const arrow::RecordBatch& batch,
                                                        int64_t inserted_at_us,
                                                        FlushOutcome& outcome);
+  // LiveRows' two steps: the resolved, cast rows in arrival order, and their pre-write sort
+  // (an upsert flush drops its tombstones between the two).
+  Result<std::shared_ptr<arrow::RecordBatch>> ResolvedRows(const arrow::RecordBatch& batch,
+                                                           int64_t inserted_at_us,
+                                                           FlushOutcome& outcome);
+  Result<std::shared_ptr<arrow::RecordBatch>> SortedRows(std::shared_ptr<arrow::RecordBatch> rows,
+                                                         FlushOutcome& outcome);
   Status OpenRejectsTable();
   // A streamed part written into the open tuple writers (tables prepared first).
   Status AppendPart(const arrow::RecordBatch& part);

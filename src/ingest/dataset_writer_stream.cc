@@ -282,7 +282,7 @@ Result<FlushOutcome> DatasetWriter::FinishStream(const SealedFlush& last) {
                ? landing.status()
                : WithContext(landing.status(), what);
   }
-  DeleteFiles(WrittenFiles{{}, written.rejects});
+  DeleteFiles(WrittenFiles{{}, written.rejects, nullptr, 0});
   if (landing.ok() && *landing == Landing::kFenced) {
     AbortStream();
     outcome.fenced = true;

@@ -16,6 +16,7 @@
 #include "ingest/filter_metrics.h"
 #include "ingest/memory_pools.h"
 #include "ingest/pipeline_dataset.h"
+#include "ingest/upsert_rows.h"
 #include "observe/metric_names.h"
 #include "records/mapped_batch_builder.h"
 
@@ -264,7 +265,22 @@ void Pipeline::Accept(const kafka::Message& message) {
 
   const int64_t field_events = d.builder->stats().field_events;
   const auto decode_start = SteadyClock::now();
-  const Status appended = d.builder->Append(message.payload);
+  const bool upsert = !d.options.config.upsert_key.empty();
+  const bool tombstone = upsert && message.payload.empty() && !message.key_is_null;
+  std::string_view record = message.payload;
+  Status appended;
+  if (tombstone) {
+    record = message.key;  // a tombstone's row holds its key only
+  } else if (upsert && d.options.upsert_key_from_kafka_key) {
+    auto spliced = WithKeyFields(message.key_is_null ? std::string_view() : message.key,
+                                 message.payload, d.spliced);
+    if (spliced.ok()) {
+      record = d.spliced;
+    } else {
+      appended = spliced;
+    }
+  }
+  if (appended.ok()) appended = d.builder->Append(record);
   decode_time_ += SteadyClock::now() - decode_start;
   if (d.builder->stats().field_events != field_events) {
     LogFieldEvent(d, tp, message.offset, d.builder->stats().field_events - field_events);
@@ -288,6 +304,7 @@ void Pipeline::Accept(const kafka::Message& message) {
       d.row_partitions.push_back(message.partition);
       d.row_offsets.push_back(message.offset);
     }
+    if (upsert) d.row_tombstones.push_back(tombstone);
     return;
   }
   const ErrorDetail* detail = GetErrorDetail(appended);
@@ -365,7 +382,9 @@ void Pipeline::PublishDecodeStats(Dataset& d) {
 }
 
 bool Pipeline::Streams(const Dataset& d) {
-  return d.options.flush_part_bytes > 0 && !d.router && d.options.config.sort_keys.empty();
+  // Upsert datasets keep the last row per key over the whole flush: they are written whole.
+  return d.options.flush_part_bytes > 0 && !d.router && d.options.config.sort_keys.empty() &&
+         d.options.config.upsert_key.empty();
 }
 
 Result<std::shared_ptr<arrow::RecordBatch>> Pipeline::FinishBatch(Dataset& d) {
@@ -379,6 +398,10 @@ Result<std::shared_ptr<arrow::RecordBatch>> Pipeline::FinishBatch(Dataset& d) {
     d.metadata_nulled->Increment(static_cast<double>(nulled - d.metadata_nulled_published));
     d.metadata_nulled_published = nulled;
   }
+  if (batch.ok() && !d.options.config.upsert_key.empty()) {
+    batch = WithTombstoneColumn(std::move(*batch), d.row_tombstones);
+  }
+  d.row_tombstones.clear();
   stage_times_.seal.Increment(StageTimes::Seconds(SteadyClock::now() - seal_start));
   if (!batch.ok()) return WithContext(batch.status(), "dataset " + d.options.config.name);
   PublishDecodeStats(d);
@@ -476,6 +499,7 @@ void Pipeline::Abandon() {
     if (d->metadata) d->metadata->Reset();
     d->row_partitions.clear();
     d->row_offsets.clear();
+    d->row_tombstones.clear();
     d->ranges.clear();
     d->rejects.clear();
     d->reject_bytes = 0;

@@ -66,6 +66,9 @@ struct DatasetOptions {
   std::optional<RouteConfig> route;
   // JSON-text columns also written as `<column>_variant`, on the flush thread.
   records::VariantColumns variant_columns;
+  // An upsert dataset (config.upsert_key set) whose key values come from the message key, a
+  // JSON object whose fields are added to the record's (ingest/upsert_rows.h).
+  bool upsert_key_from_kafka_key = false;
 };
 
 struct PipelineOptions {

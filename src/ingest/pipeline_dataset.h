@@ -38,6 +38,9 @@ struct Pipeline::Dataset {
   // Parts of the open flush handed to the flush thread already (poll thread).
   int64_t part_bytes = 0;
   int parts = 0;
+  // Upsert datasets: whether each row of the open buffer is a tombstone (ingest/upsert_rows.h).
+  std::vector<bool> row_tombstones;
+  std::string spliced;  // the record with its key's fields (upsert.key_from kafka_key)
 
   int64_t buffered_bytes() const {
     return builder->buffered_bytes() + reject_bytes + (metadata ? metadata->buffered_bytes() : 0) +

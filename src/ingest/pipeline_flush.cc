@@ -163,9 +163,15 @@ void Pipeline::FlushLoop(Dataset& d) {
         }
         spdlog::info(
             "dataset {} committed snapshot {}: {} rows, {} rejects, {} file(s), {} bytes, "
-            "write {} ms, commit {} ms",
+            "write {} ms, commit {} ms{}",
             name, outcome->snapshot_id, outcome->rows, outcome->rejects, outcome->files,
-            outcome->bytes_written, outcome->write_time.count(), outcome->commit_time.count());
+            outcome->bytes_written, outcome->write_time.count(), outcome->commit_time.count(),
+            d.options.config.upsert_key.empty()
+                ? ""
+                : fmt::format(" (upsert: {} superseded in the flush, {} older rows deleted by {} "
+                              "delete file(s))",
+                              outcome->upsert_superseded, outcome->rows_deleted,
+                              outcome->delete_files));
         std::lock_guard lock(mutex_);
         for (const auto& range : flush.offsets) {
           committed_[{range.topic, range.partition}] = range.end;

@@ -59,6 +59,15 @@ struct DataFile {
 
 class Table;
 
+// An upsert commit's deletes (docs/ARCHITECTURE.md, "Upsert datasets"): the commit's snapshot
+// deletes every live row of the table whose key equals one of `keys`; rows of the commit's own
+// files are not touched. Keys compare by value across integer widths, float widths, string
+// kinds and timestamp units (lake/row_keys.h); a null key value equals a null.
+struct KeyDeletes {
+  std::vector<std::string> columns;          // the key columns, as the table names them
+  std::shared_ptr<arrow::RecordBatch> keys;  // one row per key, a column per key column
+};
+
 struct CommitRequest {
   std::vector<DataFile> files;
   std::vector<OffsetRange> offsets;
@@ -71,6 +80,9 @@ struct CommitRequest {
   // the same snapshot. Only for a table whose CommitsCompanion() is true.
   Table* companion = nullptr;
   std::vector<DataFile> companion_files;
+  // An upsert's deletes, in the same snapshot; null: append only. Only for a table whose
+  // DeletesByKey() is true.
+  std::shared_ptr<const KeyDeletes> key_deletes;
 };
 
 // A rewrite (compaction): the live data files `remove` (paths as Inspect reports them) are
@@ -101,6 +113,8 @@ struct CommitResult {
   int64_t snapshot_id = -1;                // kCommitted, kAlreadyCommitted
   std::vector<OffsetRange> fenced_ranges;  // kFenced: the ranges whose ledger did not match
   std::string reason;                      // kConflict, kTableChanged, kOutcomeUnknown: why
+  int64_t rows_deleted = 0;                // kCommitted with key_deletes: older rows deleted
+  int64_t delete_files = 0;                // kCommitted with key_deletes: delete files written
 };
 
 // What became of a schema change.
@@ -160,6 +174,10 @@ class Table {
   // caller commits the companion table on its own, with its own ledger, before the rows
   // (docs/ARCHITECTURE.md, "Rejects exactly once without a shared snapshot").
   virtual bool CommitsCompanion() const { return false; }
+
+  // Whether Commit takes CommitRequest::key_deletes (DuckLake: positional delete files in the
+  // commit's snapshot). An upsert dataset refuses a table without it.
+  virtual bool DeletesByKey() const { return false; }
 
   // Reads back whether the commit of `request` (by its writer id, and its files) landed: the
   // snapshot it landed in, or nullopt when it did not. Used after kOutcomeUnknown.

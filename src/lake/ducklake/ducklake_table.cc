@@ -244,16 +244,23 @@ std::string DuckLakeTable::NewFilePath(const std::vector<PartitionValue>& partit
 Result<CommitResult> DuckLakeTable::Commit(const CommitRequest& request) {
   WEIR_ASSIGN_OR_RAISE(const auto hold, catalog_->LockForWrite());
   WEIR_RETURN_NOT_OK(db_->Begin());
+  unreferenced_deletes_.clear();
   auto result = TryCommit(request);
   if (result.ok() && result->status == CommitStatus::kCommitted) {
     const Status committed = db_->Commit();
-    if (committed.ok()) return result;
-    // The COMMIT itself failed: the link may have dropped after the database committed.
+    if (committed.ok()) {
+      unreferenced_deletes_.clear();
+      return result;
+    }
+    // The COMMIT itself failed: the link may have dropped after the database committed (its
+    // delete files are left for the orphan sweep, like its data files).
     db_->Rollback();
+    unreferenced_deletes_.clear();
     return Outcome(CommitStatus::kOutcomeUnknown, committed.message());
   }
   // Fenced, already committed, table changed, or an error before COMMIT: nothing was written.
   db_->Rollback();
+  DropUnreferencedDeletes();
   if (result.ok()) return result;
   const ErrorDetail* detail = GetErrorDetail(result.status());
   if (IsUniqueConflict(result.status()) ||
@@ -368,22 +375,29 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
     }
   }
 
+  // An upsert's deletes, planned against the head read above: a commit landing in between
+  // takes snapshot head + 1 first, and this one then fails on it (kConflict, planned again).
+  DeletePlan deletes;
+  if (request.key_deletes) {
+    WEIR_ASSIGN_OR_RAISE(deletes, PlanKeyDeletes(*request.key_deletes));
+  }
   const int64_t snapshot_id = head + 1;
   const std::string now = TimestampText(UnixMicros(Clock::System().Now()));
   WEIR_RETURN_NOT_OK(db_->Execute(
       "INSERT INTO ducklake_snapshot (snapshot_id, snapshot_time, schema_version, "
       "next_catalog_id, next_file_id) VALUES ($1, $2, $3, $4, $5)",
       {snapshot_id, now, schema_version, next_catalog_id,
-       next_file_id +
-           static_cast<int64_t>(request.files.size() + request.companion_files.size())}));
+       next_file_id + static_cast<int64_t>(request.files.size() + request.companion_files.size() +
+                                           deletes.files.size())}));
+  std::string changes = fmt::format("inserted_into_table:{}", table_id_);
+  if (!deletes.files.empty()) changes += fmt::format(",deleted_from_table:{}", table_id_);
   WEIR_RETURN_NOT_OK(db_->Execute(
       "INSERT INTO ducklake_snapshot_changes (snapshot_id, changes_made, author, commit_message, "
       "commit_extra_info) VALUES ($1, $2, $3, $4, $5)",
       {snapshot_id,
        companion != nullptr && !request.companion_files.empty()
-           ? fmt::format("inserted_into_table:{},inserted_into_table:{}", table_id_,
-                         companion->table_id_)
-           : fmt::format("inserted_into_table:{}", table_id_),
+           ? fmt::format("{},inserted_into_table:{}", changes, companion->table_id_)
+           : changes,
        std::string("weir"), request.message.empty() ? SqlValue{} : SqlValue{request.message},
        LedgerJson(request.offsets)}));
 
@@ -393,6 +407,9 @@ Result<CommitResult> DuckLakeTable::TryCommit(const CommitRequest& request) {
     WEIR_RETURN_NOT_OK(
         companion->InsertFiles(*db_, request.companion_files, snapshot_id, next_file_id));
   }
+  WEIR_RETURN_NOT_OK(InsertDeletes(deletes, snapshot_id, next_file_id));
+  out.rows_deleted = deletes.rows;
+  out.delete_files = static_cast<int64_t>(deletes.files.size());
 
   // 4. The ledger moves to the end of each range, in the same transaction: one guarded UPDATE
   // for the partitions that have a row (each matches only if its row still holds the range's

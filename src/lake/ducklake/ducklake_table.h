@@ -41,6 +41,8 @@ class DuckLakeTable final : public Table {
   Result<CommitResult> Commit(const CommitRequest& request) override;
   // Rows, rejects and ledger commit in one catalog transaction.
   bool CommitsCompanion() const override { return true; }
+  // Key deletes as positional delete files in the commit's snapshot (ducklake_table_upsert.cc).
+  bool DeletesByKey() const override { return true; }
   // The ledger rows of the request's ranges under its writer id, else its first file's row in
   // ducklake_data_file (found even when the ledger has moved on since).
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
@@ -80,6 +82,27 @@ class DuckLakeTable final : public Table {
   // The statements of one DropDataFiles attempt inside its transaction, and the file ids.
   Result<std::pair<DropFilesResult, std::vector<int64_t>>> TryDropDataFiles(
       const std::vector<std::string>& paths, const std::string& reason);
+  // An upsert commit's deletes: per data file holding rows of the keys, a delete file of all
+  // its deleted positions (written already), replacing its current one.
+  struct DeleteFile {
+    int64_t data_file_id = 0;
+    std::optional<int64_t> replaces;  // the data file's current delete file
+    std::string relative_path;
+    int64_t count = 0;
+    files::FileInfo info;
+  };
+  struct DeletePlan {
+    std::vector<DeleteFile> files;
+    int64_t rows = 0;        // rows newly deleted
+    int64_t files_read = 0;  // candidate data files read
+  };
+  // Finds the live rows of `deletes`' keys as of the transaction (statistics first, then the
+  // candidate files' key columns) and writes their delete files; changes no catalog row.
+  Result<DeletePlan> PlanKeyDeletes(const KeyDeletes& deletes);
+  // Ends the replaced delete files and inserts the new ones in snapshot `snapshot_id`.
+  Status InsertDeletes(const DeletePlan& plan, int64_t snapshot_id, int64_t& next_file_id);
+  // Deletes the delete files written by an attempt that did not land.
+  void DropUnreferencedDeletes();
   // Why the files cannot be committed to the table as loaded (a column they name is gone).
   std::optional<std::string> MissingFileColumn(const std::vector<DataFile>& files) const;
 
@@ -95,6 +118,7 @@ class DuckLakeTable final : public Table {
   std::string data_directory_;  // the same in the file system's terms
   bool own_directory_ = false;  // the table's path is a directory of its own
   UuidV7Generator uuids_;
+  std::vector<std::string> unreferenced_deletes_;  // delete files of the attempt under way
 };
 
 }  // namespace weir::lake::ducklake

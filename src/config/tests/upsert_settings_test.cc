@@ -1,0 +1,61 @@
+// Upsert datasets' settings (issue 15): upsert.key and upsert.key_from load from variables,
+// and every invalid value or combination stops loading naming the setting.
+#include <gtest/gtest.h>
+
+#include "config/load.h"
+
+namespace weir::config {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+Result<LoadedSettings> Load(const Env& env) {
+  LoadInput in;
+  in.environment = env;
+  in.environment["WEIR_KAFKA_BOOTSTRAP_SERVERS"] = "k:9092";
+  in.environment["WEIR_TOPIC"] = "events";
+  in.environment["WEIR_TABLE"] = "events";
+  return LoadIngestSettings(in);
+}
+
+TEST(UpsertSettings, KeyAndKeySourceLoadFromVariables) {
+  auto loaded = Load({{"WEIR_UPSERT_KEY", "merchant, w"},
+                      {"WEIR_UPSERT_KEY_FROM", "kafka_key"},
+                      {"WEIR_PARTITION_BY", "w"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const UpsertSettings& upsert = loaded->settings.datasets.at(0).upsert;
+  EXPECT_EQ(upsert.key, (std::vector<std::string>{"merchant", "w"}));
+  EXPECT_EQ(upsert.key_from, "kafka_key");
+  // An append dataset by default, reading committed records only.
+  auto defaults = Load({});
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_TRUE(defaults->settings.datasets.at(0).upsert.key.empty());
+  EXPECT_EQ(defaults->settings.datasets.at(0).upsert.key_from, "value");
+  EXPECT_EQ(defaults->settings.kafka.isolation_level, "read_committed");
+}
+
+TEST(UpsertSettings, EveryInvalidValueStopsLoadingNamingTheSetting) {
+  const std::vector<std::pair<Env, std::string>> cases = {
+      {{{"WEIR_UPSERT_KEY", "merchant,w"}, {"WEIR_PARTITION_BY", "day(_inserted_at),team"}},
+       "partition_by: partition source column(s) _inserted_at, team are not in upsert.key "
+       "(merchant, w)"},
+      {{{"WEIR_UPSERT_KEY", "a,a"}}, "upsert.key: column \"a\" is listed twice"},
+      {{{"WEIR_UPSERT_KEY", "a-b"}}, "upsert.key: value \"a-b\" is not a column name"},
+      {{{"WEIR_UPSERT_KEY", "_inserted_at"}}, "upsert.key: column \"_inserted_at\""},
+      {{{"WEIR_UPSERT_KEY_FROM", "kafka_key"}},
+       "upsert.key_from: value \"kafka_key\" needs upsert.key"},
+      {{{"WEIR_UPSERT_KEY_FROM", "header"}}, "upsert.key_from"},
+      {{{"WEIR_UPSERT_KEY", "a"}, {"WEIR_LAKE_FORMAT", "iceberg"}},
+       "upsert.key: upsert datasets need a DuckLake lake"},
+      {{{"WEIR_UPSERT_KEY", "a"}, {"WEIR_ROUTE_TEMPLATE", "t_{a}"}},
+       "route.template: an upsert dataset (upsert.key) cannot be routed"},
+  };
+  for (const auto& [env, message] : cases) {
+    auto bad = Load(env);
+    ASSERT_FALSE(bad.ok()) << message;
+    EXPECT_NE(bad.status().message().find(message), std::string::npos) << bad.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace weir::config
