@@ -1,10 +1,11 @@
-"""`weir maintain compact` (issue 16): hundreds of small flushes into DuckLake and into Iceberg
+"""`weir maintain compact` (issue 16): 1,000 small flushes into DuckLake and into Iceberg
 merged into files of a target size, per partition, in sort-key order, committed as one rewrite
 snapshot per merge run. The row multiset is unchanged (count, distinct ids and a hash of every
-column of every row), DuckDB and pyiceberg read the same, time travel to before the compaction
+column of every row), DuckDB, pyiceberg and Spark read the same, time travel to before the compaction
 still reads the old files, the ledger is untouched (a restart resumes where it stood), and
 DuckDB's own ducklake_merge_adjacent_files / ducklake_expire_snapshots work on a table weir
-compacted, and weir's compaction on one DuckDB compacted. Compaction racing a running ingest
+compacted, and weir's compaction and fsck on one DuckDB compacted. Data files a DuckDB DELETE
+left delete files on are not rewritten (their deletes still apply). Compaction racing a running ingest
 that is SIGKILLed in a loop loses and duplicates nothing."""
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ from tests.e2e.test_ingest_iceberg import IcebergLake
 from tests.e2e.weir_run import EXTENSIONS, Lake, WeirIngest, create_topic, produce_slowly, \
     unique, wait_for
 
-ROWS = 24_000
+FLUSH_ROWS = 40  # WEIR_KAFKA_CONSUME_BATCH_SIZE: one flush per 40 lines
+FLUSHES = 1000
+ROWS = FLUSHES * FLUSH_ROWS
+COLUMNS = "id, grp, v, name, score, ok"
 TARGET = 8 * 1024
 
 
@@ -45,7 +49,7 @@ def env_of(lake) -> dict:
     env.update({"WEIR_TOPIC": "backfill", "WEIR_TABLE": "events", "WEIR_LOG_LEVEL": "warn",
                 "WEIR_KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1",
                 "WEIR_FLUSH_MAX_BYTES": "2KiB", "WEIR_FLUSH_INTERVAL": "60s",
-                "WEIR_KAFKA_CONSUME_BATCH_SIZE": "40", "WEIR_PARTITION_BY": "grp",
+                "WEIR_KAFKA_CONSUME_BATCH_SIZE": str(FLUSH_ROWS), "WEIR_PARTITION_BY": "grp",
                 "WEIR_SORT_BY": "id"})
     return env
 
@@ -113,8 +117,14 @@ def test_ducklake_compaction_merges_hundreds_of_flushes_keeping_every_row(build_
     aggregate = ("SELECT grp, count(*), sum(v), min(id), max(id) FROM lake.events "
                  "WHERE id BETWEEN 1000 AND 20000 GROUP BY grp ORDER BY grp")
     aggregate_before = con.execute(aggregate).fetchall()
+    events_id = con.execute("SELECT table_id FROM __ducklake_metadata_lake.ducklake_table "
+                            "WHERE table_name = 'events' AND end_snapshot IS NULL").fetchone()[0]
+    commits = con.execute("SELECT count(*) FROM ducklake_snapshots('lake') WHERE "
+                          "list_contains(changes['inserted_into_table'], ?)",
+                          [str(events_id)]).fetchone()[0]
     con.close()
-    assert len(files_before) >= 200
+    assert commits == FLUSHES
+    assert len(files_before) == 2 * FLUSHES  # partitioned by grp: a file per value per flush
     assert big_share([s for _, s in files_before]) < 0.05
 
     dry = compact(build_dir, env, lake.root, "--dry-run")["compact"]
@@ -174,6 +184,42 @@ def test_ducklake_compaction_merges_hundreds_of_flushes_keeping_every_row(build_
     final = fingerprint(con, "lake.events")
     assert final[:3] == (ROWS + 8000, ROWS + 8000, (ROWS + 8000) * (ROWS + 7999) // 2)
     con.close()
+    # fsck finds every live file as the catalog records it, after both kinds of compaction.
+    fsck = run_weir(build_dir, env, lake.root, "maintain", "fsck", "--json")
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    assert {t["table"]: t["fsck"] for t in json.loads(fsck.stdout)["tables"]}["main.events"] == []
+
+
+def test_ducklake_files_a_duckdb_delete_applies_to_are_left_out_and_say_so(build_dir, tmp_path):
+    """Compaction does not apply delete files yet: a data file with deletes is not rewritten
+    (its rows stay deleted), the report counts it, every other file is merged."""
+    lake = Lake(tmp_path / "lake")
+    lake.root.mkdir(parents=True)
+    env = env_of(lake)
+    rows = 200 * FLUSH_ROWS
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "a.jsonl", 0, rows))
+    con = lake.connect(read_only=False)
+    con.execute("DELETE FROM lake.events WHERE id % 100 = 0")
+    expected = fingerprint(con, "lake.events")
+    listed = con.execute("SELECT data_file, delete_file "
+                         "FROM ducklake_list_files('lake', 'events')").fetchall()
+    con.close()
+    assert expected[:2] == (rows - rows // 100, rows - rows // 100)
+    with_deletes = sorted(f for f in listed if f[1] is not None)
+    assert len(with_deletes) == rows // 100  # one id in 100 is deleted: one per 40-row flush
+
+    report = compact(build_dir, env, lake.root)["compact"]
+    assert report["files_not_rewritable"] == len(with_deletes)
+    assert report["files_in"] == report["files_replaced"] == len(listed) - len(with_deletes)
+    assert report["runs_committed"] == report["runs_planned"] == 2
+    assert any("deletes apply" in note for note in report["notes"]), report["notes"]
+    con = lake.connect()
+    after = con.execute("SELECT data_file, delete_file "
+                        "FROM ducklake_list_files('lake', 'events')").fetchall()
+    assert fingerprint(con, "lake.events") == expected
+    con.close()
+    assert sorted(f for f in after if f[1] is not None) == with_deletes
+    assert len(after) == len(with_deletes) + report["files_out"]
 
 
 def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_dir, tmp_path):
@@ -184,7 +230,9 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
 
     table = lake.table("events")
     files_before = table.inspect.files().to_pylist()
-    assert len(files_before) >= 200
+    assert len(files_before) == 2 * FLUSHES
+    assert sum("weir.commit-id" in s.summary.additional_properties
+               for s in table.snapshots()) == FLUSHES
     ledger_before = {k: v for k, v in table.current_snapshot().summary.additional_properties.items()
                      if k.startswith("weir.")}
     before_id = table.current_snapshot().snapshot_id
@@ -227,7 +275,12 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
         path = f["file_path"].removeprefix("file://")
         ids = [r[0] for r in con.execute(f"SELECT id FROM read_parquet('{path}')").fetchall()]
         assert ids == sorted(ids), path
+    # Every row, every column, as DuckDB's iceberg reader sees it; Spark must see the same.
+    expected = sorted(con.execute(
+        f"SELECT {COLUMNS}, epoch_us(_inserted_at) FROM duck").fetchall())
     con.close()
+    assert len(expected) == ROWS
+    assert spark_rows(table.metadata_location) == expected
 
     # The ledger still stands behind the replace snapshot: the same file again adds nothing.
     ingest(build_dir, env, lake.root, tmp_path / "a.jsonl")
@@ -239,6 +292,19 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
                    if "weir.commit-id" in s.summary.additional_properties][-1]
     assert newest_weir.snapshot_id == table.current_snapshot().snapshot_id
     assert ledger_before  # the append carried weir's ledger keys
+
+
+def spark_rows(metadata_location: str) -> list[tuple]:
+    """Every row of the Iceberg table at `metadata_location` as Spark reads it (Iceberg's
+    Spark runtime loading the metadata file directly: no catalog), sorted."""
+    from tests.harness.spark import spark_session
+
+    # The session's REST catalog is never touched: the table is read by its metadata path.
+    with spark_session("http://127.0.0.1:9", "unused") as spark:
+        frame = spark.read.format("iceberg").load(metadata_location)
+        frame.createOrReplaceTempView("t")
+        got = spark.sql(f"SELECT {COLUMNS}, unix_micros(_inserted_at) FROM t").collect()
+    return sorted(tuple(r) for r in got)
 
 
 def rows_of(lake) -> tuple:
