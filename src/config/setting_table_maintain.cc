@@ -62,7 +62,8 @@ std::vector<Setting> MaintainRows() {
        .max = kWeekMs,
        .description = "`weir maintain --serve`: how often the files below "
                       "`maintain.tiers.small` are compacted (into files of "
-                      "`maintain.target_file_size`, per partition, in `sort_by` order); 0 off.",
+                      "`maintain.target_file_size`, per partition, in `sort_by` order); 0 turns "
+                      "compaction off, medium files included.",
        WEIR_DATASET_FIELD(maintain.compact_interval)},
       {.name = "maintain.compact.medium_interval",
        .scope = kD,

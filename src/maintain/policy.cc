@@ -59,9 +59,12 @@ CompactionOptions TierOptions(const TablePolicy& policy, CompactionOptions base,
 PolicyAction CompactAction(const TablePolicy& policy, const CompactionOptions& base,
                            CompactionTier tier) {
   const bool small = tier == CompactionTier::kSmall;
+  // compact_interval_ms 0 turns compaction off, both tiers.
+  const int64_t interval = policy.compact_interval_ms <= 0 ? 0
+                           : small                         ? policy.compact_interval_ms
+                                                           : policy.compact_medium_interval_ms;
   return {
-      small ? "compact" : "compact_medium",
-      small ? policy.compact_interval_ms : policy.compact_medium_interval_ms,
+      small ? "compact" : "compact_medium", interval,
       [options = TierOptions(policy, base, tier)](const ActionContext& c) -> Result<ActionOutcome> {
         WEIR_ASSIGN_OR_RAISE(CompactionReport report, Compact(c.table, c.inspection, options));
         ActionOutcome out;

@@ -66,7 +66,8 @@ PolicyAction OrphanAction(const TablePolicy& policy);
 // Compaction's tiers (maintain/compaction.h) on their schedules: kSmall ("compact", every
 // compact_interval_ms) merges only the files below small_file_size; kMedium
 // ("compact_medium", every compact_medium_interval_ms) merges the medium ones too, whenever a
-// partition has two of them. Large files are never rewritten. `base` carries what the policy
+// partition has two of them; compact_interval_ms 0 turns both off. Large files are never
+// rewritten. `base` carries what the policy
 // does not (the dataset's Parquet settings and sort keys); the target and the tiers are the
 // policy's.
 enum class CompactionTier { kSmall, kMedium };

@@ -80,6 +80,17 @@ TEST(PlanCompactionTest, TheScheduledSmallPassNeverTakesAMediumFileAndTheMediumP
   EXPECT_EQ(runs[0].input_bytes, 32 * kMiB);
 }
 
+TEST(PlanCompactionTest, EachTierRunsOnItsIntervalAndTheSmallOnesZeroTurnsBothOff) {
+  TablePolicy policy{.compact_interval_ms = 3600000, .compact_medium_interval_ms = 86400000};
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kSmall).name, "compact");
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kSmall).interval_ms, 3600000);
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kMedium).name, "compact_medium");
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kMedium).interval_ms, 86400000);
+  policy.compact_interval_ms = 0;
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kSmall).interval_ms, 0);
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kMedium).interval_ms, 0);
+}
+
 TEST(PlanCompactionTest, RunsAreCappedByInputsAndMemoryBudget) {
   lake::TableInspection inspection;
   CompactionOptions options;
