@@ -43,6 +43,7 @@ def line(i: int) -> str:
 def env_for(fmt: str, root: Path, rows_per_flush: int) -> dict:
     env = dict(os.environ)
     env.update({"WEIR_TOPIC": "bench", "WEIR_TABLE": "events", "WEIR_LOG_LEVEL": "warn",
+                "WEIR_HTTP_PORT": "0",
                 "WEIR_KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1",
                 "WEIR_FLUSH_MAX_BYTES": "1KiB", "WEIR_FLUSH_INTERVAL": "60s",
                 "WEIR_KAFKA_CONSUME_BATCH_SIZE": str(rows_per_flush),

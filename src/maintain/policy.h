@@ -40,7 +40,7 @@ struct ActionOutcome {
   int64_t objects_deleted = 0;
   int64_t bytes_deleted = 0;
   // Compaction: what its rewrites replaced and wrote.
-  std::optional<CompactionReport> compaction;
+  std::optional<CompactionReport> compaction = std::nullopt;
 };
 
 struct ActionContext {

@@ -47,6 +47,7 @@ def env_of(lake) -> dict:
     # A flush every ~2 KiB of buffered records: a few hundred small commits.
     # maintain reads the ingest configuration, which names a broker it never contacts.
     env.update({"WEIR_TOPIC": "backfill", "WEIR_TABLE": "events", "WEIR_LOG_LEVEL": "warn",
+                "WEIR_HTTP_PORT": "0",  # no /metrics: tests and other runs share the machine
                 "WEIR_KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1",
                 "WEIR_FLUSH_MAX_BYTES": "2KiB", "WEIR_FLUSH_INTERVAL": "60s",
                 "WEIR_KAFKA_CONSUME_BATCH_SIZE": str(FLUSH_ROWS), "WEIR_PARTITION_BY": "grp",

@@ -21,7 +21,7 @@ SMALL_ROWS = 4000  # in flushes of 40 rows: 100 flushes, 2 files each (partition
 MEDIUM_ROWS = 4000  # in one flush: 2 files of 2,000 rows each
 TIERS = {"WEIR_MAINTAIN_TARGET_FILE_SIZE": "1MiB", "WEIR_MAINTAIN_TIERS_SMALL": "8KiB",
          "WEIR_MAINTAIN_TIERS_LARGE": "512KiB", "WEIR_MAINTAIN_EXPIRE_INTERVAL": "0",
-         "WEIR_MAINTAIN_ORPHANS_INTERVAL": "0"}
+         "WEIR_MAINTAIN_ORPHANS_INTERVAL": "0", "WEIR_LOG_LEVEL": "info"}
 
 
 def live_files(lake) -> list[tuple[str, int]]:
