@@ -121,7 +121,7 @@ def test_ducklake_compaction_merges_hundreds_of_flushes_keeping_every_row(build_
     events_id = con.execute("SELECT table_id FROM __ducklake_metadata_lake.ducklake_table "
                             "WHERE table_name = 'events' AND end_snapshot IS NULL").fetchone()[0]
     commits = con.execute("SELECT count(*) FROM ducklake_snapshots('lake') WHERE "
-                          "list_contains(changes['inserted_into_table'], ?)",
+                          "list_contains(changes['tables_inserted_into'], ?)",
                           [str(events_id)]).fetchone()[0]
     con.close()
     assert commits == FLUSHES
