@@ -166,6 +166,7 @@ def main() -> None:
         for _ in range(args.runs):
             runs.append(bench(fmt, weir, args.flushes, args.rows_per_flush, args.target_size,
                               args.repeats))
+            print(json.dumps(runs[-1]), flush=True)
             if not args.keep:
                 shutil.rmtree(runs[-1]["root"], ignore_errors=True)
         m = {"format": fmt, "flushes": args.flushes, "rows": runs[0]["rows"]}

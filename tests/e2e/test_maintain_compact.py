@@ -27,6 +27,9 @@ from tests.e2e.weir_run import EXTENSIONS, Lake, WeirIngest, create_topic, produ
 FLUSH_ROWS = 40  # WEIR_KAFKA_CONSUME_BATCH_SIZE: one flush per 40 lines
 FLUSHES = 1000
 ROWS = FLUSHES * FLUSH_ROWS
+# Iceberg: 1,000 SQL-catalog commits of a debug build on a loaded 2-core machine outlast the
+# test timeout (every commit writes the whole metadata JSON again), so its test takes 300.
+ICEBERG_FLUSHES = 300
 COLUMNS = "id, grp, v, name, score, ok"
 TARGET = 8 * 1024
 
@@ -243,16 +246,18 @@ def test_ducklake_files_a_duckdb_delete_applies_to_are_left_out_and_say_so(build
 
 
 def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_dir, tmp_path):
+    flushes = ICEBERG_FLUSHES
+    rows = flushes * FLUSH_ROWS
     lake = IcebergLake(tmp_path / "lake")
     lake.root.mkdir(parents=True)
     env = env_of(lake)
-    ingest(build_dir, env, lake.root, write_source(tmp_path / "a.jsonl", 0, ROWS))
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "a.jsonl", 0, rows))
 
     table = lake.table("events")
     files_before = table.inspect.files().to_pylist()
-    assert len(files_before) == 2 * FLUSHES
+    assert len(files_before) == 2 * flushes
     assert sum("weir.commit-id" in s.summary.additional_properties
-               for s in table.snapshots()) == FLUSHES
+               for s in table.snapshots()) == flushes
     ledger_before = {k: v for k, v in table.current_snapshot().summary.additional_properties.items()
                      if k.startswith("weir.")}
     before_id = table.current_snapshot().snapshot_id
@@ -260,7 +265,7 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
     con.execute("LOAD iceberg")
     con.register("before", table.scan().to_arrow())
     before = fingerprint(con, "before")
-    assert before[:3] == (ROWS, ROWS, ROWS * (ROWS - 1) // 2)
+    assert before[:3] == (rows, rows, rows * (rows - 1) // 2)
 
     report = compact(build_dir, env, lake.root)["compact"]
     assert report["runs_committed"] == report["runs_planned"] >= 2
@@ -275,9 +280,9 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
     assert {s.summary.operation.value for s in rewrites} == {"replace"}
     props = [s.summary.additional_properties for s in rewrites]
     assert sum(int(p["deleted-data-files"]) for p in props) == len(files_before)
-    assert sum(int(p["deleted-records"]) for p in props) == ROWS
-    assert sum(int(p["added-records"]) for p in props) == ROWS
-    assert all(int(p["total-records"]) == ROWS for p in props)
+    assert sum(int(p["deleted-records"]) for p in props) == rows
+    assert sum(int(p["added-records"]) for p in props) == rows
+    assert all(int(p["total-records"]) == rows for p in props)
     assert not any(k.startswith("weir.") and k != "weir.message" and k != "weir.rewrite"
                    for p in props for k in p)
     files_after = table.inspect.files().to_pylist()
@@ -299,14 +304,14 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
     expected = sorted(con.execute(
         f"SELECT {COLUMNS}, epoch_us(_inserted_at) FROM duck").fetchall())
     con.close()
-    assert len(expected) == ROWS
+    assert len(expected) == rows
     assert spark_rows(table.metadata_location) == expected
 
     # The ledger still stands behind the replace snapshot: the same file again adds nothing.
     ingest(build_dir, env, lake.root, tmp_path / "a.jsonl")
-    assert lake.count("events") == ROWS
-    ingest(build_dir, env, lake.root, write_source(tmp_path / "b.jsonl", ROWS, 2000))
-    assert lake.count("events") == ROWS + 2000
+    assert lake.count("events") == rows
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "b.jsonl", rows, 2000))
+    assert lake.count("events") == rows + 2000
     table = lake.table("events")
     newest_weir = [s for s in table.snapshots()
                    if "weir.commit-id" in s.summary.additional_properties][-1]
