@@ -1,4 +1,4 @@
-"""`weir maintain compact` (issue 16): 1,000 small flushes into DuckLake and into Iceberg
+"""`weir maintain compact` (issue 16): 1,000 small flushes into DuckLake (300 into Iceberg)
 merged into files of a target size, per partition, in sort-key order, committed as one rewrite
 snapshot per merge run. The row multiset is unchanged (count, distinct ids and a hash of every
 column of every row), DuckDB, pyiceberg and Spark read the same, time travel to before the compaction
