@@ -3,7 +3,10 @@ then a typical aggregation (count, sum, group by a low-cardinality column, a fil
 key) timed before and after compaction with DuckDB, and the compaction's throughput (input MB/s)
 and peak RSS (the child's ru_maxrss from wait4).
 
-    .deps/venv/bin/python bench/compaction_bench.py --build-dir build/debug --flushes 1000
+    .deps/venv/bin/python bench/compaction_bench.py --build-dir build/debug --flushes 1000 --runs 3
+
+Each run builds its tables afresh; the figures printed are the medians of the runs, with every
+run's value beside them.
 
 The flushes come from the file source (`weir ingest --from`), one commit per consume batch of
 `--rows-per-flush` lines (flush.max_bytes at its minimum), partitioned by `grp` (2 values) and
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,6 +43,7 @@ def line(i: int) -> str:
 def env_for(fmt: str, root: Path, rows_per_flush: int) -> dict:
     env = dict(os.environ)
     env.update({"WEIR_TOPIC": "bench", "WEIR_TABLE": "events", "WEIR_LOG_LEVEL": "warn",
+                "WEIR_HTTP_PORT": "0",
                 "WEIR_KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1",
                 "WEIR_FLUSH_MAX_BYTES": "1KiB", "WEIR_FLUSH_INTERVAL": "60s",
                 "WEIR_KAFKA_CONSUME_BATCH_SIZE": str(rows_per_flush),
@@ -104,6 +109,10 @@ def run_measured(args: list[str], env: dict, cwd: Path) -> tuple[int, str, int, 
         return code, out.read().decode(), usage.ru_maxrss, wall
 
 
+def events_table(stats: dict) -> dict:
+    return {t["table"]: t for t in stats["tables"]}["main.events"]
+
+
 def bench(fmt: str, weir: Path, flushes: int, rows_per_flush: int, target: str,
           repeats: int) -> dict:
     root = Path(tempfile.mkdtemp(prefix=f"compact-bench-{fmt}-"))
@@ -117,21 +126,26 @@ def bench(fmt: str, weir: Path, flushes: int, rows_per_flush: int, target: str,
     ingest_s = time.perf_counter() - start
     before_s, before = time_query(fmt, root, rows, repeats)
     stats = json.loads(run_measured([str(weir), "maintain", "stats", "--json"], env, root)[1])
-    files_before = stats["tables"][0]["data_files"]
+    files_before = events_table(stats)["data_files"]
     code, out, rss_kib, wall = run_measured(
         [str(weir), "maintain", "compact", "--json", "--target-size", target], env, root)
     assert code == 0, "compaction failed"
-    report = json.loads(out)["tables"][0]["compact"]
+    report = events_table(json.loads(out))["compact"]
+    assert report["runs_given_up"] == 0 and report["runs_committed"] == report["runs_planned"]
     after_s, after = time_query(fmt, root, rows, repeats)
     assert after == before, (before, after)
     stats = json.loads(run_measured([str(weir), "maintain", "stats", "--json"], env, root)[1])
     return {"format": fmt, "flushes": flushes, "rows": rows, "ingest_s": ingest_s,
-            "files_before": files_before, "files_after": stats["tables"][0]["data_files"],
+            "files_before": files_before, "files_after": events_table(stats)["data_files"],
             "bytes_in": report["bytes_in"], "bytes_out": report["bytes_out"],
             "compact_s": report["seconds"], "compact_wall_s": wall,
             "mb_per_s": report["bytes_in"] / 1e6 / report["seconds"],
             "peak_rss_mib": rss_kib / 1024, "query_before_ms": before_s * 1000,
             "query_after_ms": after_s * 1000, "root": str(root)}
+
+
+FIELDS = ("ingest_s", "files_before", "files_after", "bytes_in", "bytes_out", "compact_s",
+          "mb_per_s", "peak_rss_mib", "query_before_ms", "query_after_ms")
 
 
 def main() -> None:
@@ -140,20 +154,35 @@ def main() -> None:
     parser.add_argument("--flushes", type=int, default=1000)
     parser.add_argument("--rows-per-flush", type=int, default=100)
     parser.add_argument("--target-size", default="4MiB")
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=7, help="query timings per table")
+    parser.add_argument("--runs", type=int, default=3, help="fresh tables per format")
     parser.add_argument("--formats", default="ducklake,iceberg")
+    parser.add_argument("--keep", action="store_true", help="keep the lakes' directories")
     args = parser.parse_args()
     weir = Path(args.build_dir) / "weir"
-    results = [bench(fmt, weir, args.flushes, args.rows_per_flush, args.target_size, args.repeats)
-               for fmt in args.formats.split(",")]
+    medians = []
+    for fmt in args.formats.split(","):
+        runs = []
+        for _ in range(args.runs):
+            runs.append(bench(fmt, weir, args.flushes, args.rows_per_flush, args.target_size,
+                              args.repeats))
+            print(json.dumps(runs[-1]), flush=True)
+            if not args.keep:
+                shutil.rmtree(runs[-1]["root"], ignore_errors=True)
+        m = {"format": fmt, "flushes": args.flushes, "rows": runs[0]["rows"]}
+        for field in FIELDS:
+            m[field] = statistics.median(r[field] for r in runs)
+            m[field + "_runs"] = [round(r[field], 2) for r in runs]
+        medians.append(m)
+    print(f"medians of {args.runs} run(s)")
     print(f"{'format':9} {'flushes':>7} {'rows':>8} {'files':>11} {'MB in':>7} {'MB out':>7} "
           f"{'MB/s':>6} {'RSS MiB':>8} {'query ms before→after':>22}")
-    for r in results:
+    for r in medians:
         print(f"{r['format']:9} {r['flushes']:7} {r['rows']:8} "
-              f"{r['files_before']:5}→{r['files_after']:<5} {r['bytes_in'] / 1e6:7.2f} "
+              f"{r['files_before']:5.0f}→{r['files_after']:<5.0f} {r['bytes_in'] / 1e6:7.2f} "
               f"{r['bytes_out'] / 1e6:7.2f} {r['mb_per_s']:6.2f} {r['peak_rss_mib']:8.1f} "
               f"{r['query_before_ms']:10.1f}→{r['query_after_ms']:<10.1f}")
-    print(json.dumps(results, indent=1))
+    print(json.dumps(medians, indent=1))
 
 
 if __name__ == "__main__":

@@ -7,14 +7,20 @@
 namespace weir::app {
 
 maintain::CompactionOptions CompactionOptionsOf(const config::DatasetSettings& d,
-                                                const lake::Table& table,
+                                                const std::string& table_name,
                                                 std::optional<int64_t> target_size) {
   maintain::CompactionOptions options;
   options.target_file_bytes = target_size.value_or(d.flush.target_file_size);
   options.file = FileConfigOf(d);
-  const bool rejects = table.name().ends_with("." + d.table + "_rejects");
+  const bool rejects = table_name.ends_with("." + d.table + "_rejects");
   if (!rejects) options.sort_keys = SortKeysOf(d);
   return options;
+}
+
+maintain::CompactionOptions CompactionOptionsOf(const config::DatasetSettings& d,
+                                                const lake::Table& table,
+                                                std::optional<int64_t> target_size) {
+  return CompactionOptionsOf(d, table.name(), target_size);
 }
 
 Result<CompactOutcome> CompactTable(lake::Table& table, const config::DatasetSettings& d,

@@ -18,6 +18,11 @@ namespace weir::app {
 maintain::CompactionOptions CompactionOptionsOf(const config::DatasetSettings& d,
                                                 const lake::Table& table,
                                                 std::optional<int64_t> target_size);
+// The same by the table's qualified name ("main.events"): `weir maintain --serve`'s base
+// options, whose target and tiers the dataset's maintain.* settings then set.
+maintain::CompactionOptions CompactionOptionsOf(const config::DatasetSettings& d,
+                                                const std::string& table_name,
+                                                std::optional<int64_t> target_size);
 
 struct CompactOutcome {
   maintain::CompactionReport report;

@@ -6,6 +6,7 @@
 
 #include "app/cli.h"
 #include "app/maintain_command.h"
+#include "app/maintain_compact.h"
 #include "app/maintain_lake.h"
 #include "app/stop_signals.h"
 #include "config/describe.h"
@@ -36,7 +37,8 @@ int RunMaintainServe(const config::IngestSettings& s, const std::vector<std::str
     entry.dataset = t.dataset->name;
     entry.name = t.name;
     entry.policy = PolicyOf(*t.dataset);
-    entry.actions = maintain::StandardActions(entry.policy);
+    entry.actions = maintain::StandardActions(
+        entry.policy, CompactionOptionsOf(*t.dataset, t.name, std::nullopt));
     entry.open = [&s, shared, spec = t.spec](bool reconnect) -> Result<maintain::OpenedTable> {
       if (reconnect || *shared == nullptr) {
         WEIR_ASSIGN_OR_RAISE(auto catalog, OpenMaintainedLake(s));

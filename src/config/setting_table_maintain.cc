@@ -60,16 +60,18 @@ std::vector<Setting> MaintainRows() {
        .type = S::kDuration,
        .min = 0,
        .max = kWeekMs,
-       .description = "`weir maintain --serve`: how often small files are compacted; 0 off. "
-                      "Until compaction is part of the build the pass logs \"compaction not "
-                      "available\" once and is counted as `outcome=\"unavailable\"`.",
+       .description = "`weir maintain --serve`: how often the files below "
+                      "`maintain.tiers.small` are compacted (into files of "
+                      "`maintain.target_file_size`, per partition, in `sort_by` order); 0 turns "
+                      "compaction off, medium files included.",
        WEIR_DATASET_FIELD(maintain.compact_interval)},
       {.name = "maintain.compact.medium_interval",
        .scope = kD,
        .type = S::kDuration,
        .min = 0,
        .max = 4 * kWeekMs,
-       .description = "`weir maintain --serve`: how often medium files are compacted too; 0 "
+       .description = "`weir maintain --serve`: how often medium files (below "
+                      "`maintain.tiers.large`) are compacted too, once a partition has two; 0 "
                       "never.",
        WEIR_DATASET_FIELD(maintain.compact_medium_interval)},
       {.name = "maintain.expire.older_than",

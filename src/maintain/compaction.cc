@@ -132,9 +132,23 @@ std::vector<CompactionRun> PlanCompaction(const lake::TableInspection& inspectio
 }
 
 Result<CompactionReport> Compact(lake::Table& table, const CompactionOptions& options) {
+  WEIR_ASSIGN_OR_RAISE(const lake::TableInspection inspection, table.Inspect());
+  return Compact(table, inspection, options);
+}
+
+Result<CompactionReport> Compact(lake::Table& table, const lake::TableInspection& inspection,
+                                 const CompactionOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   CompactionReport report;
-  WEIR_ASSIGN_OR_RAISE(const lake::TableInspection inspection, table.Inspect());
+  for (const auto& file : inspection.live) {
+    if (file.kind == lake::LakeFileKind::kData && !file.rewritable) ++report.files_not_rewritable;
+  }
+  if (report.files_not_rewritable > 0) {
+    report.notes.push_back(fmt::format(
+        "{} data file(s) left as they are: deletes apply to them, or they were written under "
+        "another partitioning or map columns otherwise than by field id",
+        report.files_not_rewritable));
+  }
   const std::vector<CompactionRun> runs = PlanCompaction(inspection, options);
   report.runs_planned = static_cast<int64_t>(runs.size());
   for (const auto& run : runs) {
@@ -152,6 +166,13 @@ Result<CompactionReport> Compact(lake::Table& table, const CompactionOptions& op
     request.add = written->files;
     request.message =
         fmt::format("weir compaction: {} files → {}", run.inputs.size(), written->files.size());
+    const auto committed = [&] {
+      ++report.runs_committed;
+      report.files_replaced += static_cast<int64_t>(run.inputs.size());
+      report.bytes_replaced += run.input_bytes;
+      report.files_out += static_cast<int64_t>(written->files.size());
+      for (const auto& f : written->files) report.bytes_out += f.info.size_bytes;
+    };
     bool done = false;
     for (int attempt = 0; attempt < options.max_attempts && !done; ++attempt) {
       auto result = table.Rewrite(request);
@@ -163,10 +184,8 @@ Result<CompactionReport> Compact(lake::Table& table, const CompactionOptions& op
         case lake::CommitStatus::kCommitted:
         case lake::CommitStatus::kAlreadyCommitted:
           done = true;
-          ++report.runs_committed;
+          committed();
           report.snapshots.push_back(result->snapshot_id);
-          report.files_out += static_cast<int64_t>(written->files.size());
-          for (const auto& f : written->files) report.bytes_out += f.info.size_bytes;
           report.sorted = report.sorted && written->sorted;
           break;
         case lake::CommitStatus::kConflict:
@@ -181,9 +200,7 @@ Result<CompactionReport> Compact(lake::Table& table, const CompactionOptions& op
           });
           if (landed) {
             done = true;
-            ++report.runs_committed;
-            report.files_out += static_cast<int64_t>(written->files.size());
-            for (const auto& f : written->files) report.bytes_out += f.info.size_bytes;
+            committed();
           }
           break;
         }
@@ -218,6 +235,9 @@ nlohmann::json CompactionToJson(const CompactionReport& r, bool dry_run) {
           {"files_in", r.files_in},
           {"bytes_in", r.bytes_in},
           {"rows", r.rows},
+          {"files_not_rewritable", r.files_not_rewritable},
+          {"files_replaced", r.files_replaced},
+          {"bytes_replaced", r.bytes_replaced},
           {"files_out", r.files_out},
           {"bytes_out", r.bytes_out},
           {"sorted", r.sorted},

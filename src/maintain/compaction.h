@@ -67,9 +67,13 @@ struct CompactionReport {
   int64_t runs_committed = 0;
   int64_t runs_given_up = 0;  // inputs no longer live: someone else rewrote or removed them
   int64_t conflicts_retried = 0;
-  int64_t files_in = 0, bytes_in = 0, rows = 0;
-  int64_t files_out = 0, bytes_out = 0;
-  bool sorted = true;  // every run's output is in sort-key order
+  int64_t files_in = 0, bytes_in = 0, rows = 0;  // of the planned runs
+  // Live data files left alone because deletes apply to them (or another partitioning, or
+  // columns not mapped by field id): `lake::LakeFile::rewritable` false.
+  int64_t files_not_rewritable = 0;
+  int64_t files_replaced = 0, bytes_replaced = 0;  // the inputs of the committed runs
+  int64_t files_out = 0, bytes_out = 0;            // what the committed runs wrote
+  bool sorted = true;                              // every run's output is in sort-key order
   double seconds = 0;
   std::vector<int64_t> snapshots;  // committed rewrite snapshots
   std::vector<std::string> notes;  // why runs were given up
@@ -77,6 +81,9 @@ struct CompactionReport {
 
 // Plans and (unless dry_run) carries out the compaction of `table`.
 Result<CompactionReport> Compact(lake::Table& table, const CompactionOptions& options);
+// The same on an inspection of `table` read just before (a scheduled pass has one).
+Result<CompactionReport> Compact(lake::Table& table, const lake::TableInspection& inspection,
+                                 const CompactionOptions& options);
 
 nlohmann::json CompactionToJson(const CompactionReport& report, bool dry_run);
 

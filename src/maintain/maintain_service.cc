@@ -116,9 +116,8 @@ void MaintainService::Round(State& state, size_t index, int64_t now_ms) {
         due.next_ms = now_ms + action.interval_ms;
         counted("unavailable");
         if (!due.unavailable_logged) {
-          spdlog::info(
-              "table {}: {}: {} (the policy is skipped)", t.name, action.name,
-              action.name == "compact" ? "compaction not available" : outcome.status().message());
+          spdlog::info("table {}: {}: {} (the policy is skipped)", t.name, action.name,
+                       outcome.status().message());
           due.unavailable_logged = true;
         }
         continue;
@@ -152,6 +151,7 @@ void MaintainService::Round(State& state, size_t index, int64_t now_ms) {
                   "Bytes of the orphans `weir maintain --serve` deleted, by table and action.",
                   with_action)
         .Increment(static_cast<double>(outcome->bytes_deleted));
+    if (outcome->compaction) PublishCompaction(with_action, *outcome->compaction);
     spdlog::info("table {}: {}: {}", t.name, action.name, outcome->summary);
     if (outcome->changed) {
       // The metrics show the table as the action left it.
@@ -165,6 +165,32 @@ void MaintainService::Round(State& state, size_t index, int64_t now_ms) {
       *report = std::move(*fresh);
     }
   }
+}
+
+void MaintainService::PublishCompaction(const observe::Labels& labels,
+                                        const CompactionReport& report) {
+  const auto add = [&](const char* name, const char* help, int64_t value) {
+    registry_->Counter(name, help, labels).Increment(static_cast<double>(value));
+  };
+  add("weir_maintain_compaction_runs_total",
+      "Compaction runs (one rewrite snapshot each) `weir maintain --serve` committed, by table "
+      "and tier (action compact: small files; compact_medium: medium ones too).",
+      report.runs_committed);
+  add("weir_maintain_compaction_runs_given_up_total",
+      "Compaction runs given up because their inputs were no longer live (another compaction, "
+      "an expiry, DuckDB's own merge) or their commit kept losing to concurrent commits.",
+      report.runs_given_up);
+  add("weir_maintain_compaction_conflicts_total",
+      "Compaction commits that lost to a concurrent commit and were retried.",
+      report.conflicts_retried);
+  add("weir_maintain_compaction_files_replaced_total",
+      "Data files compaction replaced (the inputs of committed runs).", report.files_replaced);
+  add("weir_maintain_compaction_bytes_replaced_total",
+      "Bytes of the data files compaction replaced.", report.bytes_replaced);
+  add("weir_maintain_compaction_files_written_total", "Data files compaction wrote and committed.",
+      report.files_out);
+  add("weir_maintain_compaction_bytes_written_total",
+      "Bytes of the data files compaction wrote and committed.", report.bytes_out);
 }
 
 void MaintainService::Fail(State& state, size_t index, const std::string& stage,

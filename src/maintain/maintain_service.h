@@ -91,6 +91,8 @@ class MaintainService {
   void Round(State& state, size_t index, int64_t now_ms);
   void Fail(State& state, size_t index, const std::string& stage, const Status& status);
   void Publish(size_t index, const TableReport& report, int64_t now_ms);
+  // The compaction counters of one run of a compaction action.
+  void PublishCompaction(const observe::Labels& labels, const CompactionReport& report);
   void Render(std::string& out) const;
   int64_t NextDue(const State& state) const;
 

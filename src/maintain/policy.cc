@@ -1,5 +1,7 @@
 #include "maintain/policy.h"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 namespace weir::maintain {
@@ -41,14 +43,48 @@ PolicyAction OrphanAction(const TablePolicy& policy) {
           }};
 }
 
-PolicyAction CompactAction(const TablePolicy& policy) {
-  return {"compact", policy.compact_interval_ms, [](const ActionContext&) -> Result<ActionOutcome> {
-            return Status::NotImplemented("compaction not available in this build");
-          }};
+CompactionOptions TierOptions(const TablePolicy& policy, CompactionOptions base,
+                              CompactionTier tier) {
+  if (policy.target_file_size > 0) base.target_file_bytes = policy.target_file_size;
+  if (policy.small_file_size > 0) base.small_file_bytes = policy.small_file_size;
+  if (policy.large_file_size > 0) base.large_file_bytes = policy.large_file_size;
+  base.min_small_files = 2;
+  // The small pass never takes a medium file; the medium pass, rare by its interval, takes
+  // any two of a partition.
+  base.min_medium_files = tier == CompactionTier::kSmall ? std::numeric_limits<int64_t>::max() : 2;
+  base.dry_run = false;
+  return base;
 }
 
-std::vector<PolicyAction> StandardActions(const TablePolicy& policy) {
-  return {CompactAction(policy), ExpireAction(policy), OrphanAction(policy)};
+PolicyAction CompactAction(const TablePolicy& policy, const CompactionOptions& base,
+                           CompactionTier tier) {
+  const bool small = tier == CompactionTier::kSmall;
+  // compact_interval_ms 0 turns compaction off, both tiers.
+  const int64_t interval = policy.compact_interval_ms <= 0 ? 0
+                           : small                         ? policy.compact_interval_ms
+                                                           : policy.compact_medium_interval_ms;
+  return {
+      small ? "compact" : "compact_medium", interval,
+      [options = TierOptions(policy, base, tier)](const ActionContext& c) -> Result<ActionOutcome> {
+        WEIR_ASSIGN_OR_RAISE(CompactionReport report, Compact(c.table, c.inspection, options));
+        ActionOutcome out;
+        out.changed = report.runs_committed > 0;
+        out.summary = fmt::format(
+            "merged {} file(s) ({} bytes) into {} ({} bytes) in {} of {} run(s); {} given "
+            "up, {} conflict(s) retried, {} file(s) not rewritable",
+            report.files_in, report.bytes_in, report.files_out, report.bytes_out,
+            report.runs_committed, report.runs_planned, report.runs_given_up,
+            report.conflicts_retried, report.files_not_rewritable);
+        out.compaction = std::move(report);
+        return out;
+      }};
+}
+
+std::vector<PolicyAction> StandardActions(const TablePolicy& policy,
+                                          const CompactionOptions& compaction) {
+  return {CompactAction(policy, compaction, CompactionTier::kSmall),
+          CompactAction(policy, compaction, CompactionTier::kMedium), ExpireAction(policy),
+          OrphanAction(policy)};
 }
 
 }  // namespace weir::maintain

@@ -1,17 +1,18 @@
 // The maintenance policies of one table and the actions `weir maintain --serve` runs for them
 // on a schedule. An action is a name, an interval and a function of the table and its fresh
-// inspection, so the scheduler (maintain_service.h) knows none of them: expiry and the orphan
-// sweep are here; compaction plugs in as one more action (CompactAction, a stub answering
-// NotImplemented until `weir maintain compact` is part of the build).
+// inspection, so the scheduler (maintain_service.h) knows none of them: compaction's two tiers,
+// expiry and the orphan sweep are here.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "lake/table.h"
+#include "maintain/compaction.h"
 #include "maintain/lake_report.h"
 
 namespace weir::maintain {
@@ -38,6 +39,8 @@ struct ActionOutcome {
   int64_t snapshots_expired = 0;
   int64_t objects_deleted = 0;
   int64_t bytes_deleted = 0;
+  // Compaction: what its rewrites replaced and wrote.
+  std::optional<CompactionReport> compaction = std::nullopt;
 };
 
 struct ActionContext {
@@ -60,12 +63,22 @@ struct PolicyAction {
 PolicyAction ExpireAction(const TablePolicy& policy);
 // Deleting orphans older than the window (SweepOrphans).
 PolicyAction OrphanAction(const TablePolicy& policy);
-// Compaction's place in the schedule: the stub answers NotImplemented ("compaction not
-// available"); `weir maintain compact`'s merge replaces its body.
-PolicyAction CompactAction(const TablePolicy& policy);
+// Compaction's tiers (maintain/compaction.h) on their schedules: kSmall ("compact", every
+// compact_interval_ms) merges only the files below small_file_size; kMedium
+// ("compact_medium", every compact_medium_interval_ms) merges the medium ones too, whenever a
+// partition has two of them; compact_interval_ms 0 turns both off. Large files are never
+// rewritten. `base` carries what the policy
+// does not (the dataset's Parquet settings and sort keys); the target and the tiers are the
+// policy's.
+enum class CompactionTier { kSmall, kMedium };
+CompactionOptions TierOptions(const TablePolicy& policy, CompactionOptions base,
+                              CompactionTier tier);
+PolicyAction CompactAction(const TablePolicy& policy, const CompactionOptions& base,
+                           CompactionTier tier);
 
 // The actions of a table, in the order a round runs them: compaction first (it makes the
 // snapshots and the replaced files that expiry and the sweep then release), expiry, orphans.
-std::vector<PolicyAction> StandardActions(const TablePolicy& policy);
+std::vector<PolicyAction> StandardActions(const TablePolicy& policy,
+                                          const CompactionOptions& compaction);
 
 }  // namespace weir::maintain

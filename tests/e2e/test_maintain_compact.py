@@ -1,10 +1,11 @@
-"""`weir maintain compact` (issue 16): hundreds of small flushes into DuckLake and into Iceberg
+"""`weir maintain compact` (issue 16): 1,000 small flushes into DuckLake (300 into Iceberg)
 merged into files of a target size, per partition, in sort-key order, committed as one rewrite
 snapshot per merge run. The row multiset is unchanged (count, distinct ids and a hash of every
-column of every row), DuckDB and pyiceberg read the same, time travel to before the compaction
+column of every row), DuckDB, pyiceberg and Spark read the same, time travel to before the compaction
 still reads the old files, the ledger is untouched (a restart resumes where it stood), and
 DuckDB's own ducklake_merge_adjacent_files / ducklake_expire_snapshots work on a table weir
-compacted, and weir's compaction on one DuckDB compacted. Compaction racing a running ingest
+compacted, and weir's compaction and fsck on one DuckDB compacted. Data files a DuckDB DELETE
+left delete files on are not rewritten (their deletes still apply). Compaction racing a running ingest
 that is SIGKILLed in a loop loses and duplicates nothing."""
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from tests.e2e.test_ingest_iceberg import IcebergLake
 from tests.e2e.weir_run import EXTENSIONS, Lake, WeirIngest, create_topic, produce_slowly, \
     unique, wait_for
 
-ROWS = 24_000
+FLUSH_ROWS = 40  # WEIR_KAFKA_CONSUME_BATCH_SIZE: one flush per 40 lines
+FLUSHES = 1000
+ROWS = FLUSHES * FLUSH_ROWS
+# Iceberg: 1,000 SQL-catalog commits of a debug build on a loaded 2-core machine outlast the
+# test timeout (every commit writes the whole metadata JSON again), so its test takes 300.
+ICEBERG_FLUSHES = 300
+COLUMNS = "id, grp, v, name, score, ok"
 TARGET = 8 * 1024
 
 
@@ -43,9 +50,10 @@ def env_of(lake) -> dict:
     # A flush every ~2 KiB of buffered records: a few hundred small commits.
     # maintain reads the ingest configuration, which names a broker it never contacts.
     env.update({"WEIR_TOPIC": "backfill", "WEIR_TABLE": "events", "WEIR_LOG_LEVEL": "warn",
+                "WEIR_HTTP_PORT": "0",  # no /metrics: tests and other runs share the machine
                 "WEIR_KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1",
                 "WEIR_FLUSH_MAX_BYTES": "2KiB", "WEIR_FLUSH_INTERVAL": "60s",
-                "WEIR_KAFKA_CONSUME_BATCH_SIZE": "40", "WEIR_PARTITION_BY": "grp",
+                "WEIR_KAFKA_CONSUME_BATCH_SIZE": str(FLUSH_ROWS), "WEIR_PARTITION_BY": "grp",
                 "WEIR_SORT_BY": "id"})
     return env
 
@@ -113,8 +121,14 @@ def test_ducklake_compaction_merges_hundreds_of_flushes_keeping_every_row(build_
     aggregate = ("SELECT grp, count(*), sum(v), min(id), max(id) FROM lake.events "
                  "WHERE id BETWEEN 1000 AND 20000 GROUP BY grp ORDER BY grp")
     aggregate_before = con.execute(aggregate).fetchall()
+    events_id = con.execute("SELECT table_id FROM __ducklake_metadata_lake.ducklake_table "
+                            "WHERE table_name = 'events' AND end_snapshot IS NULL").fetchone()[0]
+    commits = con.execute("SELECT count(*) FROM ducklake_snapshots('lake') WHERE "
+                          "list_contains(changes['tables_inserted_into'], ?)",
+                          [str(events_id)]).fetchone()[0]
     con.close()
-    assert len(files_before) >= 200
+    assert commits == FLUSHES
+    assert len(files_before) == 2 * FLUSHES  # partitioned by grp: a file per value per flush
     assert big_share([s for _, s in files_before]) < 0.05
 
     dry = compact(build_dir, env, lake.root, "--dry-run")["compact"]
@@ -174,17 +188,76 @@ def test_ducklake_compaction_merges_hundreds_of_flushes_keeping_every_row(build_
     final = fingerprint(con, "lake.events")
     assert final[:3] == (ROWS + 8000, ROWS + 8000, (ROWS + 8000) * (ROWS + 7999) // 2)
     con.close()
+    # fsck finds every live file as the catalog records it, after both kinds of compaction.
+    fsck = run_weir(build_dir, env, lake.root, "maintain", "fsck", "--json")
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    assert {t["table"]: t["fsck"] for t in json.loads(fsck.stdout)["tables"]}["main.events"] == []
+
+
+def files_with_deletes(con) -> list[int]:
+    """Live data files of lake.events that deletes apply to: a delete file, or deletes DuckDB
+    inlined into the catalog (`ducklake_inlined_delete_<table id>`, its default for a few
+    rows)."""
+    meta = "__ducklake_metadata_lake"
+    table_id = con.execute(f"SELECT table_id FROM {meta}.ducklake_table WHERE table_name = "
+                           "'events' AND end_snapshot IS NULL").fetchone()[0]
+    ids = {r[0] for r in con.execute(f"SELECT data_file_id FROM {meta}.ducklake_delete_file "
+                                     "WHERE end_snapshot IS NULL").fetchall()}
+    try:
+        ids |= {r[0] for r in con.execute(
+            f"SELECT DISTINCT file_id FROM {meta}.ducklake_inlined_delete_{table_id}").fetchall()}
+    except duckdb.CatalogException:
+        pass
+    live = {r[0] for r in con.execute(f"SELECT data_file_id FROM {meta}.ducklake_data_file "
+                                      "WHERE end_snapshot IS NULL AND table_id = ?",
+                                      [table_id]).fetchall()}
+    return sorted(ids & live)
+
+
+def test_ducklake_files_a_duckdb_delete_applies_to_are_left_out_and_say_so(build_dir, tmp_path):
+    """Compaction does not apply deletes yet: a data file DuckDB's DELETE applies to (here
+    inlined into the catalog, DuckDB's default for a few rows) is not rewritten, so its rows
+    stay deleted; the report counts it, every other file is merged."""
+    lake = Lake(tmp_path / "lake")
+    lake.root.mkdir(parents=True)
+    env = env_of(lake)
+    rows = 200 * FLUSH_ROWS
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "a.jsonl", 0, rows))
+    con = lake.connect(read_only=False)
+    con.execute("DELETE FROM lake.events WHERE id % 100 = 0")
+    expected = fingerprint(con, "lake.events")
+    live = con.execute("SELECT count(*) FROM ducklake_list_files('lake', 'events')").fetchone()[0]
+    deleted_from = files_with_deletes(con)
+    con.close()
+    assert expected[:2] == (rows - rows // 100, rows - rows // 100)
+    assert len(deleted_from) == rows // 100  # one id in 100 is deleted: one per 40-row flush
+
+    report = compact(build_dir, env, lake.root)["compact"]
+    assert report["files_not_rewritable"] == len(deleted_from)
+    assert report["files_in"] == report["files_replaced"] == live - len(deleted_from)
+    assert report["runs_committed"] == report["runs_planned"] == 2
+    assert any("deletes apply" in note for note in report["notes"]), report["notes"]
+    con = lake.connect()
+    assert fingerprint(con, "lake.events") == expected
+    assert files_with_deletes(con) == deleted_from
+    after = con.execute("SELECT count(*) FROM ducklake_list_files('lake', 'events')").fetchone()[0]
+    con.close()
+    assert after == len(deleted_from) + report["files_out"]
 
 
 def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_dir, tmp_path):
+    flushes = ICEBERG_FLUSHES
+    rows = flushes * FLUSH_ROWS
     lake = IcebergLake(tmp_path / "lake")
     lake.root.mkdir(parents=True)
     env = env_of(lake)
-    ingest(build_dir, env, lake.root, write_source(tmp_path / "a.jsonl", 0, ROWS))
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "a.jsonl", 0, rows))
 
     table = lake.table("events")
     files_before = table.inspect.files().to_pylist()
-    assert len(files_before) >= 200
+    assert len(files_before) == 2 * flushes
+    assert sum("weir.commit-id" in s.summary.additional_properties
+               for s in table.snapshots()) == flushes
     ledger_before = {k: v for k, v in table.current_snapshot().summary.additional_properties.items()
                      if k.startswith("weir.")}
     before_id = table.current_snapshot().snapshot_id
@@ -192,7 +265,7 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
     con.execute("LOAD iceberg")
     con.register("before", table.scan().to_arrow())
     before = fingerprint(con, "before")
-    assert before[:3] == (ROWS, ROWS, ROWS * (ROWS - 1) // 2)
+    assert before[:3] == (rows, rows, rows * (rows - 1) // 2)
 
     report = compact(build_dir, env, lake.root)["compact"]
     assert report["runs_committed"] == report["runs_planned"] >= 2
@@ -207,9 +280,9 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
     assert {s.summary.operation.value for s in rewrites} == {"replace"}
     props = [s.summary.additional_properties for s in rewrites]
     assert sum(int(p["deleted-data-files"]) for p in props) == len(files_before)
-    assert sum(int(p["deleted-records"]) for p in props) == ROWS
-    assert sum(int(p["added-records"]) for p in props) == ROWS
-    assert all(int(p["total-records"]) == ROWS for p in props)
+    assert sum(int(p["deleted-records"]) for p in props) == rows
+    assert sum(int(p["added-records"]) for p in props) == rows
+    assert all(int(p["total-records"]) == rows for p in props)
     assert not any(k.startswith("weir.") and k != "weir.message" and k != "weir.rewrite"
                    for p in props for k in p)
     files_after = table.inspect.files().to_pylist()
@@ -227,18 +300,36 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
         path = f["file_path"].removeprefix("file://")
         ids = [r[0] for r in con.execute(f"SELECT id FROM read_parquet('{path}')").fetchall()]
         assert ids == sorted(ids), path
+    # Every row, every column, as DuckDB's iceberg reader sees it; Spark must see the same.
+    expected = sorted(con.execute(
+        f"SELECT {COLUMNS}, epoch_us(_inserted_at) FROM duck").fetchall())
     con.close()
+    assert len(expected) == rows
+    assert spark_rows(table.metadata_location) == expected
 
     # The ledger still stands behind the replace snapshot: the same file again adds nothing.
     ingest(build_dir, env, lake.root, tmp_path / "a.jsonl")
-    assert lake.count("events") == ROWS
-    ingest(build_dir, env, lake.root, write_source(tmp_path / "b.jsonl", ROWS, 2000))
-    assert lake.count("events") == ROWS + 2000
+    assert lake.count("events") == rows
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "b.jsonl", rows, 2000))
+    assert lake.count("events") == rows + 2000
     table = lake.table("events")
     newest_weir = [s for s in table.snapshots()
                    if "weir.commit-id" in s.summary.additional_properties][-1]
     assert newest_weir.snapshot_id == table.current_snapshot().snapshot_id
     assert ledger_before  # the append carried weir's ledger keys
+
+
+def spark_rows(metadata_location: str) -> list[tuple]:
+    """Every row of the Iceberg table at `metadata_location` as Spark reads it (Iceberg's
+    Spark runtime loading the metadata file directly: no catalog), sorted."""
+    from tests.harness.spark import spark_session
+
+    # The session's REST catalog is never touched: the table is read by its metadata path.
+    with spark_session("http://127.0.0.1:9", "unused") as spark:
+        frame = spark.read.format("iceberg").load(metadata_location)
+        frame.createOrReplaceTempView("t")
+        got = spark.sql(f"SELECT {COLUMNS}, unix_micros(_inserted_at) FROM t").collect()
+    return sorted(tuple(r) for r in got)
 
 
 def rows_of(lake) -> tuple:

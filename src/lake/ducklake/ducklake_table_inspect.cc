@@ -78,6 +78,29 @@ Result<TableInspection> DuckLakeTable::Inspect() {
     WEIR_ASSIGN_OR_RAISE(const int64_t id, ToInt(row[0], "data_file_id"));
     deleted_from.insert(id);
   }
+  // DuckDB inlines small deletes into the catalog instead of writing a delete file
+  // (`ducklake_inlined_delete_<table id>`: file_id, row_id, begin_snapshot): such a data file
+  // has deletes too, and a rewrite of it would bring the deleted rows back.
+  const std::string inlined = fmt::format("ducklake_inlined_delete_{}", table_id_);
+  WEIR_ASSIGN_OR_RAISE(
+      auto inlined_exists,
+      db_->Query(db_->dialect() == SqlDialect::kSqlite
+                     ? fmt::format("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                                   "name = '{}'",
+                                   inlined)
+                     : fmt::format("SELECT count(*) FROM information_schema.tables WHERE "
+                                   "table_name = '{}' AND table_schema = current_schema()",
+                                   inlined),
+                 {}));
+  WEIR_ASSIGN_OR_RAISE(const int64_t has_inlined, ToInt(inlined_exists.at(0).at(0), "count"));
+  if (has_inlined > 0) {
+    WEIR_ASSIGN_OR_RAISE(auto inlined_rows,
+                         db_->Query(fmt::format("SELECT DISTINCT file_id FROM {}", inlined), {}));
+    for (const auto& row : inlined_rows) {
+      WEIR_ASSIGN_OR_RAISE(const int64_t id, ToInt(row[0], "file_id"));
+      deleted_from.insert(id);
+    }
+  }
   WEIR_ASSIGN_OR_RAISE(
       auto values, db_->Query("SELECT v.data_file_id, v.partition_key_index, v.partition_value "
                               "FROM ducklake_file_partition_value v JOIN ducklake_data_file f ON "

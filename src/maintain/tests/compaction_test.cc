@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "files/parquet_file_writer.h"
+#include "maintain/policy.h"
 #include "maintain/sorted_merge.h"
 
 namespace weir::maintain {
@@ -53,6 +54,41 @@ TEST(PlanCompactionTest, MediumFilesOnlyOnceAPartitionHasManyOfThem) {
   int64_t inputs = 0;
   for (const auto& run : runs) inputs += static_cast<int64_t>(run.inputs.size());
   EXPECT_EQ(inputs, 8);
+}
+
+TEST(PlanCompactionTest, TheScheduledSmallPassNeverTakesAMediumFileAndTheMediumPassTakesTwo) {
+  const TablePolicy policy{
+      .target_file_size = 128 * kMiB, .small_file_size = 4 * kMiB, .large_file_size = 32 * kMiB};
+  lake::TableInspection inspection;
+  inspection.live = {File("p/s1", kMiB, "p"),      File("p/s2", kMiB, "p"),
+                     File("p/m1", 10 * kMiB, "p"), File("p/m2", 20 * kMiB, "p"),
+                     File("p/l1", 40 * kMiB, "p"), File("q/m1", 10 * kMiB, "q")};
+  const CompactionOptions small = TierOptions(policy, CompactionOptions{}, CompactionTier::kSmall);
+  EXPECT_EQ(small.target_file_bytes, 128 * kMiB);
+  auto runs = PlanCompaction(inspection, small);
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_EQ(runs[0].inputs.size(), 2u);
+  EXPECT_EQ(runs[0].inputs[0].path, "p/s1");
+  EXPECT_EQ(runs[0].inputs[1].path, "p/s2");
+  EXPECT_FALSE(runs[0].medium);
+  // The medium pass: every file of p below the large tier; q's single medium file stays.
+  runs =
+      PlanCompaction(inspection, TierOptions(policy, CompactionOptions{}, CompactionTier::kMedium));
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_EQ(runs[0].inputs.size(), 4u);
+  EXPECT_TRUE(runs[0].medium);
+  EXPECT_EQ(runs[0].input_bytes, 32 * kMiB);
+}
+
+TEST(PlanCompactionTest, EachTierRunsOnItsIntervalAndTheSmallOnesZeroTurnsBothOff) {
+  TablePolicy policy{.compact_interval_ms = 3600000, .compact_medium_interval_ms = 86400000};
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kSmall).name, "compact");
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kSmall).interval_ms, 3600000);
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kMedium).name, "compact_medium");
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kMedium).interval_ms, 86400000);
+  policy.compact_interval_ms = 0;
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kSmall).interval_ms, 0);
+  EXPECT_EQ(CompactAction(policy, {}, CompactionTier::kMedium).interval_ms, 0);
 }
 
 TEST(PlanCompactionTest, RunsAreCappedByInputsAndMemoryBudget) {

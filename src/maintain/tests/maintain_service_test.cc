@@ -133,8 +133,10 @@ TEST(MaintainService, ActionsRunOnTheirIntervalAndOneTheBuildLacksIsCountedUnava
                          return Status::IOError("store down");
                        }};
   std::vector<ServedTable> tables;
-  tables.push_back(h.Table({CompactAction(TablePolicy{.compact_interval_ms = 3600000}),
-                            std::move(counted), std::move(failing)}));
+  PolicyAction lacking{"compact", 3600000, [](const ActionContext&) -> Result<ActionOutcome> {
+                         return Status::NotImplemented("not part of this build");
+                       }};
+  tables.push_back(h.Table({std::move(lacking), std::move(counted), std::move(failing)}));
   MaintainService service(std::move(tables), 20, &h.registry);
   const std::string runs_of = "weir_maintain_runs_total{action=\"";
   ASSERT_TRUE(h.RunUntil(service, [&] {
