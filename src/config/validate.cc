@@ -331,14 +331,6 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
   if (settings.ingest_mode == "wal" && settings.wal.dir.empty()) {
     errors.Process("wal.dir", "required with ingest.mode wal, not set");
   }
-  for (size_t d = 0; d < settings.datasets.size(); ++d) {
-    // weir's Iceberg tables are format version 2, which has no variant type (v3 does).
-    if (settings.lake_format == "iceberg" && !settings.datasets[d].variant_columns.empty()) {
-      errors.Dataset(d, settings.datasets[d], "variant_columns",
-                     "VARIANT companions need a DuckLake lake: weir writes Iceberg format "
-                     "version 2 tables, which have no variant type");
-    }
-  }
   const StorageSettings& storage = settings.storage;
   if (storage.data_path.empty()) {
     errors.Process("storage.data_path", "required, not set");
