@@ -19,6 +19,13 @@ from the repository root:
 Prints per run and the median per target: end-to-end events/s, ceiling events/s, ratio, peak
 RSS; the target checks (ratio >= 60 %, peak RSS <= flush.max_bytes + 64 MiB); with both targets,
 Iceberg's events/s over DuckLake's per run and their median (target >= 90 %).
+
+`--profiles plain,records` (issue 14) runs each target twice per run: `plain` as above and
+`records` with the record stages on: 4 typed columns (uuid:uuid, timestamp:timestamptz,
+team_id:bigint, distinct_id:varchar), a pre-write sort by team_id,timestamp and a VARIANT
+companion of `properties` (an Iceberg table is then format version 3, counted through DuckDB's
+iceberg extension since pyiceberg cannot load it); it prints records / plain events/s per run
+and the median, per target.
 """
 
 from __future__ import annotations
@@ -184,6 +191,41 @@ def count_ducklake_rows(dsn: str, table: str) -> int:
         con.close()
 
 
+# The record stages of the `records` profile (issue 14's benchmark).
+RECORDS_PROFILE = {
+    "WEIR_TYPED_COLUMNS": "uuid:uuid,timestamp:timestamptz,team_id:bigint,distinct_id:varchar",
+    "WEIR_SORT_BY": "team_id,timestamp",
+    "WEIR_VARIANT_COLUMNS": "properties",
+}
+
+
+def count_iceberg_rows_duckdb(rest_uri: str, namespace: str, table: str) -> int:
+    """Rows of a (format 3) Iceberg table by DuckDB's iceberg_scan of its metadata file,
+    checked against the current snapshot's total-records (read from the REST catalog)."""
+    import json
+
+    import duckdb
+
+    with urllib.request.urlopen(f"{rest_uri}/v1/namespaces/{namespace}/tables/{table}",
+                                timeout=30) as answer:
+        loaded = json.load(answer)
+    meta = loaded["metadata"]
+    head = next(s for s in meta["snapshots"] if s["snapshot-id"] == meta["current-snapshot-id"])
+    con = duckdb.connect(config={"extension_directory": str(EXTENSIONS),
+                                 "autoinstall_known_extensions": False,
+                                 "autoload_known_extensions": False})
+    try:
+        con.execute("LOAD iceberg")
+        rows = con.execute(
+            f"SELECT count(*) FROM iceberg_scan('{loaded['metadata-location']}')").fetchone()[0]
+    finally:
+        con.close()
+    if int(head["summary"].get("total-records", -1)) != rows:
+        raise RuntimeError(f"the scan read {rows} rows, the snapshot says "
+                           f"{head['summary'].get('total-records')}")
+    return rows
+
+
 def count_iceberg_rows(rest_uri: str, namespace: str, table: str) -> int:
     """Rows of the Iceberg table by a pyiceberg scan of one column (every data file is read),
     checked against the current snapshot's total-records."""
@@ -199,7 +241,9 @@ def count_iceberg_rows(rest_uri: str, namespace: str, table: str) -> int:
 
 
 def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
-    work = Path(tempfile.mkdtemp(prefix=f"weir-e2e-bench-{run}-{target}-"))
+    """One run of `target`: `ducklake` or `iceberg`, with `:records` for the records profile."""
+    lake, _, profile = target.partition(":")
+    work = Path(tempfile.mkdtemp(prefix=f"weir-e2e-bench-{run}-{lake}-{profile or 'plain'}-"))
     port = free_port()
     log_path = work / "weir.log"
     env = dict(os.environ)
@@ -213,7 +257,9 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
         "WEIR_HTTP_PORT": str(port),
         "WEIR_LOG_LEVEL": "info",
     })
-    if target == "ducklake":
+    if profile == "records":
+        env.update(RECORDS_PROFILE)
+    if lake == "ducklake":
         dsn = fresh_database(args.pg_url, args.pg_dsn)
         env.update({
             "WEIR_CATALOG_KIND": "postgres",
@@ -235,6 +281,8 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
         where = f"REST catalog {args.rest_uri}, namespace {namespace}"
 
         def count() -> int:
+            if profile == "records":  # a variant column: format 3, which pyiceberg cannot load
+                return count_iceberg_rows_duckdb(args.rest_uri, namespace, "events")
             return count_iceberg_rows(args.rest_uri, namespace, "events")
     binary = args.build / "weir"
     print(f"run {run} {target}: {binary} ingest, log {log_path}, {where}", flush=True)
@@ -360,17 +408,23 @@ def main() -> None:
                         help="a setting passed to weir ingest as --set KEY=VALUE (repeatable)")
     parser.add_argument("--targets", default="ducklake",
                         help="comma list of ducklake (PostgreSQL catalog) and iceberg (REST)")
+    parser.add_argument("--profiles", default="plain",
+                        help="comma list of plain and records (typed columns + sort + VARIANT)")
     args = parser.parse_args()
     args.build = args.build if args.build.is_absolute() else ROOT / args.build
-    targets = [t for t in args.targets.split(",") if t]
-    if not targets or any(t not in ("ducklake", "iceberg") for t in targets):
+    lakes = [t for t in args.targets.split(",") if t]
+    if not lakes or any(t not in ("ducklake", "iceberg") for t in lakes):
         raise SystemExit(f"--targets: expected ducklake and/or iceberg, got {args.targets}")
+    profiles = [p for p in args.profiles.split(",") if p]
+    if not profiles or any(p not in ("plain", "records") for p in profiles):
+        raise SystemExit(f"--profiles: expected plain and/or records, got {args.profiles}")
+    targets = [lake + ("" if p == "plain" else ":" + p) for lake in lakes for p in profiles]
 
     bootstrap = require_env("WEIR_TEST_KAFKA_BOOTSTRAP")
-    if "ducklake" in targets:
+    if "ducklake" in lakes:
         args.pg_dsn = require_env("WEIR_TEST_PG_DSN")
         args.pg_url = require_env("WEIR_TEST_PG_URL")
-    if "iceberg" in targets:
+    if "iceberg" in lakes:
         args.rest_uri = require_env("WEIR_TEST_ICEBERG_REST_URI")
     flush_bytes = parse_bytes(args.flush_max_bytes)
 
@@ -391,12 +445,12 @@ def main() -> None:
     print(f"events {args.events}, topic {topic} ({args.partitions} partitions, "
           f"{args.compression}), flush.max_bytes {args.flush_max_bytes} ({flush_bytes} B), "
           f"flush.interval {args.flush_interval}, build {args.build}")
-    header = (f"{'run':>4} {'target':>9} {'total_s':>8} {'e2e_ev/s':>10} {'first_s':>8} "
+    header = (f"{'run':>4} {'target':>16} {'total_s':>8} {'e2e_ev/s':>10} {'first_s':>8} "
               f"{'first_ev/s':>10} {'ceiling':>10} {'ratio':>7} {'peakMiB':>8} {'rows':>9} "
               f"{'cpu%':>5} {'flushes':>7} {'write_ms':>8} {'commit_ms':>9}")
     print(header)
     for r in sorted(results, key=lambda r: (r["run"], targets.index(r["target"]))):
-        print(f"{r['run']:>4} {r['target']:>9} {r['total_s']:>8.2f} {r['eps']:>10.0f} "
+        print(f"{r['run']:>4} {r['target']:>16} {r['total_s']:>8.2f} {r['eps']:>10.0f} "
               f"{r['from_first_s']:>8.2f} {r['eps_from_first']:>10.0f} {ceiling:>10.0f} "
               f"{r['eps'] / ceiling:>7.1%} {r['peak_mib']:>8.1f} {r['rows']:>9} "
               f"{r['cpu_s'] / r['total_s']:>5.0%} {r['flushes']:>7} {r['write_ms']:>8.0f} "
@@ -420,7 +474,17 @@ def main() -> None:
         print(f"{target} target ratio >= 60%: {'PASS' if ratio >= 0.6 else 'FAIL'} ({ratio:.1%})")
         print(f"{target} target peak RSS <= flush.max_bytes + 64 MiB = {budget_mib:.0f} MiB: "
               f"{'PASS' if peak_max <= budget_mib else 'FAIL'} (max {peak_max:.1f} MiB)")
-    if len(medians) == 2:
+    by_run = {}
+    for r in results:
+        by_run.setdefault(r["run"], {})[r["target"]] = r
+    for lake in lakes:
+        if lake + ":records" not in medians or lake not in medians:
+            continue
+        ratios = [pair[lake + ":records"]["eps"] / pair[lake]["eps"] for pair in by_run.values()]
+        print(f"{lake}: records profile (4 typed columns + sort + VARIANT of properties) / plain "
+              f"events/s per run: {', '.join(f'{x:.1%}' for x in ratios)}; median "
+              f"{statistics.median(ratios):.1%}")
+    if "iceberg" in medians and "ducklake" in medians:
         by_run = {}
         for r in results:
             by_run.setdefault(r["run"], {})[r["target"]] = r

@@ -500,7 +500,9 @@ std::vector<Setting> BuildTable() {
        .millpond_env = "MILLPOND_VARIANT_COLUMNS",
        .description =
            "JSON-text columns also written as `<column>_variant`, a VARIANT column (the Parquet "
-           "Variant encoding; DuckLake only), e.g. `properties,person_properties`. The source "
+           "Variant encoding: a DuckLake `variant` column, or an Iceberg `variant` column, which "
+           "makes the table Iceberg format version 3), e.g. `properties,person_properties`. The "
+           "source "
            "column is kept; a value that is not JSON nulls only the companion "
            "(`weir_values_nulled_total{reason=\"variant_invalid_json\"}`); payload fields named "
            "`<column>_variant` (any case) are dropped "

@@ -336,7 +336,6 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
     errors.Process("wal.dir", "required with ingest.mode wal, not set");
   }
   for (size_t d = 0; d < settings.datasets.size(); ++d) {
-    // weir's Iceberg tables are format version 2, which has no variant type (v3 does).
     if (settings.lake_format == "iceberg" && !settings.datasets[d].upsert.key.empty()) {
       errors.Dataset(d, settings.datasets[d], "upsert.key",
                      "upsert datasets need a DuckLake lake: weir's Iceberg tables do not write "
@@ -345,11 +344,6 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
     if (settings.ingest_mode == "wal" && !settings.datasets[d].upsert.key.empty()) {
       errors.Dataset(d, settings.datasets[d], "upsert.key",
                      "upsert datasets need ingest.mode direct (the WAL committer only appends)");
-    }
-    if (settings.lake_format == "iceberg" && !settings.datasets[d].variant_columns.empty()) {
-      errors.Dataset(d, settings.datasets[d], "variant_columns",
-                     "VARIANT companions need a DuckLake lake: weir writes Iceberg format "
-                     "version 2 tables, which have no variant type");
     }
   }
   const StorageSettings& storage = settings.storage;

@@ -3,7 +3,7 @@ its JSON text and as `properties_variant`, weir's own Parquet Variant encoding, 
 ducklake reader reads back equal to `json::VARIANT` of the source for every record (nested
 objects, arrays, integers beyond INT64, decimals, unicode, the empty object, long strings,
 many keys), malformed JSON nulling only the companion, payload fields named like the companion
-dropped. Iceberg is refused at startup: weir writes format-version 2 tables (no variant)."""
+dropped. Iceberg's variant companions (format version 3): test_ingest_iceberg_variant.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import json
 
 import pytest
 
-from tests.e2e.test_ingest_iceberg import IcebergLake
 from tests.e2e.weir_run import Lake, WeirIngest, create_topic, produce, unique, wait_for
 
 MANY = "{" + ",".join(f'"k{i}":{i}' for i in range(300)) + "}"
@@ -176,16 +175,3 @@ def test_common_keys_are_shredded_and_big_integers_do_not_poison_them(
         assert shredded == {"f": "DOUBLE", "n": "INT64", "ok": "BOOLEAN", "s": "BYTE_ARRAY"}, \
             shredded
 
-
-def test_variant_columns_are_refused_for_iceberg_naming_the_setting(kafka, build_dir, tmp_path):
-    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique("variant_ice")
-    create_topic(bootstrap, topic, 1)
-    lake = IcebergLake(tmp_path / "lake")
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
-                      {"WEIR_VARIANT_COLUMNS": "properties"}).start()
-    code = weir.process.wait(timeout=60)
-    log = weir.log()
-    assert code != 0, log
-    assert "variant_columns" in log and "format version 2" in log, log
-    assert "partition(s)" not in log, log

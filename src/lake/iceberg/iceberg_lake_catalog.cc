@@ -275,6 +275,7 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
     }
     NewTable table;
     table.schema = Schema(0, std::move(fields));
+    table.format_version = FormatVersionFor(table.schema);  // 3 for a variant column
     for (const auto& key : spec.partitioning) {
       const NestedField* source = table.schema.FindTopLevel(key.column);
       if (source == nullptr) {
@@ -327,8 +328,8 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
     WEIR_ASSIGN_OR_RAISE(const bool created, store->Create(ident, *metadata));
     created_here = created;
     if (created) {
-      spdlog::info("created Iceberg table {} with {} columns", ident.ToString(),
-                   spec.columns.size());
+      spdlog::info("created Iceberg table {} (format version {}) with {} columns", ident.ToString(),
+                   table.format_version, spec.columns.size());
     } else {
       spdlog::info("Iceberg table {} was created by another writer meanwhile", ident.ToString());
     }

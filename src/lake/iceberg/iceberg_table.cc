@@ -150,6 +150,8 @@ Type IcebergTypeOf(ColumnType type) {
       return Type::Primitive(TypeId::kTimestampTz);
     case ColumnType::kUuid:
       return Type::Primitive(TypeId::kUuid);
+    case ColumnType::kVariant:
+      return Type::Primitive(TypeId::kVariant);
     default:
       return Type::Primitive(TypeId::kString);
   }
@@ -173,6 +175,8 @@ ColumnType ColumnTypeOf(const Type& type) {
       return ColumnType::kTimestampTz;
     case TypeId::kUuid:
       return ColumnType::kUuid;
+    case TypeId::kVariant:
+      return ColumnType::kVariant;
     default:
       return ColumnType::kOther;
   }
@@ -289,12 +293,24 @@ Result<EvolveResult> IcebergTable::Evolve(const SchemaChange& change) {
     }
     TableMetadata next = base;
     const int64_t now = NowMs();
+    MetadataChange schema_change;
+    // A variant column needs format 3: the table is upgraded in the same commit (the spec's
+    // upgrade: next-row-id starts at 0, older snapshots keep no row ids).
+    const int needed = FormatVersionFor(*evolved);
+    if (needed > base.format_version()) {
+      spdlog::warn(
+          "table {}: upgrading from Iceberg format version {} to {} for its variant "
+          "column(s); readers of the table must read format version {}",
+          name_, base.format_version(), needed, needed);
+      WEIR_RETURN_NOT_OK(next.UpgradeFormatVersion(needed, now));
+      schema_change.upgrade_format = true;
+    }
     WEIR_ASSIGN_OR_RAISE(const int schema_id, next.AddSchema(std::move(*evolved), now));
     WEIR_RETURN_NOT_OK(next.SetCurrentSchema(schema_id, now));
+    schema_change.schema_id = schema_id;
     std::vector<std::string> written;
-    WEIR_ASSIGN_OR_RAISE(
-        const StoreCommit committed,
-        store_->Commit(ident_, current_, next, {std::nullopt, schema_id}, written));
+    WEIR_ASSIGN_OR_RAISE(const StoreCommit committed,
+                         store_->Commit(ident_, current_, next, schema_change, written));
     if (committed.outcome == CommitOutcome::kConflict) {
       for (const auto& uri : written) {
         if (auto path = io_.PathOf(uri); path.ok()) (void)io_.fs->DeleteFile(*path);

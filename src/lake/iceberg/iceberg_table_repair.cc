@@ -104,8 +104,9 @@ Result<DropFilesResult> IcebergTable::DropDataFiles(const std::vector<std::strin
         continue;
       }
       const std::string uri = prefix + "-m" + std::to_string(written.size()) + ".avro";
-      auto rewrote =
-          WriteManifest(io_, uri, {&m.current_schema(), spec, snapshot_id, sequence}, rewritten);
+      auto rewrote = WriteManifest(
+          io_, uri, {&m.current_schema(), spec, snapshot_id, sequence, m.format_version()},
+          rewritten);
       if (!rewrote.ok()) {
         built = rewrote.status();
         break;
@@ -155,9 +156,7 @@ Result<DropFilesResult> IcebergTable::DropDataFiles(const std::vector<std::strin
       if (auto value = SummaryLong(*parent, key)) summary[key] = std::to_string(*value);
     }
     if (!reason.empty()) summary["weir.repair"] = reason;
-    const Status listed = WriteManifestList(io_, snapshot.manifest_list,
-                                            {snapshot_id, parent->snapshot_id, sequence}, list)
-                              .status();
+    const Status listed = WriteSnapshotList(io_, m, snapshot, list);
     if (!listed.ok()) {
       remove_written();
       return listed;

@@ -54,7 +54,7 @@ void EncodeOptionalBytes(AvroEncoder& e, const std::optional<std::string>& v) {
 }
 
 Status EncodeEntry(AvroEncoder& e, const ManifestEntry& entry,
-                   const std::vector<NestedField>& partition_type) {
+                   const std::vector<NestedField>& partition_type, int format_version) {
   const DataFile& f = entry.data_file;
   if (f.partition.size() != partition_type.size()) {
     return Status::Invalid("data file ", f.file_path, " has ", f.partition.size(),
@@ -87,7 +87,12 @@ Status EncodeEntry(AvroEncoder& e, const ManifestEntry& entry,
   } else {
     e.Branch(0);
   }
+  if (format_version >= 3) EncodeOptionalLong(e, f.first_row_id);
   EncodeOptionalBytes(e, f.referenced_data_file);
+  if (format_version >= 3) {
+    e.Branch(0);  // content_offset: deletion vectors only
+    e.Branch(0);  // content_size_in_bytes
+  }
   return Status::OK();
 }
 
@@ -245,6 +250,7 @@ Result<ManifestEntry> DecodeEntry(avro_value_t& record, const ManifestFile& mani
   WEIR_ASSIGN_OR_RAISE(const auto sort_order, DecodeOptionalLong(file, "sort_order_id"));
   if (sort_order) f.sort_order_id = static_cast<int>(*sort_order);
   WEIR_ASSIGN_OR_RAISE(f.referenced_data_file, DecodeOptionalBytes(file, "referenced_data_file"));
+  WEIR_ASSIGN_OR_RAISE(f.first_row_id, DecodeOptionalLong(file, "first_row_id"));
   return entry;
 }
 
@@ -280,12 +286,12 @@ Result<ManifestFile> WriteManifest(const TableIo& io, const std::string& uri,
                                    const std::vector<ManifestEntry>& entries) {
   WEIR_ASSIGN_OR_RAISE(const std::vector<NestedField> partition_type,
                        PartitionType(*context.spec, *context.schema));
-  AvroContainerWriter writer(ManifestEntryAvroSchema(partition_type).dump(),
+  AvroContainerWriter writer(ManifestEntryAvroSchema(partition_type, context.format_version).dump(),
                              {{"schema", context.schema->ToJson().dump()},
                               {"schema-id", std::to_string(context.schema->schema_id())},
                               {"partition-spec", context.spec->FieldsJson().dump()},
                               {"partition-spec-id", std::to_string(context.spec->spec_id)},
-                              {"format-version", "2"},
+                              {"format-version", std::to_string(context.format_version)},
                               {"content", "data"}});
   ManifestFile manifest;
   manifest.manifest_path = uri;
@@ -301,7 +307,8 @@ Result<ManifestFile> WriteManifest(const TableIo& io, const std::string& uri,
     if (entry.data_file.content != FileContent::kData) {
       return Status::NotImplemented("delete files in data manifests");
     }
-    WEIR_RETURN_NOT_OK(EncodeEntry(writer.encoder(), entry, partition_type));
+    WEIR_RETURN_NOT_OK(
+        EncodeEntry(writer.encoder(), entry, partition_type, context.format_version));
     writer.FinishRecord();
     const int64_t rows = entry.data_file.record_count;
     switch (entry.status) {
@@ -342,11 +349,22 @@ Result<std::vector<ManifestEntry>> ReadManifest(const TableIo& io, const Manifes
   WEIR_ASSIGN_OR_RAISE(const std::string bytes, ReadWholeFile(*io.fs, path));
   WEIR_ASSIGN_OR_RAISE(auto reader, AvroFileReader::Open(bytes, manifest.manifest_path));
   std::vector<ManifestEntry> entries;
+  // First row id inheritance (spec: "First Row ID Inheritance"), as Java's reader does it:
+  // live data files without one take the manifest's, advanced by each such file's rows.
+  std::optional<int64_t> next_row_id = manifest.first_row_id;
   while (true) {
     WEIR_ASSIGN_OR_RAISE(avro_value_t * record, reader->Next());
     if (record == nullptr) break;
     auto entry = DecodeEntry(*record, manifest, partition_type);
     if (!entry.ok()) return WithContext(entry.status(), "manifest " + manifest.manifest_path);
+    DataFile& file = entry->data_file;
+    if (!next_row_id) {
+      file.first_row_id.reset();  // no row ids before the table's first v3 snapshot
+    } else if (entry->status != EntryStatus::kDeleted && file.content == FileContent::kData &&
+               !file.first_row_id) {
+      file.first_row_id = *next_row_id;
+      *next_row_id += file.record_count;
+    }
     entries.push_back(std::move(entry).ValueUnsafe());
   }
   return entries;
@@ -358,19 +376,33 @@ Result<int64_t> WriteManifestList(const TableIo& io, const std::string& uri,
   std::vector<std::pair<std::string, std::string>> metadata = {
       {"snapshot-id", std::to_string(context.snapshot_id)},
       {"sequence-number", std::to_string(context.sequence_number)},
-      {"format-version", "2"}};
+      {"format-version", std::to_string(context.format_version)}};
+  if (context.format_version >= 3) {
+    metadata.emplace_back("first-row-id", std::to_string(context.first_row_id));
+  }
   metadata.emplace_back("parent-snapshot-id", context.parent_snapshot_id
                                                   ? std::to_string(*context.parent_snapshot_id)
                                                   : "null");
-  AvroContainerWriter writer(ManifestListAvroSchema().dump(), std::move(metadata));
+  AvroContainerWriter writer(ManifestListAvroSchema(context.format_version).dump(),
+                             std::move(metadata));
   for (const ManifestFile& m : manifests) {
-    EncodeManifestFile(writer.encoder(), m);
+    EncodeManifestFile(writer.encoder(), m, context.format_version);
     writer.FinishRecord();
   }
   WEIR_ASSIGN_OR_RAISE(const std::string bytes, writer.Finish());
   WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(uri));
   WEIR_RETURN_NOT_OK(WriteWholeFile(*io.fs, path, bytes));
   return static_cast<int64_t>(bytes.size());
+}
+
+int64_t AssignFirstRowIds(std::vector<ManifestFile>& manifests, int64_t first_row_id) {
+  int64_t next = first_row_id;
+  for (ManifestFile& m : manifests) {
+    if (m.content != ManifestContent::kData || m.first_row_id) continue;
+    m.first_row_id = next;
+    next += m.added_rows_count + m.existing_rows_count;
+  }
+  return next - first_row_id;
 }
 
 Result<std::vector<ManifestFile>> ReadManifestList(const TableIo& io, const std::string& uri) {

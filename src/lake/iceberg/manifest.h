@@ -1,4 +1,4 @@
-// Manifests and manifest lists (table spec v2), written in Avro with exactly the spec's
+// Manifests and manifest lists (table spec v2 and v3), written in Avro with exactly the spec's
 // schemas (field ids as `field-id` properties, the partition struct built from the spec) and
 // key-value metadata, and read back from what any engine wrote.
 #pragma once
@@ -40,6 +40,10 @@ struct DataFile {
   std::vector<int64_t> split_offsets;
   std::vector<int> equality_ids;
   std::optional<int> sort_order_id;
+  // Format 3: the row id of the file's first row. Null for files a snapshot adds (inherited
+  // from the manifest's first_row_id); explicit once the file is rewritten into another
+  // manifest (EXISTING, DELETED). ReadManifest resolves the inheritance.
+  std::optional<int64_t> first_row_id;
   std::optional<std::string> referenced_data_file;
 };
 
@@ -75,6 +79,9 @@ struct ManifestFile {
   int64_t deleted_rows_count = 0;
   std::vector<FieldSummary> partitions;
   std::optional<std::string> key_metadata;
+  // Format 3, data manifests: the first row id its files without one inherit from. Assigned
+  // when a manifest list first lists the manifest (AssignFirstRowIds), kept after that.
+  std::optional<int64_t> first_row_id;
 };
 
 // How to reach the files a table's metadata names: its URIs are turned into paths of `fs`.
@@ -86,9 +93,10 @@ struct TableIo {
   Result<std::string> PathOf(const std::string& uri) const;
 };
 
-// The Avro schema JSON of a v2 manifest entry for a partition type.
-nlohmann::json ManifestEntryAvroSchema(const std::vector<NestedField>& partition_type);
-nlohmann::json ManifestListAvroSchema();
+// The Avro schema JSON of a manifest entry (format 2 or 3) for a partition type.
+nlohmann::json ManifestEntryAvroSchema(const std::vector<NestedField>& partition_type,
+                                       int format_version = 2);
+nlohmann::json ManifestListAvroSchema(int format_version = 2);
 
 // What a manifest is written for: its spec, the table schema it was written with, and the
 // snapshot (a new manifest's entries with status ADDED and null ids inherit from the list).
@@ -97,6 +105,7 @@ struct ManifestContext {
   const PartitionSpec* spec = nullptr;
   int64_t snapshot_id = 0;      // the snapshot adding the manifest
   int64_t sequence_number = 0;  // that snapshot's sequence number
+  int format_version = 2;       // the table's
 };
 
 // Writes `entries` as the data manifest `uri` and returns its manifest list entry (counts,
@@ -105,8 +114,9 @@ Result<ManifestFile> WriteManifest(const TableIo& io, const std::string& uri,
                                    const ManifestContext& context,
                                    const std::vector<ManifestEntry>& entries);
 
-// Reads a manifest's entries; null snapshot ids and sequence numbers of ADDED entries are
-// resolved from `manifest` as the spec's inheritance rules say.
+// Reads a manifest's entries; null snapshot ids and sequence numbers of ADDED entries, and
+// null first_row_ids of live data files, are resolved from `manifest` as the spec's
+// inheritance rules say (a manifest without a first_row_id gives its files none).
 Result<std::vector<ManifestEntry>> ReadManifest(const TableIo& io, const ManifestFile& manifest,
                                                 const std::vector<NestedField>& partition_type);
 
@@ -114,7 +124,15 @@ struct ManifestListContext {
   int64_t snapshot_id = 0;
   std::optional<int64_t> parent_snapshot_id;
   int64_t sequence_number = 0;
+  int format_version = 2;
+  int64_t first_row_id = 0;  // format 3: the snapshot's first-row-id
 };
+
+// Format 3 row lineage: gives every data manifest of a new list that has no first_row_id one,
+// from `first_row_id` on, each the previous plus its added and existing rows (the spec's
+// "simple and valid approach"). Returns the number of ids assigned (the snapshot's
+// added-rows; next-row-id moves by it).
+int64_t AssignFirstRowIds(std::vector<ManifestFile>& manifests, int64_t first_row_id);
 
 // Writes a manifest list; returns its length in bytes.
 Result<int64_t> WriteManifestList(const TableIo& io, const std::string& uri,

@@ -109,7 +109,7 @@ json AvroTypeOf(const Type& type, int field_id) {
   }
 }
 
-json ManifestEntryAvroSchema(const std::vector<NestedField>& partition_type) {
+json ManifestEntryAvroSchema(const std::vector<NestedField>& partition_type, int format_version) {
   json partition_fields = json::array();
   for (const NestedField& field : partition_type) {
     partition_fields.push_back({{"name", AvroCompatibleName(field.name)},
@@ -117,30 +117,32 @@ json ManifestEntryAvroSchema(const std::vector<NestedField>& partition_type) {
                                 {"default", nullptr},
                                 {"field-id", field.id}});
   }
-  const json data_file = {
-      {"type", "record"},
-      {"name", "r2"},
-      {"fields",
-       json::array({
-           Required("content", "int", 134),
-           Required("file_path", "string", 100),
-           Required("file_format", "string", 101),
-           Required("partition",
-                    {{"type", "record"}, {"name", "r102"}, {"fields", partition_fields}}, 102),
-           Required("record_count", "long", 103),
-           Required("file_size_in_bytes", "long", 104),
-           Optional("column_sizes", IntMap(117, 118, "long"), 108),
-           Optional("value_counts", IntMap(119, 120, "long"), 109),
-           Optional("null_value_counts", IntMap(121, 122, "long"), 110),
-           Optional("nan_value_counts", IntMap(138, 139, "long"), 137),
-           Optional("lower_bounds", IntMap(126, 127, "bytes"), 125),
-           Optional("upper_bounds", IntMap(129, 130, "bytes"), 128),
-           Optional("key_metadata", "bytes", 131),
-           Optional("split_offsets", List("long", 133), 132),
-           Optional("equality_ids", List("int", 136), 135),
-           Optional("sort_order_id", "int", 140),
-           Optional("referenced_data_file", "string", 143),
-       })}};
+  json file_fields = json::array({
+      Required("content", "int", 134),
+      Required("file_path", "string", 100),
+      Required("file_format", "string", 101),
+      Required("partition", {{"type", "record"}, {"name", "r102"}, {"fields", partition_fields}},
+               102),
+      Required("record_count", "long", 103),
+      Required("file_size_in_bytes", "long", 104),
+      Optional("column_sizes", IntMap(117, 118, "long"), 108),
+      Optional("value_counts", IntMap(119, 120, "long"), 109),
+      Optional("null_value_counts", IntMap(121, 122, "long"), 110),
+      Optional("nan_value_counts", IntMap(138, 139, "long"), 137),
+      Optional("lower_bounds", IntMap(126, 127, "bytes"), 125),
+      Optional("upper_bounds", IntMap(129, 130, "bytes"), 128),
+      Optional("key_metadata", "bytes", 131),
+      Optional("split_offsets", List("long", 133), 132),
+      Optional("equality_ids", List("int", 136), 135),
+      Optional("sort_order_id", "int", 140),
+  });
+  if (format_version >= 3) file_fields.push_back(Optional("first_row_id", "long", 142));
+  file_fields.push_back(Optional("referenced_data_file", "string", 143));
+  if (format_version >= 3) {
+    file_fields.push_back(Optional("content_offset", "long", 144));
+    file_fields.push_back(Optional("content_size_in_bytes", "long", 145));
+  }
+  const json data_file = {{"type", "record"}, {"name", "r2"}, {"fields", file_fields}};
   return {{"type", "record"},
           {"name", "manifest_entry"},
           {"fields", json::array({Required("status", "int", 0), Optional("snapshot_id", "long", 1),
@@ -149,29 +151,26 @@ json ManifestEntryAvroSchema(const std::vector<NestedField>& partition_type) {
                                   Required("data_file", data_file, 2)})}};
 }
 
-json ManifestListAvroSchema() {
+json ManifestListAvroSchema(int format_version) {
   const json field_summary = {{"type", "record"},
                               {"name", "r508"},
                               {"fields", json::array({Required("contains_null", "boolean", 509),
                                                       Optional("contains_nan", "boolean", 518),
                                                       Optional("lower_bound", "bytes", 510),
                                                       Optional("upper_bound", "bytes", 511)})}};
-  return {
-      {"type", "record"},
-      {"name", "manifest_file"},
-      {"fields",
-       json::array(
-           {Required("manifest_path", "string", 500), Required("manifest_length", "long", 501),
-            Required("partition_spec_id", "int", 502), Required("content", "int", 517),
-            Required("sequence_number", "long", 515), Required("min_sequence_number", "long", 516),
-            Required("added_snapshot_id", "long", 503), Required("added_files_count", "int", 504),
-            Required("existing_files_count", "int", 505),
-            Required("deleted_files_count", "int", 506), Required("added_rows_count", "long", 512),
-            Required("existing_rows_count", "long", 513),
-            Required("deleted_rows_count", "long", 514),
-            Optional("partitions",
-                     {{"type", "array"}, {"items", field_summary}, {"element-id", 508}}, 507),
-            Optional("key_metadata", "bytes", 519)})}};
+  json fields = json::array(
+      {Required("manifest_path", "string", 500), Required("manifest_length", "long", 501),
+       Required("partition_spec_id", "int", 502), Required("content", "int", 517),
+       Required("sequence_number", "long", 515), Required("min_sequence_number", "long", 516),
+       Required("added_snapshot_id", "long", 503), Required("added_files_count", "int", 504),
+       Required("existing_files_count", "int", 505), Required("deleted_files_count", "int", 506),
+       Required("added_rows_count", "long", 512), Required("existing_rows_count", "long", 513),
+       Required("deleted_rows_count", "long", 514),
+       Optional("partitions", {{"type", "array"}, {"items", field_summary}, {"element-id", 508}},
+                507),
+       Optional("key_metadata", "bytes", 519)});
+  if (format_version >= 3) fields.push_back(Optional("first_row_id", "long", 520));
+  return {{"type", "record"}, {"name", "manifest_file"}, {"fields", fields}};
 }
 
 Status EncodeOptionalValue(AvroEncoder& e, const Value& value, const Type& type) {
@@ -279,7 +278,7 @@ Result<Value> DecodeValue(avro_value_t& raw, const Type& type) {
   }
 }
 
-void EncodeManifestFile(AvroEncoder& e, const ManifestFile& m) {
+void EncodeManifestFile(AvroEncoder& e, const ManifestFile& m, int format_version) {
   e.String(m.manifest_path);
   e.Long(m.manifest_length);
   e.Int(m.partition_spec_id);
@@ -318,6 +317,14 @@ void EncodeManifestFile(AvroEncoder& e, const ManifestFile& m) {
     e.Bytes(*m.key_metadata);
   } else {
     e.Branch(0);
+  }
+  if (format_version >= 3) {
+    if (m.first_row_id) {
+      e.Branch(1);
+      e.Long(*m.first_row_id);
+    } else {
+      e.Branch(0);
+    }
   }
 }
 
@@ -394,6 +401,10 @@ Result<ManifestFile> DecodeManifestFile(avro_value_t& record) {
   WEIR_ASSIGN_OR_RAISE(present, OptionalField(record, "key_metadata", v));
   if (present) {
     WEIR_ASSIGN_OR_RAISE(m.key_metadata, ReadBytes(v));
+  }
+  WEIR_ASSIGN_OR_RAISE(present, OptionalField(record, "first_row_id", v));
+  if (present) {
+    WEIR_ASSIGN_OR_RAISE(m.first_row_id, ReadLong(v));
   }
   return m;
 }

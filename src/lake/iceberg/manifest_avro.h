@@ -22,7 +22,7 @@ int DecimalFixedSize(int precision);
 Status EncodeOptionalValue(AvroEncoder& e, const Value& value, const Type& type);
 Result<Value> DecodeValue(avro_value_t& value, const Type& type);
 
-void EncodeManifestFile(AvroEncoder& e, const ManifestFile& m);
+void EncodeManifestFile(AvroEncoder& e, const ManifestFile& m, int format_version);
 Result<ManifestFile> DecodeManifestFile(avro_value_t& record);
 
 }  // namespace weir::lake::iceberg

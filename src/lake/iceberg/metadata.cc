@@ -61,8 +61,11 @@ Result<Snapshot> SnapshotFromJson(const nlohmann::json& json) {
   }
   WEIR_ASSIGN_OR_RAISE(const auto schema_id, GetOptionalLong(json, "schema-id", kSnap));
   if (schema_id) s.schema_id = static_cast<int>(*schema_id);
-  s.extra = WithoutKeys(json, {"snapshot-id", "parent-snapshot-id", "sequence-number",
-                               "timestamp-ms", "manifest-list", "summary", "schema-id"});
+  WEIR_ASSIGN_OR_RAISE(s.first_row_id, GetOptionalLong(json, "first-row-id", kSnap));
+  WEIR_ASSIGN_OR_RAISE(s.added_rows, GetOptionalLong(json, "added-rows", kSnap));
+  s.extra =
+      WithoutKeys(json, {"snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp-ms",
+                         "manifest-list", "summary", "schema-id", "first-row-id", "added-rows"});
   return s;
 }
 
@@ -74,6 +77,8 @@ nlohmann::json SnapshotToJson(const Snapshot& s) {
   if (!s.manifest_list.empty()) json["manifest-list"] = s.manifest_list;
   if (s.parent_snapshot_id) json["parent-snapshot-id"] = *s.parent_snapshot_id;
   if (s.schema_id) json["schema-id"] = *s.schema_id;
+  if (s.first_row_id) json["first-row-id"] = *s.first_row_id;
+  if (s.added_rows) json["added-rows"] = *s.added_rows;
   for (auto it = s.extra.begin(); it != s.extra.end(); ++it) json[it.key()] = it.value();
   return json;
 }
@@ -83,12 +88,27 @@ const std::string* Snapshot::SummaryValue(const std::string& key) const {
   return it == summary.end() ? nullptr : &it->second;
 }
 
+int FormatVersionFor(const Schema& schema) {
+  for (const NestedField& field : schema.fields()) {
+    if (field.type.id == TypeId::kVariant) return 3;
+  }
+  return 2;
+}
+
 Result<TableMetadata> TableMetadata::Create(const NewTable& table) {
   if (table.location.empty()) return Status::Invalid("a new table needs a location");
+  if (table.format_version < kMinFormatVersion || table.format_version > kMaxFormatVersion) {
+    return Status::Invalid("weir writes Iceberg format versions ", kMinFormatVersion, " and ",
+                           kMaxFormatVersion, ", not ", table.format_version);
+  }
+  if (table.format_version < FormatVersionFor(table.schema)) {
+    return Status::Invalid("a variant column needs Iceberg format version 3");
+  }
   if (table.table_uuid.size() != 36) {
     return Status::Invalid("table uuid \"", table.table_uuid, "\" is not a UUID");
   }
   TableMetadata m;
+  m.format_version_ = table.format_version;
   m.table_uuid_ = table.table_uuid;
   m.location_ = table.location;
   while (m.location_.size() > 1 && m.location_.back() == '/') m.location_.pop_back();
@@ -139,9 +159,12 @@ Result<TableMetadata> TableMetadata::FromJson(const nlohmann::json& json) {
   if (!json.is_object()) return Status::Invalid(kWhere, " must be a JSON object");
   TableMetadata m;
   WEIR_ASSIGN_OR_RAISE(m.format_version_, GetInt(json, "format-version", kWhere));
-  if (m.format_version_ != 2) {
+  if (m.format_version_ < kMinFormatVersion || m.format_version_ > kMaxFormatVersion) {
     return Status::NotImplemented("table metadata has format-version ", m.format_version_,
-                                  "; weir reads and writes format version 2");
+                                  "; weir reads and writes format versions 2 and 3");
+  }
+  if (m.format_version_ >= 3) {
+    WEIR_ASSIGN_OR_RAISE(m.next_row_id_, GetLong(json, "next-row-id", kWhere));
   }
   WEIR_ASSIGN_OR_RAISE(m.table_uuid_, GetString(json, "table-uuid", kWhere));
   WEIR_ASSIGN_OR_RAISE(m.location_, GetString(json, "location", kWhere));
@@ -220,13 +243,15 @@ Result<TableMetadata> TableMetadata::FromJson(const nlohmann::json& json) {
                                 "default-sort-order-id",
                                 "refs",
                                 "schema",
-                                "partition-spec"});
+                                "partition-spec",
+                                "next-row-id"});
   return m;
 }
 
 nlohmann::json TableMetadata::ToJson() const {
   nlohmann::json json = extra_;
   json["format-version"] = format_version_;
+  if (format_version_ >= 3) json["next-row-id"] = next_row_id_;
   json["table-uuid"] = table_uuid_;
   json["location"] = location_;
   json["last-sequence-number"] = last_sequence_number_;
@@ -383,6 +408,16 @@ Status TableMetadata::AddSnapshot(Snapshot snapshot, const std::string& branch, 
   if (!snapshot.summary.count("operation")) {
     return Status::Invalid("a snapshot summary needs an operation");
   }
+  if (format_version_ >= 3) {
+    if (!snapshot.first_row_id || !snapshot.added_rows) {
+      return Status::Invalid("a snapshot of a format 3 table needs first-row-id and added-rows");
+    }
+    if (*snapshot.first_row_id < next_row_id_ || *snapshot.added_rows < 0) {
+      return Status::Invalid("the new snapshot's first-row-id ", *snapshot.first_row_id,
+                             " is below the table's next-row-id ", next_row_id_);
+    }
+    next_row_id_ = *snapshot.first_row_id + *snapshot.added_rows;
+  }
   last_sequence_number_ = snapshot.sequence_number;
   last_updated_ms_ = now_ms;
   if (ref == refs_.end()) {
@@ -418,6 +453,21 @@ Status TableMetadata::RemoveSnapshots(const std::set<int64_t>& ids, int64_t now_
   return Status::OK();
 }
 
+Status TableMetadata::UpgradeFormatVersion(int version, int64_t now_ms) {
+  if (version < format_version_) {
+    return Status::Invalid("cannot downgrade table format version ", format_version_, " to ",
+                           version);
+  }
+  if (version > kMaxFormatVersion) {
+    return Status::NotImplemented("weir writes Iceberg format versions up to ", kMaxFormatVersion);
+  }
+  if (version == format_version_) return Status::OK();
+  if (format_version_ < 3 && version >= 3) next_row_id_ = 0;
+  format_version_ = version;
+  last_updated_ms_ = now_ms;
+  return Status::OK();
+}
+
 void TableMetadata::SetProperty(const std::string& name, std::string value, int64_t now_ms) {
   properties_[name] = std::move(value);
   last_updated_ms_ = now_ms;
@@ -449,8 +499,10 @@ Result<Schema> EvolveSchema(const Schema& current, const std::vector<NewColumn>&
     if (next.FindTopLevel(column.name) != nullptr) {
       return Status::Invalid("column ", column.name, " exists already");
     }
-    if (!column.type.is_primitive() || column.type.id == TypeId::kUnknown) {
-      return Status::Invalid("column ", column.name, ": weir adds primitive columns only");
+    const bool variant = column.type.id == TypeId::kVariant;
+    if ((!column.type.is_primitive() && !variant) || column.type.id == TypeId::kUnknown) {
+      return Status::Invalid("column ", column.name,
+                             ": weir adds primitive or variant columns only");
     }
     next.mutable_fields().push_back(NestedField{++next_id, column.name, false, column.type, {}});
   }

@@ -1,4 +1,4 @@
-// Iceberg table metadata v2 (the vN.metadata.json document): parsed from what other engines
+// Iceberg table metadata v2 and v3 (the vN.metadata.json document): parsed from what other engines
 // write (Java's REST catalog, pyiceberg, Spark), changed the ways weir needs, written back.
 //
 // Everything weir does not model (statistics, partition-statistics, unknown keys of snapshots,
@@ -32,6 +32,10 @@ struct Snapshot {
   std::string manifest_list;
   std::map<std::string, std::string> summary;  // "operation" and the rest
   std::optional<int> schema_id;
+  // Row lineage (format 3): the first row id the snapshot's manifest list assigns, and how
+  // many ids it assigns (next-row-id moves by that much). Absent in v2 snapshots.
+  std::optional<int64_t> first_row_id;
+  std::optional<int64_t> added_rows;
   nlohmann::json extra = nlohmann::json::object();
 
   // The summary value of `key`, or nullptr.
@@ -68,12 +72,19 @@ struct NewTable {
   std::map<std::string, std::string> properties;
   std::string table_uuid;  // lower-case 8-4-4-4-12
   int64_t now_ms = 0;
+  int format_version = 2;  // 3 when the schema needs it (variant)
 };
+
+// The oldest and newest table format versions weir reads and writes.
+inline constexpr int kMinFormatVersion = 2;
+inline constexpr int kMaxFormatVersion = 3;
+// The format version a schema needs: 3 when it holds a variant column, else 2.
+int FormatVersionFor(const Schema& schema);
 
 class TableMetadata {
  public:
   static Result<TableMetadata> Create(const NewTable& table);
-  // Parses metadata of format version 2; other versions are refused by name.
+  // Parses metadata of format version 2 or 3; other versions are refused by name.
   static Result<TableMetadata> FromJson(const nlohmann::json& json);
   static Result<TableMetadata> Parse(std::string_view text);
   nlohmann::json ToJson() const;
@@ -81,6 +92,8 @@ class TableMetadata {
 
   // --- Reading.
   int format_version() const { return format_version_; }
+  // Format 3: higher than every row id assigned; the next snapshot's first-row-id.
+  int64_t next_row_id() const { return next_row_id_; }
   const std::string& table_uuid() const { return table_uuid_; }
   const std::string& location() const { return location_; }
   int64_t last_sequence_number() const { return last_sequence_number_; }
@@ -133,6 +146,10 @@ class TableMetadata {
   // at most write.metadata.previous-versions-max (default 100) entries.
   Status RecordPreviousMetadata(std::string metadata_file, int64_t timestamp_ms);
   void SetProperty(const std::string& name, std::string value, int64_t now_ms);
+  // Raises the format version to `version` (2 → 3 starts row lineage at next-row-id 0;
+  // existing snapshots keep no row ids, as the spec says). Refuses a downgrade or an
+  // unsupported version; the same version is no change.
+  Status UpgradeFormatVersion(int version, int64_t now_ms);
   // Removes the snapshots `ids` (unknown ids are ignored) and their snapshot-log entries; refuses,
   // changing nothing, to remove a snapshot a branch or tag points at.
   Status RemoveSnapshots(const std::set<int64_t>& ids, int64_t now_ms);
@@ -142,6 +159,7 @@ class TableMetadata {
 
  private:
   int format_version_ = 2;
+  int64_t next_row_id_ = 0;
   std::string table_uuid_;
   std::string location_;
   int64_t last_sequence_number_ = 0;

@@ -120,6 +120,10 @@ class RestStore final : public MetadataStore {
     }
     if (metadata.location() != kServerAssignedLocation) request.location = metadata.location();
     request.properties = metadata.properties();
+    // The server makes the metadata; the reserved property chooses its format version.
+    if (metadata.format_version() > 2) {
+      request.properties["format-version"] = std::to_string(metadata.format_version());
+    }
     auto created = catalog_->CreateTable(ident.namespace_levels, request);
     if (created.ok()) return true;
     if (CatalogErrorKindOf(created.status()) == CatalogErrorKind::kAlreadyExists) return false;
@@ -136,6 +140,10 @@ class RestStore final : public MetadataStore {
     // conflict (the table layer reloads and answers kTableChanged), never a silent commit.
     requirements.push_back(
         {{"type", "assert-default-spec-id"}, {"default-spec-id", base.metadata.default_spec_id()}});
+    if (change.upgrade_format) {
+      updates.push_back(
+          {{"action", "upgrade-format-version"}, {"format-version", next.format_version()}});
+    }
     if (change.schema_id) {
       requirements.push_back({{"type", "assert-current-schema-id"},
                               {"current-schema-id", base.metadata.current_schema_id()}});

@@ -10,7 +10,8 @@
 //           or requirements (REST) refuse a commit whose base is not the table's state.
 //
 // SQL: the layer writes the next metadata file itself and swaps the pointer (CAS). REST: the
-// server applies `change` (add-snapshot + set-snapshot-ref, add-schema + set-current-schema)
+// server applies `change` (upgrade-format-version, add-snapshot + set-snapshot-ref, add-schema +
+// set-current-schema)
 // under `assert-table-uuid`, `assert-default-spec-id` and `assert-ref-snapshot-id` /
 // `assert-current-schema-id`.
 //
@@ -40,6 +41,9 @@ struct MetadataChange {
   std::optional<Snapshot> snapshot;             // added as main's new head
   std::optional<int> schema_id;                 // a schema of `next` made current
   std::vector<int64_t> removed_snapshots = {};  // expired: gone from `next`, main's head unchanged
+  // `next` has a higher format version than the base (2 → 3 for a variant column): REST
+  // sends `upgrade-format-version` first; SQL writes `next` as it is.
+  bool upgrade_format = false;
 };
 
 // How one commit attempt through a store ended.

@@ -183,6 +183,13 @@ Status AddParquetMetrics(const parquet::FileMetaData& footer, const Schema& sche
   std::vector<ColumnFold> folds(static_cast<size_t>(parquet_schema.num_columns()));
   for (int c = 0; c < parquet_schema.num_columns(); ++c) {
     const parquet::ColumnDescriptor& column = *parquet_schema.Column(c);
+    // A variant's leaves (metadata, value, typed_value...) carry no field ids, as the spec
+    // requires; the group does. No metrics are kept for a variant (they are optional).
+    if (const parquet::schema::Node* root = parquet_schema.GetColumnRoot(c);
+        root->is_group() && root->field_id() >= 0) {
+      const NestedField* field = schema.FindField(root->field_id());
+      if (field != nullptr && field->type.id == TypeId::kVariant) continue;
+    }
     const int id = column.schema_node()->field_id();
     if (id < 0) {
       return Status::Invalid("Parquet column ", column.path()->ToDotString(),
@@ -204,6 +211,7 @@ Status AddParquetMetrics(const parquet::FileMetaData& footer, const Schema& sche
       const int64_t offset = chunk->has_dictionary_page() ? chunk->dictionary_page_offset()
                                                           : chunk->data_page_offset();
       start = std::min(start, offset);
+      if (folds[c].field == nullptr) continue;  // a variant's leaf
       ColumnFold& fold = folds[c];
       fold.size += chunk->total_compressed_size();
       fold.values += chunk->num_values();
@@ -237,6 +245,7 @@ Status AddParquetMetrics(const parquet::FileMetaData& footer, const Schema& sche
   }
   std::sort(file.split_offsets.begin(), file.split_offsets.end());
   for (const ColumnFold& fold : folds) {
+    if (fold.field == nullptr) continue;
     const int id = fold.field->id;
     const Type& type = fold.field->type;
     file.column_sizes[id] = fold.size;

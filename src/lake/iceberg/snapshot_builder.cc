@@ -106,7 +106,8 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
   }
 
   // The new manifest.
-  const ManifestContext context{&schema, &spec, snapshot_id, sequence};
+  const int format = base.format_version();
+  const ManifestContext context{&schema, &spec, snapshot_id, sequence, format};
   std::optional<ManifestFile> added;
   std::set<std::string> partitions;
   int64_t added_records = 0, added_size = 0;
@@ -190,7 +191,7 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
         added_merged = true;
       }
       const std::string uri = prefix + "-m" + std::to_string(++merged_count) + ".avro";
-      const ManifestContext merge_context{&schema, bin_spec, snapshot_id, sequence};
+      const ManifestContext merge_context{&schema, bin_spec, snapshot_id, sequence, format};
       WEIR_ASSIGN_OR_RAISE(ManifestFile m, WriteManifest(io, uri, merge_context, merged));
       out.written.push_back(uri);
       ++created;
@@ -242,13 +243,23 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
   summary["entries-processed"] = std::to_string(entries_processed);
   if (!request.commit_id.empty()) WriteLedger(request.commit_id, request.ledger, summary);
 
-  WEIR_RETURN_NOT_OK(WriteManifestList(io, snapshot.manifest_list,
-                                       {snapshot_id, snapshot.parent_snapshot_id, sequence}, result)
-                         .status());
+  WEIR_RETURN_NOT_OK(WriteSnapshotList(io, base, snapshot, result));
   out.written.push_back(snapshot.manifest_list);
   out.manifests = std::move(result);
   WEIR_RETURN_NOT_OK(out.metadata.AddSnapshot(snapshot, kMainBranch, request.now_ms));
   return out;
+}
+
+Status WriteSnapshotList(const TableIo& io, const TableMetadata& base, Snapshot& snapshot,
+                         std::vector<ManifestFile>& manifests) {
+  ManifestListContext context{snapshot.snapshot_id, snapshot.parent_snapshot_id,
+                              snapshot.sequence_number, base.format_version(), 0};
+  if (base.format_version() >= 3) {
+    context.first_row_id = base.next_row_id();
+    snapshot.first_row_id = base.next_row_id();
+    snapshot.added_rows = AssignFirstRowIds(manifests, base.next_row_id());
+  }
+  return WriteManifestList(io, snapshot.manifest_list, context, manifests).status();
 }
 
 std::string VersionedMetadataUri(const TableMetadata& metadata, int version) {

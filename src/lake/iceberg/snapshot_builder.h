@@ -75,6 +75,13 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
                                      const ReplaceRequest& request, std::mt19937_64& random,
                                      size_t& found);
 
+// Writes `snapshot`'s manifest list (snapshot.manifest_list) over `manifests`. On a format 3
+// table it first gives the data manifests without one a first_row_id from base's next-row-id
+// (AssignFirstRowIds) and sets the snapshot's first-row-id and added-rows, so AddSnapshot
+// moves next-row-id past them. Every snapshot builder (append, replace, delete) ends here.
+Status WriteSnapshotList(const TableIo& io, const TableMetadata& base, Snapshot& snapshot,
+                         std::vector<ManifestFile>& manifests);
+
 // `<location>/metadata/v<version>.metadata.json`, the file-system tables' naming.
 std::string VersionedMetadataUri(const TableMetadata& metadata, int version);
 // `<location>/metadata/<NNNNN>-<uuid>.metadata.json`, as catalogs (Java's, pyiceberg's) name them.

@@ -52,7 +52,8 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
   const std::string added_uri = prefix + "-m0.avro";
   WEIR_ASSIGN_OR_RAISE(
       ManifestFile added,
-      WriteManifest(io, added_uri, {&schema, &spec, snapshot_id, sequence}, added_entries));
+      WriteManifest(io, added_uri, {&schema, &spec, snapshot_id, sequence, base.format_version()},
+                    added_entries));
   out.written.push_back(added_uri);
   result.push_back(std::move(added));
   ++created;
@@ -94,7 +95,8 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
     const std::string uri = prefix + "-m" + std::to_string(++replaced) + ".avro";
     WEIR_ASSIGN_OR_RAISE(
         ManifestFile rewritten,
-        WriteManifest(io, uri, {&schema, manifest_spec, snapshot_id, sequence}, kept));
+        WriteManifest(
+            io, uri, {&schema, manifest_spec, snapshot_id, sequence, base.format_version()}, kept));
     out.written.push_back(uri);
     ++created;
     result.push_back(std::move(rewritten));
@@ -141,9 +143,7 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
   summary["manifests-kept"] = std::to_string(static_cast<int64_t>(result.size()) - created);
   summary["entries-processed"] = std::to_string(entries_processed);
 
-  WEIR_RETURN_NOT_OK(WriteManifestList(io, snapshot.manifest_list,
-                                       {snapshot_id, snapshot.parent_snapshot_id, sequence}, result)
-                         .status());
+  WEIR_RETURN_NOT_OK(WriteSnapshotList(io, base, snapshot, result));
   out.written.push_back(snapshot.manifest_list);
   out.manifests = std::move(result);
   WEIR_RETURN_NOT_OK(out.metadata.AddSnapshot(snapshot, kMainBranch, request.now_ms));

@@ -27,6 +27,7 @@ constexpr NamedType kPrimitives[] = {
     {"string", TypeId::kString},
     {"uuid", TypeId::kUuid},
     {"binary", TypeId::kBinary},
+    {"variant", TypeId::kVariant},
 };
 
 // Parses "<prefix><open>a[,b]<close>" with optional spaces, e.g. "decimal( 9, 2 )".
@@ -119,7 +120,8 @@ Type Type::Fixed(int length) {
 }
 
 bool Type::is_primitive() const {
-  return id != TypeId::kStruct && id != TypeId::kList && id != TypeId::kMap;
+  return id != TypeId::kStruct && id != TypeId::kList && id != TypeId::kMap &&
+         id != TypeId::kVariant;
 }
 
 bool Type::operator==(const Type& other) const {
@@ -172,7 +174,7 @@ Result<Type> ParsePrimitiveType(std::string_view text) {
     }
     return Type::Fixed(params[0]);
   }
-  // Types of newer spec versions (variant, geometry, timestamp_ns, unknown, ...) are kept as
+  // Types of newer spec versions (geometry, timestamp_ns, unknown, ...) are kept as
   // text: weir never writes them, but metadata that holds them must round-trip.
   Type unknown = Type::Primitive(TypeId::kUnknown);
   unknown.unknown_name = std::string(text);

@@ -35,7 +35,8 @@ enum class TypeId {
   kStruct,
   kList,
   kMap,
-  kUnknown,  // a type this reader does not model (variant, geometry, timestamp_ns, ...)
+  kVariant,  // v3: semi-structured, neither primitive nor nested (a Parquet Variant group)
+  kUnknown,  // a type this reader does not model (geometry, timestamp_ns, ...)
 };
 
 struct NestedField;
@@ -57,7 +58,7 @@ struct Type {
   static Type Decimal(int precision, int scale);
   static Type Fixed(int length);
 
-  bool is_primitive() const;
+  bool is_primitive() const;  // false for nested types and for variant
   bool operator==(const Type& other) const;
 };
 

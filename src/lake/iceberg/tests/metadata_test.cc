@@ -107,7 +107,9 @@ TEST(IcebergSchema, KeepsTypesOfNewerSpecVersionsAsText) {
       {"id": 3, "name": "f", "required": false, "type": "fixed[ 16 ]",
        "initial-default": "00", "write-default": "01"}]})json");
   ASSERT_OK_AND_ASSIGN(const Schema schema, Schema::FromJson(json));
-  EXPECT_EQ(schema.FindField(1)->type.id, TypeId::kUnknown);
+  EXPECT_EQ(schema.FindField(1)->type.id, TypeId::kVariant);
+  EXPECT_EQ(schema.FindField(2)->type.id, TypeId::kUnknown);
+  EXPECT_EQ(FormatVersionFor(schema), 3);
   EXPECT_EQ(schema.FindField(3)->type, Type::Fixed(16));
   EXPECT_EQ(schema.ToJson()["fields"][0]["type"], "variant");
   EXPECT_EQ(schema.ToJson()["fields"][1]["type"], "timestamp_ns");
@@ -121,8 +123,16 @@ TEST(IcebergSchema, KeepsTypesOfNewerSpecVersionsAsText) {
 
 TEST(IcebergMetadata, RefusesOtherFormatVersionsAndBrokenReferences) {
   nlohmann::json json = nlohmann::json::parse(kForeignMetadata);
-  json["format-version"] = 3;
+  json["format-version"] = 4;
   EXPECT_TRUE(TableMetadata::FromJson(json).status().IsNotImplemented());
+  json["format-version"] = 3;  // format 3 needs next-row-id
+  EXPECT_NE(TableMetadata::FromJson(json).status().message().find("next-row-id"),
+            std::string::npos);
+  json["next-row-id"] = 12;
+  ASSERT_OK_AND_ASSIGN(const TableMetadata v3, TableMetadata::FromJson(json));
+  EXPECT_EQ(v3.next_row_id(), 12);
+  EXPECT_EQ(v3.ToJson()["format-version"], 3);
+  json.erase("next-row-id");
   json["format-version"] = 2;
   json["current-schema-id"] = 9;
   EXPECT_NE(TableMetadata::FromJson(json).status().message().find("current-schema-id 9"),

@@ -20,8 +20,10 @@ class IcebergSnapshotBuilder : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  TableMetadata NewTableMetadata(std::map<std::string, std::string> properties = {}) {
+  TableMetadata NewTableMetadata(std::map<std::string, std::string> properties = {},
+                                 int format_version = 2) {
     NewTable table;
+    table.format_version = format_version;
     table.location = dir_.string();
     table.schema = Schema(
         0, {NestedField{1, "id", false, Type::Primitive(TypeId::kLong), {}},
@@ -255,6 +257,88 @@ TEST_F(IcebergSnapshotBuilder, RefusesBadMergeProperties) {
   const Status status = BuildAppend(io_, m, request, random_).status();
   EXPECT_NE(status.message().find("commit.manifest.min-count-to-merge"), std::string::npos)
       << status.message();
+}
+
+// Row lineage (format 3): every live file ends up with a row id range of its own, however its
+// manifests were merged, and each snapshot starts where the table's next-row-id stood.
+void ExpectDisjointRowIds(const std::vector<ManifestEntry>& live, int64_t next_row_id) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const ManifestEntry& e : live) {
+    ASSERT_TRUE(e.data_file.first_row_id.has_value()) << e.data_file.file_path;
+    ranges.emplace_back(*e.data_file.first_row_id,
+                        *e.data_file.first_row_id + e.data_file.record_count);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    EXPECT_LE(ranges[i - 1].second, ranges[i].first) << "row ids overlap at " << i;
+  }
+  if (!ranges.empty()) {
+    EXPECT_LE(ranges.back().second, next_row_id);
+  }
+}
+
+TEST_F(IcebergSnapshotBuilder, FormatThreeAssignsDisjointRowIdsThroughMerges) {
+  TableMetadata m = NewTableMetadata({{"commit.manifest.min-count-to-merge", "10"}}, 3);
+  EXPECT_EQ(m.format_version(), 3);
+  EXPECT_EQ(m.ToJson()["next-row-id"], 0);
+  for (int commit = 0; commit < 40; ++commit) {
+    AppendRequest request;
+    request.files = {File(commit, 0), File(commit, 1)};
+    request.commit_id = "c" + std::to_string(commit);
+    request.now_ms = 1000 + commit;
+    const int64_t before = m.next_row_id();
+    ASSERT_OK_AND_ASSIGN(PendingSnapshot next, BuildAppend(io_, m, request, random_));
+    m = std::move(next.metadata);
+    ASSERT_EQ(next.snapshot.first_row_id, before);
+    ASSERT_EQ(m.next_row_id(), before + *next.snapshot.added_rows);
+    ASSERT_GE(*next.snapshot.added_rows, 2 * (commit + 1));
+    for (const ManifestFile& manifest : next.manifests) ASSERT_TRUE(manifest.first_row_id);
+  }
+  const std::vector<ManifestEntry> live = LiveEntries(m);
+  ASSERT_EQ(live.size(), 80u);
+  ExpectDisjointRowIds(live, m.next_row_id());
+  // The metadata and the snapshots round-trip with their row lineage fields.
+  ASSERT_OK_AND_ASSIGN(const TableMetadata again, TableMetadata::FromJson(m.ToJson()));
+  EXPECT_EQ(again.next_row_id(), m.next_row_id());
+  EXPECT_EQ(again.RefSnapshot()->first_row_id, m.RefSnapshot()->first_row_id);
+  EXPECT_EQ(again.ToJson(), m.ToJson());
+  // A snapshot without row lineage is refused on a format 3 table.
+  Snapshot bare;
+  bare.snapshot_id = 7;
+  bare.parent_snapshot_id = m.current_snapshot_id();
+  bare.sequence_number = m.last_sequence_number() + 1;
+  bare.summary = {{"operation", "append"}};
+  EXPECT_FALSE(m.AddSnapshot(bare, kMainBranch, 1).ok());
+}
+
+TEST_F(IcebergSnapshotBuilder, AnUpgradedTableGivesRowIdsToEveryFileAtItsFirstV3Snapshot) {
+  TableMetadata m = NewTableMetadata();
+  for (int commit = 0; commit < 3; ++commit) {
+    AppendRequest request;
+    request.files = {File(commit, 0)};
+    request.now_ms = 1000 + commit;
+    ASSERT_OK_AND_ASSIGN(PendingSnapshot next, BuildAppend(io_, m, request, random_));
+    m = std::move(next.metadata);
+  }
+  for (const ManifestEntry& e : LiveEntries(m)) EXPECT_FALSE(e.data_file.first_row_id);
+  EXPECT_FALSE(m.UpgradeFormatVersion(4, 2).ok());
+  ASSERT_OK(m.UpgradeFormatVersion(3, 2000));
+  EXPECT_EQ(m.format_version(), 3);
+  EXPECT_EQ(m.next_row_id(), 0);
+  EXPECT_FALSE(m.UpgradeFormatVersion(2, 2).ok());
+  AppendRequest request;
+  request.files = {File(7, 0)};
+  request.now_ms = 3000;
+  ASSERT_OK_AND_ASSIGN(PendingSnapshot next, BuildAppend(io_, m, request, random_));
+  m = std::move(next.metadata);
+  EXPECT_EQ(*next.snapshot.first_row_id, 0);
+  EXPECT_EQ(*next.snapshot.added_rows, 1 + 2 + 3 + 8);  // the old files get ids too
+  const std::vector<ManifestEntry> live = LiveEntries(m);
+  ASSERT_EQ(live.size(), 4u);
+  ExpectDisjointRowIds(live, m.next_row_id());
+  EXPECT_EQ(m.next_row_id(), 14);
+  // Snapshots from before the upgrade keep no row lineage.
+  EXPECT_FALSE(m.snapshots().front().first_row_id);
 }
 
 }  // namespace
