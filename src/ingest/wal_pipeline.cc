@@ -190,7 +190,9 @@ Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
         if (opened->status == lake::OpenStatus::kOpened) d.ledger_table = std::move(opened->table);
       }
       std::map<int32_t, int64_t> ledger;
-      if (d.ledger_table) WEIR_ASSIGN_OR_RAISE(ledger, d.ledger_table->ReadLedger(tp.topic));
+      if (d.ledger_table) {
+        WEIR_ASSIGN_OR_RAISE(ledger, d.ledger_table->ReadLedger(tp.topic));
+      }
       ledgers[tp.topic] = std::move(ledger);
       kafka::ConsumerConfig of_topic = options_.consumer;
       of_topic.topics = {tp.topic};

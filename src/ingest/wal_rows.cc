@@ -78,7 +78,7 @@ Status WalTableRows::EnsureTable(const arrow::RecordBatch& batch) {
   if (!widen.promote.empty()) {
     WEIR_ASSIGN_OR_RAISE(const auto evolved, table_->Evolve(widen));
     if (evolved.status == lake::EvolveStatus::kRefused) {
-      for (const auto& column : widen.promote) refused_.insert("promote:" + column.name);
+      for (const auto& [column, type] : widen.promote) refused_.insert("promote:" + column);
     } else if (evolved.status == lake::EvolveStatus::kTableChanged) {
       return ClassifiedError(ErrorClass::kFatal, "ingest", "table_changed",
                              "dataset " + config_.name + ": table changed: " + evolved.reason);

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -249,3 +250,57 @@ def test_two_processes_with_rebalances_land_every_event_once(kafka, build_dir, t
     assert codes == [0, 0], "\n".join(w.log() for w in workers)
     assert_exactly(lake, total)
     assert ledger_total(lake) == total
+
+
+def test_object_store_down_two_minutes_pauses_at_the_watermark_and_loses_nothing(
+        kafka, build_dir, tmp_path):
+    """The WAL on a real size-limited volume (a 32 MiB tmpfs the test mounts; root needed),
+    14 MiB of it taken by ballast so the 50 % watermark is 2 MiB of WAL away. The object store
+    (the lake's local data directory) goes away for two minutes: uploads fail, ready files
+    accumulate, every consumer pauses at the watermark, and once the store is back everything
+    lands exactly once."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("wal_outage")
+    total = 120_000
+    create_topic(bootstrap, topic, 4)
+    lake = Lake(tmp_path / "lake")
+    volume = tmp_path / "walvol"
+    volume.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(volume)],
+                             capture_output=True, text=True)
+    assert mounted.returncode == 0, f"mounting a tmpfs for the WAL needs root: {mounted.stderr}"
+    weir = None
+    try:
+        (volume / "ballast").write_bytes(b"\0" * (14 << 20))
+        settings = {**WAL, "WEIR_WAL_DIR": str(volume), "WEIR_WAL_DISK_HIGH_WATERMARK_PCT": "50"}
+        produce(bootstrap, topic, event_records(0, 2_000))
+        weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
+                          settings).start()
+        wait_for(lambda: lake.count("events") >= 2_000 or not weir.alive(), 120,
+                 "the first events committed")
+        data = Path(lake.data_path.rstrip("/"))
+        away = data.with_name(data.name + ".away")
+        data.rename(away)
+        data.write_text("the object store is down")  # every upload fails under it
+        produce(bootstrap, topic, event_records(2_000, total - 2_000))
+        wait_for(lambda: weir.metric("weir_paused_partitions") > 0 or not weir.alive(), 120,
+                 "the consumers paused at the watermark")
+        assert weir.alive(), weir.log()
+        time.sleep(120 - 1)  # the rest of the two minutes, paused
+        assert weir.alive(), weir.log()
+        assert weir.metric("weir_paused_partitions") > 0
+        assert weir.metric("weir_records_consumed_total") < total  # the rest waits in Kafka
+        assert ledger_total(lake) == 2_000  # nothing committed while the store is down
+        data.unlink()
+        away.rename(data)
+        wait_for(lambda: lake.count("events") >= total or not weir.alive(), 240,
+                 "every event committed after the store came back")
+        wait_for(lambda: weir.metric("weir_paused_partitions") == 0, 60, "the consumers resumed")
+        assert weir.stop() == 0, weir.log()
+        weir = None
+        assert_exactly(lake, total)
+        assert ledger_total(lake) == total
+    finally:
+        if weir is not None:
+            weir.stop()
+        subprocess.run(["umount", str(volume)], check=False)
