@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include <arrow/array/builder_primitive.h>
 #include <arrow/compute/api.h>
@@ -27,6 +28,23 @@ namespace {
 
 namespace m = observe;
 using SteadyClock = std::chrono::steady_clock;
+
+// The group's committed offsets of `topic`; a retriable error (a new group's coordinator not
+// ready yet) is retried for up to 30 s.
+Result<std::map<int32_t, int64_t>> CommittedOffsets(const kafka::ConsumerConfig& consumer,
+                                                   const std::string& topic) {
+  kafka::ConsumerConfig of_topic = consumer;
+  of_topic.topics = {topic};
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
+  while (true) {
+    auto offsets = kafka::GroupCommittedOffsets(of_topic, topic);
+    if (offsets.ok() || ClassOf(offsets.status()) != ErrorClass::kRetriable ||
+        SteadyClock::now() >= deadline) {
+      return offsets;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
 
 }  // namespace
 
@@ -142,9 +160,7 @@ Status WalPipeline::Recover() {
     std::filesystem::create_directories(d->directory, ec);
     if (ec) return Status::IOError("WAL directory ", d->directory, ": ", ec.message());
     WEIR_ASSIGN_OR_RAISE(const auto entries, wal::ListSegments(d->directory));
-    kafka::ConsumerConfig of_topic = options_.consumer;
-    of_topic.topics = {d->options.config.topic};
-    auto offsets = kafka::GroupCommittedOffsets(of_topic, d->options.config.topic);
+    auto offsets = CommittedOffsets(options_.consumer, d->options.config.topic);
     if (!offsets.ok()) {
       return WithContext(offsets.status(),
                          "WAL recovery of dataset " + name +
@@ -194,9 +210,7 @@ Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
         WEIR_ASSIGN_OR_RAISE(ledger, d.ledger_table->ReadLedger(tp.topic));
       }
       ledgers[tp.topic] = std::move(ledger);
-      kafka::ConsumerConfig of_topic = options_.consumer;
-      of_topic.topics = {tp.topic};
-      auto offsets = kafka::GroupCommittedOffsets(of_topic, tp.topic);
+      auto offsets = CommittedOffsets(options_.consumer, tp.topic);
       if (!offsets.ok()) return WithContext(offsets.status(), "reading the committed offsets");
       committed[tp.topic] = std::move(*offsets);
     }

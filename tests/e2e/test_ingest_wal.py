@@ -255,7 +255,7 @@ def test_two_processes_with_rebalances_land_every_event_once(kafka, build_dir, t
 def test_object_store_down_two_minutes_pauses_at_the_watermark_and_loses_nothing(
         kafka, build_dir, tmp_path):
     """The WAL on a real size-limited volume (a 32 MiB tmpfs the test mounts; root needed),
-    14 MiB of it taken by ballast so the 50 % watermark is 2 MiB of WAL away. The object store
+    15.5 MiB of it taken by ballast so the 50 % watermark is 0.5 MiB of WAL away. The object store
     (the lake's local data directory) goes away for two minutes: uploads fail, ready files
     accumulate, every consumer pauses at the watermark, and once the store is back everything
     lands exactly once."""
@@ -271,7 +271,7 @@ def test_object_store_down_two_minutes_pauses_at_the_watermark_and_loses_nothing
     assert mounted.returncode == 0, f"mounting a tmpfs for the WAL needs root: {mounted.stderr}"
     weir = None
     try:
-        (volume / "ballast").write_bytes(b"\0" * (14 << 20))
+        (volume / "ballast").write_bytes(b"\0" * (31 << 19))  # 15.5 MiB
         settings = {**WAL, "WEIR_WAL_DIR": str(volume), "WEIR_WAL_DISK_HIGH_WATERMARK_PCT": "50"}
         produce(bootstrap, topic, event_records(0, 2_000))
         weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
