@@ -1,6 +1,8 @@
 #include "ingest/wal_pipeline.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -32,7 +34,7 @@ using SteadyClock = std::chrono::steady_clock;
 // The group's committed offsets of `topic`; a retriable error (a new group's coordinator not
 // ready yet) is retried for up to 30 s.
 Result<std::map<int32_t, int64_t>> CommittedOffsets(const kafka::ConsumerConfig& consumer,
-                                                   const std::string& topic) {
+                                                    const std::string& topic) {
   kafka::ConsumerConfig of_topic = consumer;
   of_topic.topics = {topic};
   const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
@@ -44,6 +46,18 @@ Result<std::map<int32_t, int64_t>> CommittedOffsets(const kafka::ConsumerConfig&
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
+}
+
+// The group refused an offset commit for good: the member's generation is over.
+bool RejectedByGroup(const Status& status) {
+  const ErrorDetail* detail = GetErrorDetail(status);
+  if (detail == nullptr) return false;
+  const std::string& code = detail->code();
+  for (const char* refused : {"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS",
+                              "FENCED_INSTANCE_ID", "STALE_MEMBER_EPOCH"}) {
+    if (code.find(refused) != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -401,7 +415,33 @@ Status WalPipeline::CommitRotations(const std::vector<wal::Rotation>& rotations)
   wal::FaultPoint("exit_after_rename");
   // The rotation is on disk; only now may Kafka skip its records. A failed commit is fatal:
   // recovery at the next start deletes the ready files (Kafka delivers them again).
-  return WithContext(consumer_->CommitOffsets(offsets), "committing the offsets of a WAL rotation");
+  Status done = consumer_->CommitOffsets(offsets);
+  if (done.ok() || !RejectedByGroup(done)) {
+    return WithContext(done, "committing the offsets of a WAL rotation");
+  }
+  // The group refused the commit (a rebalance took the partitions): it did not land, so the
+  // next owner reads these records again. The rotation's files go (as recovery would delete
+  // them), and the partitions are dropped until they are assigned again.
+  spdlog::warn(
+      "WAL rotation offsets refused by the group ({}); its ready files deleted, the "
+      "partitions dropped until reassigned",
+      done.message());
+  for (const auto& rotation : rotations) {
+    auto found = by_topic_.find(rotation.topic);
+    if (found == by_topic_.end()) continue;
+    Dataset& d = *found->second;
+    for (const auto& file : rotation.files) {
+      if (std::remove(file.path.c_str()) != 0 && errno != ENOENT) {
+        return Status::IOError("deleting WAL file ", file.path);
+      }
+    }
+    WEIR_RETURN_NOT_OK(wal::SyncPath(d.directory));
+    if (d.rotator->Holds(rotation.topic, rotation.partition)) {
+      WEIR_RETURN_NOT_OK(d.rotator->Drop(rotation.topic, rotation.partition));
+    }
+    next_offset_.erase({rotation.topic, rotation.partition});
+  }
+  return Status::OK();
 }
 
 void WalPipeline::MeasureDisk() {
