@@ -23,6 +23,7 @@
 #include "files/writer_defaults.h"
 #include "ingest/memory_pools.h"
 #include "ingest/pipeline.h"
+#include "ingest/wal_pipeline.h"
 #include "kafka/admin.h"
 #include "lake/duckdb_engine.h"
 #include "lake/ducklake/ducklake_catalog.h"
@@ -313,6 +314,24 @@ lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s)
   return c;
 }
 
+namespace {
+
+ingest::WalModeOptions MakeWalModeOptions(const config::IngestSettings& s) {
+  ingest::WalModeOptions w;
+  w.dir = s.wal.dir;
+  w.limits.max_file_bytes = s.wal.max_file_size;
+  w.limits.max_age = s.wal.max_file_age;
+  w.limits.max_open_segments = s.wal.max_open_segments_per_partition;
+  w.disk_high_watermark_pct = s.wal.disk_high_watermark_pct;
+  w.commit_interval = s.wal.commit_interval;
+  // The design checks ages every 30 s; a shorter wal.max_file_age is checked that often.
+  w.age_check_interval =
+      std::min<std::chrono::milliseconds>(w.age_check_interval, s.wal.max_file_age);
+  return w;
+}
+
+}  // namespace
+
 int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) {
   auto overrides = args.overrides;
   if (!args.from.empty()) {
@@ -322,11 +341,9 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
   auto settings =
       LoadSettings(config::LoadIngestSettings, args.config_path, overrides, "weir", err);
   if (!settings) return kExitFailure;
-  if (settings->ingest_mode == "wal") {
-    // The WAL's segments, rotation and recovery exist (src/wal, `weir wal`); the pipeline does
-    // not write through them yet, so WAL mode refuses to start rather than run direct.
-    err << "weir ingest: ingest.mode: value \"wal\" is not implemented yet by weir ingest "
-           "(see `weir wal ls` / `weir wal check`); use direct\n";
+  const bool wal_mode = settings->ingest_mode == "wal";
+  if (wal_mode && !args.from.empty()) {
+    err << "weir ingest: --from is direct mode's only (ingest.mode: wal reads Kafka)\n";
     return kExitFailure;
   }
   auto signals = StopSignals::Install();
@@ -374,26 +391,46 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
       spdlog::warn("encode_threads: {}", sized.message());
     }
   }
-  auto pipeline = ingest::Pipeline::Make(std::move(*options), lake, &registry);
-  if (!pipeline.ok()) {
-    spdlog::error("{}", pipeline.status().message());
-    return kExitFailure;
+  // Direct mode's pipeline, or WAL mode's (src/wal through ingest/wal_pipeline.h).
+  std::unique_ptr<ingest::Pipeline> direct;
+  std::unique_ptr<ingest::WalPipeline> wal;
+  std::function<bool()> ready;
+  std::function<std::chrono::steady_clock::time_point()> last_loop;
+  if (wal_mode) {
+    auto made = ingest::WalPipeline::Make(std::move(*options), MakeWalModeOptions(*settings), lake,
+                                          &registry);
+    if (!made.ok()) {
+      spdlog::error("{}", made.status().message());
+      return kExitFailure;
+    }
+    wal = std::move(*made);
+    ready = [p = wal.get()] { return p->ready(); };
+    last_loop = [p = wal.get()] { return p->last_loop(); };
+  } else {
+    auto made = ingest::Pipeline::Make(std::move(*options), lake, &registry);
+    if (!made.ok()) {
+      spdlog::error("{}", made.status().message());
+      return kExitFailure;
+    }
+    direct = std::move(*made);
+    ready = [p = direct.get()] { return p->ready(); };
+    last_loop = [p = direct.get()] { return p->last_loop(); };
   }
   std::unique_ptr<observe::HttpServer> http;
   if (settings->http_port != 0) {
-    ingest::Pipeline* p = pipeline->get();
     observe::HttpServerOptions http_options;
     http_options.port = settings->http_port;
     http_options.registry = &registry;
     http_options.status = &status;
-    http_options.health = [p] {
-      const auto age = std::chrono::steady_clock::now() - p->last_loop();
+    http_options.health = [last_loop] {
+      const auto age = std::chrono::steady_clock::now() - last_loop();
       const bool ok = age < std::chrono::seconds(60);
       return observe::ProbeResult{
           ok, ok ? "" : "the poll loop has not run for over 60 s (stuck in a rebalance?)"};
     };
-    http_options.readiness = [p] {
-      return observe::ProbeResult{p->ready(), p->ready() ? "" : "not assigned, or draining"};
+    http_options.readiness = [ready] {
+      const bool is_ready = ready();
+      return observe::ProbeResult{is_ready, is_ready ? "" : "not assigned, or draining"};
     };
     auto server = observe::HttpServer::Make(http_options);
     if (!server.ok() || !(*server)->Start().ok()) {
@@ -404,7 +441,8 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     http = std::move(*server);
     spdlog::info("HTTP on port {}: /metrics /healthz /readyz /status /status.json", http->port());
   }
-  const Status ran = (*pipeline)->Run(stop);
+  // The HTTP server (metrics) stays up through the drain: it stops after Run returns.
+  const Status ran = wal ? wal->Run(stop) : direct->Run(stop);
   (*pollers)->Stop();
   if (http) http->Stop();
   if (!ran.ok()) {

@@ -15,10 +15,10 @@ std::vector<Setting> WalRows() {
            "`direct`: each flush is written to the object store and committed to the lake. "
            "`wal`: records are written to a local Parquet write-ahead log (`wal.dir`) first, "
            "uploaded and committed in batches, so consumption continues while the object "
-           "store or the catalog is down (docs/ARCHITECTURE.md, \"WAL mode\"). In this "
-           "build the log's segments, rotation and recovery plan exist (`weir wal ls`, `weir "
-           "wal check`) but `weir ingest` refuses `wal` at startup: its pipeline does not write "
-           "through the log yet.",
+           "store or the catalog is down (docs/ARCHITECTURE.md, \"WAL mode\"); recovery runs "
+           "at every start (`weir wal check` prints it). WAL mode reads Kafka only (not "
+           "`--from`), refuses routed datasets, and keeps no rejects table (rejected records "
+           "are counted in weir_records_rejected_total).",
        WEIR_PROCESS_FIELD(ingest_mode)},
       {.name = "wal.dir",
        .type = S::kString,
@@ -38,7 +38,7 @@ std::vector<Setting> WalRows() {
        .min = 1000,
        .max = 24 * 3600 * 1000LL,
        .description = "WAL mode: a Kafka partition's segments rotate once the oldest is this "
-                      "old (checked every 30 s).",
+                      "old (checked every 30 s, or every max_file_age when that is shorter).",
        WEIR_PROCESS_FIELD(wal.max_file_age)},
       {.name = "wal.max_open_segments_per_partition",
        .type = S::kInt,

@@ -20,6 +20,7 @@ inline constexpr std::string_view kLabelColumn = "column";
 inline constexpr std::string_view kLabelTargetType = "target_type";
 inline constexpr std::string_view kLabelTable = "table";
 inline constexpr std::string_view kLabelStage = "stage";
+inline constexpr std::string_view kLabelState = "state";
 
 inline constexpr MetricDef kRecordsConsumed{"weir_records_consumed_total",
                                             "Records read from Kafka.",
@@ -169,8 +170,28 @@ inline constexpr MetricDef kArrowPoolBytes{
     MetricType::kGauge,
     {kLabelStage}};
 
+// WAL mode (issue 13).
+inline constexpr MetricDef kWalRotations{
+    "weir_wal_rotations_total",
+    "WAL rotation groups made ready (closed, fsynced, renamed) and their Kafka offsets committed.",
+    MetricType::kCounter,
+    {kLabelDataset}};
+inline constexpr MetricDef kWalFiles{"weir_wal_files",
+                                     "WAL segment files on the volume, by state (active, ready).",
+                                     MetricType::kGauge,
+                                     {kLabelDataset, kLabelState}};
+inline constexpr MetricDef kWalBytes{"weir_wal_bytes",
+                                     "Bytes of WAL segment files on the volume, by state.",
+                                     MetricType::kGauge,
+                                     {kLabelDataset, kLabelState}};
+inline constexpr MetricDef kWalVolumeUsed{
+    "weir_wal_volume_used_ratio",
+    "Fraction of the WAL volume in use (consumers pause at wal.disk_high_watermark_pct).",
+    MetricType::kGauge,
+    {}};
+
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 29> kStandardMetrics = {
+inline constexpr std::array<const MetricDef*, 33> kStandardMetrics = {
     &kRecordsConsumed, &kRecordsWritten,
     &kRecordsRejected, &kRecordsFiltered,
     &kFieldsDropped,   &kFieldsRenamed,
@@ -185,6 +206,8 @@ inline constexpr std::array<const MetricDef*, 29> kStandardMetrics = {
     &kSortSkipped,     &kRecordsRouted,
     &kRouteFallback,   &kStageBusy,
     &kStageIdle,       &kRecordsRedelivered,
-    &kArrowPoolBytes};
+    &kArrowPoolBytes,  &kWalRotations,
+    &kWalFiles,        &kWalBytes,
+    &kWalVolumeUsed};
 
 }  // namespace weir::observe

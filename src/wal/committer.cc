@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "wal/fault.h"
 #include "wal/segment_file.h"
 #include "wal/segment_metadata.h"
 #include "wal/wal_directory.h"
@@ -182,6 +183,7 @@ Result<CommitOnceResult> WalCommitter::CommitOnce(const PartitionOffsets& origin
   if (!landed) return result;  // fenced, conflict, or not landed: the next interval re-plans
   unresolved_.reset();
   result.committed = true;
+  FaultPoint("exit_after_commit");
   WEIR_RETURN_NOT_OK(DeleteLocal(committing, &result.deleted_local));
   return result;
 }

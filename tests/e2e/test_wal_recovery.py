@@ -8,6 +8,7 @@ while the ledger has passed its end."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import uuid
 from pathlib import Path
@@ -49,6 +50,13 @@ def ingested(kafka, build_dir, lake) -> tuple[WeirIngest, str]:
     wait_for(lambda: committed(bootstrap, weir.env["WEIR_KAFKA_GROUP_ID"], topic)
              == {0: PER_PARTITION, 1: PER_PARTITION}, 60, "the committed offsets")
     return weir, topic
+
+
+def ingest_wal(weir: WeirIngest) -> subprocess.CompletedProcess:
+    """`weir ingest` in WAL mode, expected to stop at its start."""
+    return subprocess.run([str(weir.binary), "ingest"], env=dict(weir.env, WEIR_INGEST_MODE="wal"),
+                          cwd=weir.lake.root, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=180)
 
 
 def wal(weir: WeirIngest, *args: str) -> subprocess.CompletedProcess:
@@ -118,6 +126,13 @@ def check_table(weir: WeirIngest, topic: str, add_to_table) -> None:
         assert name in run.stderr, run.stderr
     # The check changes nothing.
     assert sorted(p.name for p in directory.iterdir()) == before
+    # `weir ingest` in WAL mode runs the same recovery at its start: it refuses, naming every
+    # refused file, and deletes nothing.
+    run = ingest_wal(weir)
+    assert run.returncode == 1, run.stdout + run.stderr
+    for name in refused:
+        assert name in run.stdout + run.stderr, run.stdout + run.stderr
+    assert sorted(p.name for p in directory.iterdir()) == before
 
     # Without the refused files recovery would start: exit 0, the same plan for the rest.
     for name in refused:
@@ -147,6 +162,22 @@ def check_table(weir: WeirIngest, topic: str, add_to_table) -> None:
     assert dataset["totals"]["active"]["files"] == 1
     assert dataset["totals"]["ready"]["files"] == 5
     assert dataset["totals"]["unknown"]["files"] == 1
+
+    # Without the refused files `weir ingest` in WAL mode starts, applying the table row by
+    # row: the deletes and the local copy go, the kept file stays for the committer (which
+    # finds its range below the ledger, so landed, and deletes it too), notes.txt is left alone.
+    wal_dir_env = dict(weir.env, WEIR_INGEST_MODE="wal", WEIR_WAL_COMMIT_INTERVAL="1s")
+    proc = subprocess.Popen([str(weir.binary), "ingest"], env=wal_dir_env, cwd=weir.lake.root,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            stdin=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: sorted(p.name for p in directory.iterdir()) == ["notes.txt"], 120,
+                 "recovery and the committer to leave only notes.txt")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out
+    assert "4 file(s) deleted, 1 kept, 1 local copies of committed files deleted" in out, out
 
 
 def test_the_recovery_table_row_by_row_on_ducklake(kafka, build_dir, tmp_path):
@@ -180,8 +211,7 @@ def test_the_recovery_table_row_by_row_on_iceberg(kafka, build_dir, tmp_path):
     check_table(weir, topic, add_to_table)
 
 
-def test_check_refuses_without_the_committed_offsets_and_ingest_refuses_wal_mode(
-        kafka, build_dir, tmp_path):
+def test_check_and_wal_ingest_refuse_without_the_committed_offsets(kafka, build_dir, tmp_path):
     lake = Lake(tmp_path / "lake")
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
     weir = WeirIngest(build_dir, lake, bootstrap, unique("wal_none"), "events", unique("group"),
@@ -190,8 +220,8 @@ def test_check_refuses_without_the_committed_offsets_and_ingest_refuses_wal_mode
     run = wal(weir, "check")  # the topic does not exist: no committed offsets to read
     assert run.returncode == 1
     assert "cannot read the committed offsets" in run.stderr, run.stderr
-    weir.env["WEIR_INGEST_MODE"] = "wal"
-    run = subprocess.run([str(weir.binary), "ingest"], env=weir.env, cwd=lake.root,
-                         capture_output=True, text=True, timeout=60)
+    # WAL mode does not start either (its startup check finds no topic before recovery would
+    # find no committed offsets).
+    run = ingest_wal(weir)
     assert run.returncode == 1
-    assert "ingest.mode" in run.stderr and "not implemented yet" in run.stderr, run.stderr
+    assert "startup check failed" in run.stdout + run.stderr, run.stdout + run.stderr

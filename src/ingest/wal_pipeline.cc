@@ -1,0 +1,581 @@
+#include "ingest/wal_pipeline.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include <arrow/array/builder_primitive.h>
+#include <arrow/compute/api.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "base/clock.h"
+#include "base/retry.h"
+#include "ingest/coercion_metrics.h"
+#include "ingest/filter_metrics.h"
+#include "ingest/wal_rows.h"
+#include "kafka/admin.h"
+#include "observe/metric_names.h"
+#include "records/mapped_batch_builder.h"
+#include "wal/fault.h"
+#include "wal/lake_probe.h"
+#include "wal/recovery.h"
+#include "wal/wal_directory.h"
+
+namespace weir::ingest {
+namespace {
+
+namespace m = observe;
+using SteadyClock = std::chrono::steady_clock;
+
+// The group's committed offsets of `topic`; a retriable error (a new group's coordinator not
+// ready yet) is retried for up to 30 s.
+Result<std::map<int32_t, int64_t>> CommittedOffsets(const kafka::ConsumerConfig& consumer,
+                                                    const std::string& topic) {
+  kafka::ConsumerConfig of_topic = consumer;
+  of_topic.topics = {topic};
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
+  while (true) {
+    auto offsets = kafka::GroupCommittedOffsets(of_topic, topic);
+    if (offsets.ok() || ClassOf(offsets.status()) != ErrorClass::kRetriable ||
+        SteadyClock::now() >= deadline) {
+      return offsets;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+// The group refused an offset commit for good: the member's generation is over.
+bool RejectedByGroup(const Status& status) {
+  const ErrorDetail* detail = GetErrorDetail(status);
+  if (detail == nullptr) return false;
+  const std::string& code = detail->code();
+  for (const char* refused : {"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS",
+                              "FENCED_INSTANCE_ID", "STALE_MEMBER_EPOCH"}) {
+    if (code.find(refused) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string WalDatasetDirectory(const std::string& wal_dir, const std::string& dataset) {
+  return (std::filesystem::path(wal_dir) / dataset).string();
+}
+
+struct WalPipeline::Dataset {
+  DatasetOptions options;
+  std::string directory;
+  std::unique_ptr<decode::RecordDecoder> builder;
+  std::unique_ptr<records::MetadataColumnsBuilder> metadata;
+  int64_t metadata_nulled_published = 0;
+  // The records decoded since the last WriteDecoded: each row's partition, and per partition
+  // the last offset taken (rows or not).
+  std::vector<int32_t> row_partitions;
+  std::map<int32_t, int64_t> last_offset;
+  std::unique_ptr<WalTableRows> rows;
+  std::unique_ptr<wal::SegmentRotator> rotator;
+  std::unique_ptr<lake::Table> ledger_table;  // the ledger at assignment
+  m::Counter* consumed = nullptr;
+  m::Counter* redelivered = nullptr;
+  m::Counter* nulled = nullptr;
+  m::Counter* coercion_nulled = nullptr;
+  m::Counter* rotations = nullptr;
+};
+
+WalPipeline::WalPipeline(PipelineOptions options, WalModeOptions wal, lake::Catalog* catalog,
+                         observe::MetricsRegistry* metrics)
+    : options_(std::move(options)),
+      wal_(std::move(wal)),
+      catalog_(catalog),
+      metrics_(metrics),
+      watermark_(wal_.disk_high_watermark_pct) {
+  last_loop_.store(SteadyClock::now());
+}
+
+WalPipeline::~WalPipeline() {
+  if (commit_loop_) commit_loop_->Stop();
+}
+
+Result<std::unique_ptr<WalPipeline>> WalPipeline::Make(PipelineOptions options, WalModeOptions wal,
+                                                       lake::Catalog* catalog,
+                                                       observe::MetricsRegistry* metrics) {
+  if (options.source) {
+    return Status::Invalid("ingest.mode: wal reads Kafka only (weir ingest --from is direct)");
+  }
+  std::unique_ptr<WalPipeline> p(
+      new WalPipeline(std::move(options), std::move(wal), catalog, metrics));
+  p->options_.consumer.topics.clear();
+  WalCommitLoopOptions loop;
+  loop.bootstrap_servers = p->options_.consumer.bootstrap_servers;
+  loop.commit_interval = p->wal_.commit_interval;
+  loop.upload_interval = p->wal_.upload_interval;
+  const uint64_t seed = std::random_device{}();
+  for (const auto& o : p->options_.datasets) {
+    const std::string setting = "datasets[" + o.config.name + "]";
+    if (o.route) return Status::Invalid(setting, ".route: routing is direct mode's only");
+    WEIR_RETURN_NOT_OK(catalog->CheckSpec(DatasetWriter::Spec(o.config), setting));
+    auto d = std::make_unique<Dataset>();
+    d->options = o;
+    d->directory = WalDatasetDirectory(p->wal_.dir, o.config.name);
+    if (o.mapping) {
+      WEIR_ASSIGN_OR_RAISE(d->builder, records::MappedBatchBuilder::Make(
+                                           o.mapping, o.decode, arrow::default_memory_pool()));
+    } else {
+      WEIR_ASSIGN_OR_RAISE(d->builder,
+                           decode::JsonBatchBuilder::Make(o.decode, arrow::default_memory_pool()));
+    }
+    if (!o.metadata_columns.empty()) {
+      WEIR_ASSIGN_OR_RAISE(d->metadata, records::MetadataColumnsBuilder::Make(
+                                            o.metadata_columns, arrow::default_memory_pool()));
+    }
+    d->rows = std::make_unique<WalTableRows>(o.config, catalog);
+    wal::SegmentFileOptions file_options;
+    file_options.file = o.config.file;
+    file_options.metadata["weir.dataset"] = o.config.name;
+    d->rotator = std::make_unique<wal::SegmentRotator>(d->directory, p->wal_.limits, file_options,
+                                                       wal::CreateParquetSegment, Clock::System(),
+                                                       seed + p->datasets_.size());
+    const m::Labels labels{{std::string(m::kLabelDataset), o.config.name}};
+    d->consumed = &metrics->Counter(m::kRecordsConsumed, labels);
+    d->redelivered = &metrics->Counter(m::kRecordsRedelivered, labels);
+    auto with_reason = [&](std::string reason) {
+      auto l = labels;
+      l[std::string(m::kLabelReason)] = std::move(reason);
+      return l;
+    };
+    d->nulled = &metrics->Counter(m::kValuesNulled, with_reason("type_mismatch"));
+    d->coercion_nulled = &metrics->Counter(m::kValuesNulled, with_reason("column_coercion"));
+    d->rotations = &metrics->Counter(m::kWalRotations, labels);
+    if (p->by_topic_.count(o.config.topic)) {
+      return Status::Invalid("topic ", o.config.topic, " feeds two datasets");
+    }
+    p->by_topic_[o.config.topic] = d.get();
+    p->options_.consumer.topics.push_back(o.config.topic);
+    loop.datasets.push_back(
+        WalDatasetLocation{o.config.name, d->directory, DatasetWriter::Spec(o.config)});
+    p->datasets_.push_back(std::move(d));
+  }
+  p->commit_loop_ = std::make_unique<WalCommitLoop>(std::move(loop), catalog, metrics);
+  return p;
+}
+
+void WalPipeline::SetFatal(Status status) {
+  if (fatal_.ok()) fatal_ = std::move(status);
+}
+
+Status WalPipeline::Recover() {
+  for (auto& d : datasets_) {
+    const std::string& name = d->options.config.name;
+    std::error_code ec;
+    std::filesystem::create_directories(d->directory, ec);
+    if (ec) return Status::IOError("WAL directory ", d->directory, ": ", ec.message());
+    WEIR_ASSIGN_OR_RAISE(const auto entries, wal::ListSegments(d->directory));
+    auto offsets = CommittedOffsets(options_.consumer, d->options.config.topic);
+    if (!offsets.ok()) {
+      return WithContext(offsets.status(),
+                         "WAL recovery of dataset " + name +
+                             ": cannot read the committed offsets (recovery never guesses)");
+    }
+    wal::CommittedOffsets committed;
+    for (const auto& [partition, offset] : *offsets) {
+      committed[{d->options.config.topic, partition}] = offset;
+    }
+    WEIR_ASSIGN_OR_RAISE(auto table, catalog_->OpenTable(DatasetWriter::Spec(d->options.config),
+                                                         lake::OpenMode::kOpenOnly));
+    wal::LakeTableProbe probe(table.status == lake::OpenStatus::kOpened ? table.table.get()
+                                                                        : nullptr);
+    auto plan = wal::PlanRecovery(entries, committed, probe);
+    if (!plan.ok()) return WithContext(plan.status(), "WAL recovery of dataset " + name);
+    std::map<wal::RecoveryAction, int> counts;
+    for (const auto& decision : *plan) ++counts[decision.action];
+    WEIR_RETURN_NOT_OK(
+        WithContext(wal::ApplyRecovery(d->directory, *plan), "WAL recovery of dataset " + name));
+    spdlog::info(
+        "dataset {}: WAL recovery of {}: {} file(s) deleted, {} kept, {} local copies of "
+        "committed files deleted",
+        name, d->directory, counts[wal::RecoveryAction::kDelete],
+        counts[wal::RecoveryAction::kKeep], counts[wal::RecoveryAction::kDeleteLocal]);
+  }
+  return Status::OK();
+}
+
+Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
+    const std::vector<kafka::TopicPartition>& partitions) {
+  for (auto& d : datasets_) WEIR_RETURN_NOT_OK(WriteDecoded(*d));
+  std::map<kafka::TopicPartition, int64_t> starts;
+  std::map<std::string, std::map<int32_t, int64_t>> ledgers, committed;
+  for (const auto& tp : partitions) {
+    auto found = by_topic_.find(tp.topic);
+    if (found == by_topic_.end()) continue;
+    Dataset& d = *found->second;
+    if (!ledgers.count(tp.topic)) {
+      if (!d.ledger_table) {
+        auto opened =
+            catalog_->OpenTable(DatasetWriter::Spec(d.options.config), lake::OpenMode::kOpenOnly);
+        if (!opened.ok()) return WithContext(opened.status(), "reading the offset ledger");
+        if (opened->status == lake::OpenStatus::kOpened) d.ledger_table = std::move(opened->table);
+      }
+      std::map<int32_t, int64_t> ledger;
+      if (d.ledger_table) {
+        WEIR_ASSIGN_OR_RAISE(ledger, d.ledger_table->ReadLedger(tp.topic));
+      }
+      ledgers[tp.topic] = std::move(ledger);
+      auto offsets = CommittedOffsets(options_.consumer, tp.topic);
+      if (!offsets.ok()) return WithContext(offsets.status(), "reading the committed offsets");
+      committed[tp.topic] = std::move(*offsets);
+    }
+    std::optional<int64_t> start;
+    if (auto at = ledgers[tp.topic].find(tp.partition); at != ledgers[tp.topic].end()) {
+      start = at->second;
+    }
+    if (auto at = committed[tp.topic].find(tp.partition); at != committed[tp.topic].end()) {
+      start = std::max(start.value_or(at->second), at->second);
+    }
+    if (!start) {
+      // Neither has an offset: the partition begins here, which is then its origin.
+      WEIR_ASSIGN_OR_RAISE(const auto marks, kafka::Watermarks(options_.consumer.bootstrap_servers,
+                                                               tp.topic, tp.partition));
+      start = options_.consumer.auto_offset_reset == "latest" ? marks.second : marks.first;
+      commit_loop_->SetOrigin(tp.topic, tp.partition, *start);
+    }
+    if (d.rotator->Holds(tp.topic, tp.partition)) {
+      WEIR_RETURN_NOT_OK(d.rotator->Drop(tp.topic, tp.partition));
+    }
+    WEIR_RETURN_NOT_OK(d.rotator->Assign(tp.topic, tp.partition, *start));
+    starts[tp] = *start;
+    next_offset_[tp] = *start;
+  }
+  spdlog::info("WAL mode: assigned {} partition(s)", starts.size());
+  ready_.store(true);
+  return starts;
+}
+
+Status WalPipeline::Release(const std::vector<kafka::TopicPartition>& partitions) {
+  for (auto& d : datasets_) WEIR_RETURN_NOT_OK(WriteDecoded(*d));
+  std::vector<wal::Rotation> rotations;
+  for (const auto& tp : partitions) {
+    next_offset_.erase(tp);
+    auto found = by_topic_.find(tp.topic);
+    if (found == by_topic_.end() || !found->second->rotator->Holds(tp.topic, tp.partition)) {
+      continue;
+    }
+    WEIR_ASSIGN_OR_RAISE(auto rotation, found->second->rotator->Release(tp.topic, tp.partition));
+    if (rotation) rotations.push_back(std::move(*rotation));
+  }
+  return CommitRotations(rotations);
+}
+
+void WalPipeline::OnRevoked(const std::vector<kafka::TopicPartition>& partitions) {
+  if (!fatal_.ok()) {
+    OnLost(partitions);
+    return;
+  }
+  if (Status released = Release(partitions); !released.ok()) SetFatal(released);
+  spdlog::info("WAL mode: revoked {} partition(s), their segments rotated", partitions.size());
+}
+
+void WalPipeline::OnLost(const std::vector<kafka::TopicPartition>& partitions) {
+  for (auto& d : datasets_) {
+    d->row_partitions.clear();
+    d->last_offset.clear();
+    if (d->builder->num_rows() > 0) (void)d->builder->Finish();
+    if (d->metadata) d->metadata->Reset();
+  }
+  for (const auto& tp : partitions) {
+    next_offset_.erase(tp);
+    auto found = by_topic_.find(tp.topic);
+    if (found == by_topic_.end() || !found->second->rotator->Holds(tp.topic, tp.partition)) {
+      continue;
+    }
+    if (Status dropped = found->second->rotator->Drop(tp.topic, tp.partition); !dropped.ok()) {
+      SetFatal(dropped);
+    }
+  }
+  spdlog::warn("WAL mode: lost {} partition(s); their open segments deleted", partitions.size());
+}
+
+void WalPipeline::Accept(const kafka::Message& message) {
+  auto found = by_topic_.find(message.topic);
+  if (found == by_topic_.end() || !fatal_.ok()) return;
+  Dataset& d = *found->second;
+  const kafka::TopicPartition tp{std::string(message.topic), message.partition};
+  auto next = next_offset_.find(tp);
+  if (next == next_offset_.end() || message.offset < next->second) {
+    d.redelivered->Increment();  // taken already (or not ours): it would land twice
+    return;
+  }
+  next->second = message.offset + 1;
+  d.last_offset[message.partition] = message.offset;
+  d.consumed->Increment();
+  const Status appended = d.builder->Append(message.payload);
+  if (appended.ok()) {
+    d.row_partitions.push_back(message.partition);
+    if (d.metadata) {
+      records::RecordMetadata meta;
+      meta.topic = message.topic;
+      meta.partition = message.partition;
+      meta.offset = message.offset;
+      meta.timestamp_ms = message.timestamp_ms;
+      if (!message.key_is_null) meta.key = message.key;
+      for (const auto& header : d.metadata->header_names()) {
+        meta.headers.push_back(kafka::HeaderValue(message, header));
+      }
+      if (Status added = d.metadata->Append(meta); !added.ok()) SetFatal(added);
+    }
+    return;
+  }
+  const ErrorDetail* detail = GetErrorDetail(appended);
+  if (detail == nullptr || detail->error_class() != ErrorClass::kBadData) {
+    SetFatal(WithContext(
+        appended, fmt::format("decoding {} offset {}", kafka::ToString(tp), message.offset)));
+    return;
+  }
+  // WAL mode keeps no rejects table: the record is counted and its offset accounted for.
+  metrics_
+      ->Counter(m::kRecordsRejected, {{std::string(m::kLabelDataset), d.options.config.name},
+                                      {std::string(m::kLabelReason), detail->code()}})
+      .Increment();
+}
+
+Status WalPipeline::WriteDecoded(Dataset& d) {
+  if (d.last_offset.empty()) return Status::OK();
+  const std::string& name = d.options.config.name;
+  const std::string& topic = d.options.config.topic;
+  std::shared_ptr<arrow::RecordBatch> batch;
+  if (!d.row_partitions.empty()) {
+    WEIR_ASSIGN_OR_RAISE(batch, d.builder->Finish());
+    if (d.metadata) {
+      int64_t dropped = 0;
+      WEIR_ASSIGN_OR_RAISE(batch, d.metadata->AttachTo(std::move(batch), &dropped));
+    }
+  }
+  const auto partitions = std::move(d.row_partitions);
+  const auto last_offset = std::move(d.last_offset);
+  d.row_partitions.clear();
+  d.last_offset.clear();
+  const int64_t now_us = UnixMicros(Clock::System().Now());
+  for (const auto& [partition, last] : last_offset) {
+    std::shared_ptr<arrow::RecordBatch> part;
+    if (batch) {
+      arrow::Int64Builder indices;
+      for (size_t i = 0; i < partitions.size(); ++i) {
+        if (partitions[i] == partition) WEIR_RETURN_NOT_OK(indices.Append(static_cast<int64_t>(i)));
+      }
+      if (indices.length() == static_cast<int64_t>(partitions.size())) {
+        part = batch;
+      } else if (indices.length() > 0) {
+        WEIR_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
+        WEIR_ASSIGN_OR_RAISE(auto taken,
+                             arrow::compute::Take(arrow::Datum(batch), arrow::Datum(index_array)));
+        part = taken.record_batch();
+      }
+    }
+    if (part && !d.options.typed_columns.empty()) {
+      std::vector<records::ColumnCoercion> coercions;
+      WEIR_ASSIGN_OR_RAISE(part, d.options.typed_columns.Apply(part, &coercions));
+    }
+    if (part && d.options.filter) {
+      records::FilterOutcome filtered;
+      WEIR_ASSIGN_OR_RAISE(part, d.options.filter->Apply(part, &filtered));
+      PublishFilterOutcome(*metrics_, name, filtered);
+    }
+    if (part && !d.options.variant_columns.empty()) {
+      records::VariantOutcome variant;
+      WEIR_ASSIGN_OR_RAISE(part, d.options.variant_columns.Apply(part, &variant));
+    }
+    std::vector<wal::Rotation> rotations;
+    if (!part || part->num_rows() == 0) {
+      WEIR_RETURN_NOT_OK(d.rotator->Advance(topic, partition, last));
+    } else {
+      int64_t nulled = 0;
+      WEIR_ASSIGN_OR_RAISE(auto rows, d.rows->Shape(*part, now_us, &nulled));
+      d.nulled->Increment(static_cast<double>(nulled));
+      WEIR_ASSIGN_OR_RAISE(rotations, d.rotator->Append(topic, partition, rows, last));
+    }
+    WEIR_RETURN_NOT_OK(CommitRotations(rotations));
+  }
+  return Status::OK();
+}
+
+Status WalPipeline::CommitRotations(const std::vector<wal::Rotation>& rotations) {
+  if (rotations.empty()) return Status::OK();
+  std::map<kafka::TopicPartition, int64_t> offsets;
+  for (const auto& rotation : rotations) {
+    offsets[{rotation.topic, rotation.partition}] = rotation.commit_offset();
+    if (auto found = by_topic_.find(rotation.topic); found != by_topic_.end()) {
+      found->second->rotations->Increment();
+    }
+    spdlog::debug("WAL rotation {}[{}] {}-{}: {} file(s)", rotation.topic, rotation.partition,
+                  rotation.start, rotation.end, rotation.files.size());
+  }
+  wal::FaultPoint("exit_after_rename");
+  // The rotation is on disk; only now may Kafka skip its records. A failed commit is fatal:
+  // recovery at the next start deletes the ready files (Kafka delivers them again).
+  Status done = consumer_->CommitOffsets(offsets);
+  if (done.ok() || !RejectedByGroup(done)) {
+    return WithContext(done, "committing the offsets of a WAL rotation");
+  }
+  // The group refused the commit (a rebalance took the partitions): it did not land, so the
+  // next owner reads these records again. The rotation's files go (as recovery would delete
+  // them), and the partitions are dropped until they are assigned again.
+  spdlog::warn(
+      "WAL rotation offsets refused by the group ({}); its ready files deleted, the "
+      "partitions dropped until reassigned",
+      done.message());
+  for (const auto& rotation : rotations) {
+    auto found = by_topic_.find(rotation.topic);
+    if (found == by_topic_.end()) continue;
+    Dataset& d = *found->second;
+    for (const auto& file : rotation.files) {
+      if (std::remove(file.path.c_str()) != 0 && errno != ENOENT) {
+        return Status::IOError("deleting WAL file ", file.path);
+      }
+    }
+    WEIR_RETURN_NOT_OK(wal::SyncPath(d.directory));
+    if (d.rotator->Holds(rotation.topic, rotation.partition)) {
+      WEIR_RETURN_NOT_OK(d.rotator->Drop(rotation.topic, rotation.partition));
+    }
+    next_offset_.erase({rotation.topic, rotation.partition});
+  }
+  return Status::OK();
+}
+
+void WalPipeline::MeasureDisk() {
+  auto pause = watermark_.Measure(wal_.dir);
+  metrics_->Gauge(m::kWalVolumeUsed, {}).Set(watermark_.used_pct() / 100.0);
+  for (auto& d : datasets_) {
+    auto entries = wal::ListSegments(d->directory);
+    if (!entries.ok()) continue;
+    const auto totals = wal::TotalsByState(*entries);
+    for (const char* state : {"active", "ready"}) {
+      const auto at = totals.find(state);
+      const m::Labels labels{{std::string(m::kLabelDataset), d->options.config.name},
+                             {std::string(m::kLabelState), state}};
+      metrics_->Gauge(m::kWalFiles, labels)
+          .Set(static_cast<double>(at == totals.end() ? 0 : at->second.files));
+      metrics_->Gauge(m::kWalBytes, labels)
+          .Set(static_cast<double>(at == totals.end() ? 0 : at->second.bytes));
+    }
+  }
+  if (!pause.ok() || !consumer_) return;
+  const auto owned = consumer_->Assignment();
+  if (*pause) {
+    // Again at every measurement: partitions assigned since are paused too.
+    if (consumer_->Pause(owned).ok()) {
+      metrics_->Gauge(m::kPausedPartitions, {}).Set(static_cast<double>(owned.size()));
+      if (!paused_) {
+        spdlog::warn(
+            "WAL volume {:.1f} % used (wal.disk_high_watermark_pct {}): {} partition(s) "
+            "paused; records wait in Kafka",
+            watermark_.used_pct(), wal_.disk_high_watermark_pct, owned.size());
+      }
+      paused_ = true;
+    }
+  } else if (paused_) {
+    if (consumer_->Resume(owned).ok()) {
+      paused_ = false;
+      metrics_->Gauge(m::kPausedPartitions, {}).Set(0);
+      spdlog::info("WAL volume {:.1f} % used: partitions resumed", watermark_.used_pct());
+    }
+  }
+}
+
+Status WalPipeline::Run(std::stop_token stop) {
+  std::error_code ec;
+  std::filesystem::create_directories(wal_.dir, ec);
+  if (ec) return Status::IOError("wal.dir ", wal_.dir, ": ", ec.message());
+  WEIR_RETURN_NOT_OK(Recover());
+  commit_loop_->Start();
+  WEIR_ASSIGN_OR_RAISE(consumer_,
+                       MakeKafkaSource(options_.consumer, this, [](std::string_view) {}));
+  Status result;
+  auto next_age = SteadyClock::now() + wal_.age_check_interval;
+  auto next_disk = SteadyClock::now();
+  while (!stop.stop_requested()) {
+    last_loop_.store(SteadyClock::now());
+    if (!fatal_.ok()) {
+      result = fatal_;
+      break;
+    }
+    if (Status failed = commit_loop_->fatal(); !failed.ok()) {
+      result = failed;
+      break;
+    }
+    auto polled = consumer_->Poll(std::chrono::milliseconds(100), options_.consume_batch_size,
+                                  [this](const kafka::Message& message) { Accept(message); });
+    if (!polled.ok()) {
+      if (ClassOf(polled.status()) != ErrorClass::kRetriable) {
+        result = polled.status();
+        break;
+      }
+      spdlog::warn("Kafka consumer: {} (retried)", polled.status().message());
+      WaitFor(std::chrono::milliseconds(1000), stop);
+    }
+    for (auto& d : datasets_) {
+      if (Status written = WriteDecoded(*d); !written.ok()) SetFatal(written);
+    }
+    const auto now = SteadyClock::now();
+    if (now >= next_age) {
+      next_age = now + wal_.age_check_interval;
+      for (auto& d : datasets_) {
+        auto aged = d->rotator->RotateAged();
+        Status done = aged.ok() ? CommitRotations(*aged) : aged.status();
+        if (!done.ok()) SetFatal(done);
+      }
+    }
+    if (now >= next_disk) {
+      next_disk = now + wal_.disk_interval;
+      MeasureDisk();
+    }
+  }
+  ready_.store(false);
+  if (!result.ok() || !fatal_.ok()) {
+    // A WAL or commit failure: nothing more is rotated or committed; recovery at the next
+    // start sorts the files out.
+    if (result.ok()) result = fatal_;
+    if (consumer_) (void)consumer_->Close();
+    consumer_.reset();
+    commit_loop_->Stop();
+    return result;
+  }
+  // The seed's shutdown order. 1: release the partitions with rotation.
+  const auto begun = SteadyClock::now();
+  const auto deadline = begun + options_.drain_timeout;
+  const auto release_budget =
+      std::min<SteadyClock::duration>(options_.drain_timeout / 4, std::chrono::seconds(10));
+  spdlog::info("draining: rotating the open segments and leaving the group (deadline {} s)",
+               std::chrono::duration_cast<std::chrono::seconds>(options_.drain_timeout).count());
+  for (auto& d : datasets_) {
+    Status done = WriteDecoded(*d);
+    if (done.ok()) {
+      auto rotated = d->rotator->RotateAll();
+      done = rotated.ok() ? CommitRotations(*rotated) : rotated.status();
+    }
+    if (!done.ok()) SetFatal(done);
+  }
+  if (consumer_) (void)consumer_->Close();  // the revocation rotates nothing more
+  consumer_.reset();
+  if (SteadyClock::now() - begun > release_budget) {
+    spdlog::warn("draining: releasing the partitions took longer than its budget");
+  }
+  if (!fatal_.ok()) {
+    commit_loop_->Stop();
+    return fatal_;
+  }
+  // 2 and 3: upload and commit what is ready.
+  spdlog::info("draining: uploading and committing the ready WAL files");
+  const bool drained = commit_loop_->Drain(deadline);
+  if (Status failed = commit_loop_->fatal(); !failed.ok()) result = failed;
+  if (!drained && result.ok()) {
+    result = Status::IOError(
+        "drain timeout of ", options_.drain_timeout.count(),
+        " ms passed with WAL files not committed; recovery finishes them at the next start");
+  }
+  return result;
+}
+
+}  // namespace weir::ingest

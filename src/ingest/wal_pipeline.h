@@ -1,0 +1,107 @@
+// WAL mode's pipeline (ingest.mode wal; docs/ARCHITECTURE.md "WAL mode"): Kafka → decode →
+// the dataset's table columns → local WAL segments (wal::SegmentRotator) → Kafka offsets
+// committed at each rotation; a WalCommitLoop uploads and commits the ready files.
+//
+// Run(stop):
+//  1. recovery of every dataset's WAL (wal/recovery.h) against the group's committed offsets
+//     and the lake — before anything uploads; a refusal (naming the files) stops the start;
+//  2. the commit loop starts, then the consumer: each assigned partition starts at
+//     max(committed Kafka offset, ledger) (its low watermark when neither has one, which is
+//     then the partition's origin for the committer);
+//  3. the poll loop: every Poll's records of a dataset are decoded into one batch, split by
+//     Kafka partition, typed, filtered, shaped (ingest/wal_rows.h) and appended to the
+//     partition's segments; each rotation's offset end + 1 is committed to Kafka at once (a
+//     failed commit is fatal: recovery deletes the ready file at the next start). Every 30 s
+//     the aged groups rotate; every 5 s the WAL volume is measured and every consumer paused
+//     at wal.disk_high_watermark_pct (resumed 5 points below), and the WAL gauges set;
+//  4. on stop, the seed's order: release the partitions with rotation (at most a quarter of
+//     shutdown.drain_timeout and 10 s), then upload and commit what is ready (Drain), within
+//     the drain timeout. A drain that runs out returns an error; recovery finishes at the next
+//     start.
+// Revoked partitions rotate (and commit their offsets) before they go; lost ones drop their
+// active files. Any WAL file error is fatal.
+//
+// Threading: Run's thread is the poll thread (the listener callbacks run on it); the commit
+// loop has its own thread.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "ingest/pipeline.h"
+#include "ingest/wal_commit_loop.h"
+#include "kafka/consumer.h"
+#include "lake/catalog.h"
+#include "observe/metrics_registry.h"
+#include "wal/disk_watermark.h"
+#include "wal/segment_rotator.h"
+
+namespace weir::ingest {
+
+struct WalModeOptions {
+  std::string dir;  // wal.dir; a dataset's WAL is <dir>/<dataset>
+  wal::SegmentLimits limits;
+  int disk_high_watermark_pct = 80;
+  std::chrono::milliseconds commit_interval{20000};
+  std::chrono::milliseconds upload_interval{5000};
+  std::chrono::milliseconds disk_interval{5000};
+  std::chrono::milliseconds age_check_interval{30000};
+};
+
+// The WAL directory of a dataset.
+std::string WalDatasetDirectory(const std::string& wal_dir, const std::string& dataset);
+
+class WalPipeline final : public kafka::AssignmentListener {
+ public:
+  // Refuses what WAL mode does not do (routing, the file source).
+  static Result<std::unique_ptr<WalPipeline>> Make(PipelineOptions options, WalModeOptions wal,
+                                                   lake::Catalog* catalog,
+                                                   observe::MetricsRegistry* metrics);
+  ~WalPipeline() override;
+
+  Status Run(std::stop_token stop);
+
+  bool ready() const { return ready_.load(); }
+  std::chrono::steady_clock::time_point last_loop() const { return last_loop_.load(); }
+
+  Result<std::map<kafka::TopicPartition, int64_t>> OnAssigned(
+      const std::vector<kafka::TopicPartition>& partitions) override;
+  void OnRevoked(const std::vector<kafka::TopicPartition>& partitions) override;
+  void OnLost(const std::vector<kafka::TopicPartition>& partitions) override;
+
+ private:
+  struct Dataset;
+  WalPipeline(PipelineOptions options, WalModeOptions wal, lake::Catalog* catalog,
+              observe::MetricsRegistry* metrics);
+
+  Status Recover();
+  void Accept(const kafka::Message& message);
+  // Writes the records decoded since the last call to the WAL.
+  Status WriteDecoded(Dataset& d);
+  Status CommitRotations(const std::vector<wal::Rotation>& rotations);
+  Status Release(const std::vector<kafka::TopicPartition>& partitions);
+  void MeasureDisk();
+  void SetFatal(Status status);
+
+  PipelineOptions options_;
+  WalModeOptions wal_;
+  lake::Catalog* catalog_;
+  observe::MetricsRegistry* metrics_;
+  std::vector<std::unique_ptr<Dataset>> datasets_;
+  std::map<std::string, Dataset*, std::less<>> by_topic_;
+  std::unique_ptr<RecordSource> consumer_;
+  std::unique_ptr<WalCommitLoop> commit_loop_;
+  wal::DiskWatermark watermark_;
+  bool paused_ = false;
+  Status fatal_;  // poll thread
+  std::map<kafka::TopicPartition, int64_t> next_offset_;
+  std::atomic<bool> ready_{false};
+  std::atomic<std::chrono::steady_clock::time_point> last_loop_{};
+};
+
+}  // namespace weir::ingest

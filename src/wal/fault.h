@@ -1,0 +1,19 @@
+// Fault points for the WAL kill-loop tests: in a debug build, a process whose WEIR_TEST_WAL_FAULT
+// environment variable names `point` exits at once (status 137, as a SIGKILL would leave it)
+// when it reaches it. Release builds compile it to nothing.
+//   exit_after_rename   a rotation's files are ready_*, its Kafka offset not committed
+//   exit_after_upload   a dataset's ready files are uploaded, the table commit not made
+//   exit_after_commit   the table commit landed, the local files not deleted
+#pragma once
+
+#include <string_view>
+
+namespace weir::wal {
+
+#ifdef NDEBUG
+inline void FaultPoint(std::string_view) {}
+#else
+void FaultPoint(std::string_view point);
+#endif
+
+}  // namespace weir::wal
