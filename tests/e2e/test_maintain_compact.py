@@ -363,8 +363,13 @@ def test_compaction_while_ingest_runs_and_is_killed_loses_and_duplicates_nothing
     reports = []
     try:
         for _ in range(6):
+            before = lake.count("events")
             weir.start()
-            time.sleep(rng.uniform(3.0, 6.0))
+            # Each round's ingest commits before compaction starts (a fixed sleep was not enough
+            # on a loaded machine: every round found the table still empty).
+            wait_for(lambda: lake.count("events") > before or lake.count("events") >= total
+                     or not weir.alive(), 180, "a commit of this round")
+            time.sleep(rng.uniform(1.0, 3.0))
             # Compaction races the running ingest's commits; then ingest dies mid-flush.
             if lake.count("events") > 0:
                 run = run_weir(build_dir, env, lake.root, "maintain", "compact", "--json",
