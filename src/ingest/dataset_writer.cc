@@ -64,6 +64,19 @@ DatasetWriter::DatasetWriter(DatasetConfig config, lake::Catalog* catalog, std::
   });
 }
 
+Result<std::map<int32_t, int64_t>> DatasetWriter::ReadLedger(lake::Catalog& catalog,
+                                                             const DatasetConfig& config,
+                                                             std::unique_ptr<lake::Table>& table,
+                                                             const std::string& topic) {
+  if (!table) {
+    auto opened = catalog.OpenTable(Spec(config), lake::OpenMode::kOpenOnly);
+    if (!opened.ok()) return WithContext(opened.status(), "reading the offset ledger");
+    if (opened->status != lake::OpenStatus::kOpened) return std::map<int32_t, int64_t>{};
+    table = std::move(opened->table);
+  }
+  return table->ReadLedger(topic);
+}
+
 lake::TableSpec DatasetWriter::Spec(const DatasetConfig& config,
                                     std::vector<lake::NewColumn> columns) {
   return lake::TableSpec{config.schema, config.table, std::move(columns), config.partitioning,

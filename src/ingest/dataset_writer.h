@@ -123,6 +123,14 @@ class DatasetWriter {
   static lake::TableSpec Spec(const DatasetConfig& config,
                               std::vector<lake::NewColumn> columns = {});
 
+  // The dataset's offset ledger of `topic` as of now (partition → next offset), read through
+  // `table`, which is opened on first use and kept; none while the table does not exist yet
+  // (every partition then starts afresh).
+  static Result<std::map<int32_t, int64_t>> ReadLedger(lake::Catalog& catalog,
+                                                       const DatasetConfig& config,
+                                                       std::unique_ptr<lake::Table>& table,
+                                                       const std::string& topic);
+
   const DatasetConfig& config() const { return config_; }
 
   // The streamed flush (dataset_writer_stream.cc): the parts of one flush are written as they

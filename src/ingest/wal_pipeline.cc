@@ -213,17 +213,9 @@ Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
     if (found == by_topic_.end()) continue;
     Dataset& d = *found->second;
     if (!ledgers.count(tp.topic)) {
-      if (!d.ledger_table) {
-        auto opened =
-            catalog_->OpenTable(DatasetWriter::Spec(d.options.config), lake::OpenMode::kOpenOnly);
-        if (!opened.ok()) return WithContext(opened.status(), "reading the offset ledger");
-        if (opened->status == lake::OpenStatus::kOpened) d.ledger_table = std::move(opened->table);
-      }
-      std::map<int32_t, int64_t> ledger;
-      if (d.ledger_table) {
-        WEIR_ASSIGN_OR_RAISE(ledger, d.ledger_table->ReadLedger(tp.topic));
-      }
-      ledgers[tp.topic] = std::move(ledger);
+      WEIR_ASSIGN_OR_RAISE(ledgers[tp.topic],
+                           DatasetWriter::ReadLedger(*catalog_, d.options.config, d.ledger_table,
+                                                     tp.topic));
       auto offsets = CommittedOffsets(options_.consumer, tp.topic);
       if (!offsets.ok()) return WithContext(offsets.status(), "reading the committed offsets");
       committed[tp.topic] = std::move(*offsets);

@@ -254,8 +254,9 @@ def test_two_processes_with_rebalances_land_every_event_once(kafka, build_dir, t
 
 def test_object_store_down_two_minutes_pauses_at_the_watermark_and_loses_nothing(
         kafka, build_dir, tmp_path):
-    """The WAL on a real size-limited volume (a 32 MiB tmpfs the test mounts; root needed),
-    15.5 MiB of it taken by ballast so the 50 % watermark is 0.5 MiB of WAL away. The object store
+    """The WAL on a real size-limited volume (an 8 MiB tmpfs the test mounts; root needed),
+    0.25 MiB of it taken by ballast, so the 10 % watermark is ~0.55 MiB of WAL away and the
+    resume point (5 points below) is above the ballast once the WAL is committed. The object store
     (the lake's local data directory) goes away for two minutes: uploads fail, ready files
     accumulate, every consumer pauses at the watermark, and once the store is back everything
     lands exactly once."""
@@ -266,13 +267,13 @@ def test_object_store_down_two_minutes_pauses_at_the_watermark_and_loses_nothing
     lake = Lake(tmp_path / "lake")
     volume = tmp_path / "walvol"
     volume.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(volume)],
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(volume)],
                              capture_output=True, text=True)
     assert mounted.returncode == 0, f"mounting a tmpfs for the WAL needs root: {mounted.stderr}"
     weir = None
     try:
-        (volume / "ballast").write_bytes(b"\0" * (31 << 19))  # 15.5 MiB
-        settings = {**WAL, "WEIR_WAL_DIR": str(volume), "WEIR_WAL_DISK_HIGH_WATERMARK_PCT": "50"}
+        (volume / "ballast").write_bytes(b"\0" * (1 << 18))  # 0.25 MiB
+        settings = {**WAL, "WEIR_WAL_DIR": str(volume), "WEIR_WAL_DISK_HIGH_WATERMARK_PCT": "10"}
         produce(bootstrap, topic, event_records(0, 2_000))
         weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
                           settings).start()
