@@ -178,9 +178,8 @@ Result<std::map<kafka::TopicPartition, int64_t>> Pipeline::OnAssigned(
     if (found == by_topic_.end()) continue;
     Dataset& d = *found->second;
     if (!ledgers.count(tp.topic)) {
-      WEIR_ASSIGN_OR_RAISE(ledgers[tp.topic],
-                           DatasetWriter::ReadLedger(*catalog_, d.options.config, d.ledger_table,
-                                                     tp.topic));
+      WEIR_ASSIGN_OR_RAISE(ledgers[tp.topic], DatasetWriter::ReadLedger(*catalog_, d.options.config,
+                                                                        d.ledger_table, tp.topic));
     }
     const auto& ledger = ledgers[tp.topic];
     if (auto at = ledger.find(tp.partition); at != ledger.end()) {

@@ -213,9 +213,8 @@ Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
     if (found == by_topic_.end()) continue;
     Dataset& d = *found->second;
     if (!ledgers.count(tp.topic)) {
-      WEIR_ASSIGN_OR_RAISE(ledgers[tp.topic],
-                           DatasetWriter::ReadLedger(*catalog_, d.options.config, d.ledger_table,
-                                                     tp.topic));
+      WEIR_ASSIGN_OR_RAISE(ledgers[tp.topic], DatasetWriter::ReadLedger(*catalog_, d.options.config,
+                                                                        d.ledger_table, tp.topic));
       auto offsets = CommittedOffsets(options_.consumer, tp.topic);
       if (!offsets.ok()) return WithContext(offsets.status(), "reading the committed offsets");
       committed[tp.topic] = std::move(*offsets);
