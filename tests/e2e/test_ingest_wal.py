@@ -262,7 +262,9 @@ def test_object_store_down_two_minutes_pauses_at_the_watermark_and_loses_nothing
     lands exactly once."""
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
     topic = unique("wal_outage")
-    total = 120_000
+    # Enough that the consumers cannot read it all between two disk measurements (5 s apart):
+    # with 120,000 they did once, and nothing was left in Kafka to pause for.
+    total = 400_000
     create_topic(bootstrap, topic, 4)
     lake = Lake(tmp_path / "lake")
     volume = tmp_path / "walvol"
