@@ -49,23 +49,6 @@ SealedFlush Last(int64_t start, int64_t end, int64_t last_from) {
 class DatasetWriterStreamTest : public WriterFixture {
  protected:
   void SetUp() override { SetUpWriter("dataset_writer_stream_"); }
-
-  FakeTableState& events() { return catalog_->state("main.events"); }
-
-  std::set<std::string> FilesOnDisk() const {
-    std::set<std::string> out;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
-      if (entry.path().extension() == ".parquet") out.insert(entry.path().string());
-    }
-    return out;
-  }
-  std::set<std::string> FilesLanded() {
-    std::set<std::string> out;
-    for (const auto& snapshot : events().snapshots) {
-      for (const auto& file : snapshot.files) out.insert(file.info.path);
-    }
-    return out;
-  }
 };
 
 TEST_F(DatasetWriterStreamTest, ThePartsOfAFlushLandInOneCommitWithItsRanges) {

@@ -49,26 +49,6 @@ SealedFlush Flush(int64_t start, int64_t end) {
 class DatasetWriterTest : public WriterFixture {
  protected:
   void SetUp() override { SetUpWriter("dataset_writer_"); }
-
-  FakeTableState& events() { return catalog_->state("main.events"); }
-
-  // Parquet files on disk under the lake directory.
-  std::set<std::string> FilesOnDisk() const {
-    std::set<std::string> out;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
-      if (entry.path().extension() == ".parquet") out.insert(entry.path().string());
-    }
-    return out;
-  }
-
-  // The files the landed snapshots reference.
-  std::set<std::string> FilesLanded() {
-    std::set<std::string> out;
-    for (const auto& snapshot : events().snapshots) {
-      for (const auto& file : snapshot.files) out.insert(file.info.path);
-    }
-    return out;
-  }
 };
 
 TEST_F(DatasetWriterTest, ACommittedFlushLandsOnceAndMovesTheLedger) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -29,6 +30,26 @@ class WriterFixture : public ::testing::Test {
     config_.commit_max_attempts = 3;
     config_.backoff =
         BackoffPolicy{.initial = std::chrono::milliseconds(1), .cap = std::chrono::milliseconds(4)};
+  }
+
+  lake::testing::FakeTableState& events() { return catalog_->state("main.events"); }
+
+  // Parquet files on disk under the lake directory.
+  std::set<std::string> FilesOnDisk() const {
+    std::set<std::string> out;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+      if (entry.path().extension() == ".parquet") out.insert(entry.path().string());
+    }
+    return out;
+  }
+
+  // The files the landed snapshots of main.events reference.
+  std::set<std::string> FilesLanded() {
+    std::set<std::string> out;
+    for (const auto& snapshot : events().snapshots) {
+      for (const auto& file : snapshot.files) out.insert(file.info.path);
+    }
+    return out;
   }
 
   std::filesystem::path dir_;
