@@ -140,6 +140,29 @@ def flush_summary(path: Path) -> dict:
     }
 
 
+def count_commits_in_log(path: Path) -> int:
+    """Catalog commits of the dataset `events` in weir's log (direct and WAL mode)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return 0
+    return len(re.findall(r"dataset events (?:committed snapshot|: WAL commit:)", text))
+
+
+def wait_rusage(proc: subprocess.Popen, timeout: float):
+    """Waits for `proc` like Popen.wait, returning (exit code, its rusage): the peak RSS and CPU
+    of a process that has exited, which /proc no longer shows."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, usage
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        time.sleep(0.01)
+
+
 def log_tail(path: Path, lines: int = 60) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -256,8 +279,11 @@ def dir_bytes(path: Path) -> int:
 def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
     """One run of `target`: `ducklake` or `iceberg` (a -wal suffix: ingest.mode wal), with
     `:records` for the records profile."""
-    lake, _, profile = target.partition(":")
-    work = Path(tempfile.mkdtemp(prefix=f"weir-e2e-bench-{run}-{lake}-{profile or 'plain'}-"))
+    target_base, _, variant = target.partition("@")
+    lake, _, profile = target_base.partition(":")
+    variant_sets = args.variants.get(variant, []) if variant else []
+    work = Path(tempfile.mkdtemp(prefix=f"weir-e2e-bench-{run}-{lake}-{profile or 'plain'}-"
+                                        f"{variant or 'base'}-"))
     wal = lake.endswith("-wal")
     lake = lake.removesuffix("-wal")
     port = free_port()
@@ -304,12 +330,24 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
                 return count_iceberg_rows_duckdb(args.rest_uri, namespace, "events")
             return count_iceberg_rows(args.rest_uri, namespace, "events")
     binary = args.build / "weir"
-    print(f"run {run} {target}: {binary} ingest, log {log_path}, {where}", flush=True)
+    print(f"run {run} {target}: {binary} ingest {' '.join('--set ' + kv for kv in [*args.set, *variant_sets])}, "
+          f"log {log_path}, {where}", flush=True)
     with open(log_path, "ab") as log:
         start = time.monotonic()
-        proc = subprocess.Popen([str(binary), "ingest", *sum((["--set", kv] for kv in args.set), [])],
+        load_start = os.getloadavg()
+        sets = [*args.set, *variant_sets]
+        proc = subprocess.Popen([str(binary), "ingest", *sum((["--set", kv] for kv in sets), [])],
                                 env=env, cwd=work, stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    profiler = None
+    if args.perf:
+        # A flat profile of the whole run (every thread), sampled at a low rate so that it costs
+        # the run little: `perf report -i FILE --sort comm,dso,sym`.
+        args.perf.mkdir(parents=True, exist_ok=True)
+        data = args.perf / f"run{run}-{target.replace(':', '-').replace('@', '-')}.data"
+        profiler = subprocess.Popen(["perf", "record", "-F", str(args.perf_hz), "-p",
+                                     str(proc.pid), "-o", str(data)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/metrics"
     written = consumed = 0
     first_consumed = all_consumed = None
@@ -341,21 +379,39 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
                 first_consumed = now
             if all_consumed is None and consumed >= args.events:
                 all_consumed = now
+                if args.stop_when_consumed:
+                    # The drain writes and commits what is buffered at once: the final
+                    # flush.interval wait is left out, the last commit is the exit.
+                    proc.send_signal(signal.SIGTERM)
+                    try:
+                        code, usage = wait_rusage(proc, 600)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
+                        raise RuntimeError("weir ingest did not drain within 600 s of SIGTERM")
+                    done = time.monotonic()
+                    peak_kib = max(peak_kib, usage.ru_maxrss)  # KiB on Linux
+                    cpu_s = usage.ru_utime + usage.ru_stime  # the drain included
+                    commits = -1
+                    break
             if written >= args.events:
                 done = now
                 cpu_s = cpu_seconds(proc.pid)
                 commits = metric_sum(text, "weir_commits_total", 'dataset="events"')
                 break
             time.sleep(0.2)
-        peak_kib = max(peak_kib, vm_hwm_kib(proc.pid))
-        proc.send_signal(signal.SIGTERM)
-        try:
-            code = proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise RuntimeError("weir ingest ignored SIGTERM for 120 s")
-        peak_kib = max(peak_kib, 0)
+        if not (args.stop_when_consumed and commits == -1):
+            peak_kib = max(peak_kib, vm_hwm_kib(proc.pid))
+            proc.send_signal(signal.SIGTERM)
+            try:
+                code = proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                raise RuntimeError("weir ingest ignored SIGTERM for 120 s")
+        else:
+            commits = count_commits_in_log(log_path)
+            written = args.events if code == 0 else written
         if code != 0:
             raise RuntimeError(f"weir ingest exited with {code} after SIGTERM")
         rows = count()
@@ -366,7 +422,14 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
         print(f"run {run} {target} FAILED: {e}\n--- weir log tail ({log_path}) ---\n{log_tail(log_path)}\n"
               "---", flush=True)
         raise SystemExit(1)
+    if profiler is not None:
+        try:
+            profiler.wait(timeout=30)  # perf ends with the process it follows
+        except subprocess.TimeoutExpired:
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait()
     total_s = done - start
+    load_end = os.getloadavg()
     flushes = flush_summary(log_path)
     stages = {f"{kind}:{stage}": float(value) for kind, stage, value in re.findall(
         r'^weir_stage_(busy|idle)_seconds_total\{stage="(\w+)"\} (\S+)$', text, re.M)}
@@ -390,6 +453,9 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
         "tail_s": done - (all_consumed or done),
         "stages": stages,
         "wal_peak_mib": wal_peak / (1 << 20),
+        "cores": cpu_s / from_first_s,
+        "drain_s": (done - all_consumed) if args.stop_when_consumed and all_consumed else 0.0,
+        "load": f"{load_start[0]:.1f}->{load_end[0]:.1f}",
         "commits": commits,
         "commits_per_min": commits / (total_s / 60),
         **flushes,
@@ -405,9 +471,12 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
           f"{flushes['rows_per_flush']:.0f} rows ({flushes['file_mib']:.1f} MiB Parquet), median "
           f"write {flushes['write_ms']:.0f} ms, commit {flushes['commit_ms']:.0f} ms; total write "
           f"{flushes['write_s']:.1f} s, commit {flushes['commit_s']:.1f} s", flush=True)
+    print(f"run {run} {target}: {result['cores']:.2f} cores used from the first record; load "
+          f"average (1 min) {result['load']}", flush=True)
     print(f"run {run} {target}: {result['cpu_us_per_event']:.2f} CPU us/event; all consumed "
           f"{consumed_s:.2f}s after the first ({result['eps_consumed']:.0f} events/s), last "
-          f"commit {result['tail_s']:.2f}s after that (the final flush.interval wait); stage "
+          f"commit {result['tail_s']:.2f}s after that ("
+          f"{'the SIGTERM drain: last write and commit' if args.stop_when_consumed else 'the final flush.interval wait'}); stage "
           f"seconds {', '.join(f'{k} {v:.1f}' for k, v in sorted(stages.items()))}", flush=True)
     if rows != args.events:
         print(f"run {run} {target} FAILED: the table has {rows} rows, expected {args.events}\n"
@@ -416,6 +485,10 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def per_run_eps(results: list[dict]) -> str:
+    return ", ".join(f"{r['eps_from_first']:.0f}" for r in results)
 
 
 def main() -> None:
@@ -439,17 +512,47 @@ def main() -> None:
                         "a -wal suffix (ducklake-wal, iceberg-wal) runs ingest.mode wal")
     parser.add_argument("--wal-commit-interval", default="20s",
                         help="wal.commit_interval of the -wal targets")
+    parser.add_argument("--variant", action="append", default=[], metavar="LABEL:KEY=VALUE,...",
+                        help="a series of runs with these extra settings, labelled LABEL "
+                        "(repeatable): every target runs once per variant per run, e.g. "
+                        "--variant lz4:parquet.compression=lz4 --variant w1:encode_threads=1")
+    parser.add_argument("--stop-when-consumed", action="store_true",
+                        help="SIGTERM weir as soon as every record is consumed and time its exit "
+                        "(the drain writes and commits at once): first record -> last commit "
+                        "without the final flush.interval wait")
+    parser.add_argument("--perf", type=Path, metavar="DIR",
+                        help="record a flat `perf` profile of every weir run into DIR")
+    parser.add_argument("--perf-hz", type=int, default=99)
+    parser.add_argument("--ceiling-each-run", action="store_true",
+                        help="measure the ceiling before every run, not once")
     parser.add_argument("--profiles", default="plain",
                         help="comma list of plain and records (typed columns + sort + VARIANT)")
     args = parser.parse_args()
     args.build = args.build if args.build.is_absolute() else ROOT / args.build
-    lakes = [t for t in args.targets.split(",") if t]
+    # A target may name its variant (ducklake-wal@zstd); one without runs every variant.
+    listed = [t for t in args.targets.split(",") if t]
+    lakes = list(dict.fromkeys(t.partition("@")[0] for t in listed))
     if not lakes or any(t.removesuffix("-wal") not in ("ducklake", "iceberg") for t in lakes):
         raise SystemExit(f"--targets: expected ducklake and/or iceberg, got {args.targets}")
     profiles = [p for p in args.profiles.split(",") if p]
     if not profiles or any(p not in ("plain", "records") for p in profiles):
         raise SystemExit(f"--profiles: expected plain and/or records, got {args.profiles}")
-    targets = [lake + ("" if p == "plain" else ":" + p) for lake in lakes for p in profiles]
+    args.variants = {}
+    for spec in args.variant:
+        label, sep, kvs = spec.partition(":")
+        if not sep or not label or "@" in label:
+            raise SystemExit(f"--variant: expected LABEL:KEY=VALUE[,KEY=VALUE...], got {spec}")
+        args.variants[label] = [kv for kv in kvs.split(",") if kv]
+    targets = []
+    for entry in listed:
+        lake, at, label = entry.partition("@")
+        if at and label not in args.variants:
+            raise SystemExit(f"--targets: {entry} names no --variant {label}")
+        labels = [label] if at else list(args.variants) or [""]
+        for label in labels:
+            for p in profiles:
+                targets.append(lake + ("" if p == "plain" else ":" + p) +
+                               (f"@{label}" if label else ""))
 
     bootstrap = require_env("WEIR_TEST_KAFKA_BOOTSTRAP")
     if any(t.startswith("ducklake") for t in lakes):
@@ -463,30 +566,37 @@ def main() -> None:
     if not args.topic:
         fill_topic(args.build, bootstrap, topic, args.partitions, args.events, args.seed,
                    args.compression)
-    ceiling = consume_ceiling(args.build, bootstrap, topic, args.events)
+    ceilings = [consume_ceiling(args.build, bootstrap, topic, args.events)]
 
     # Each run goes round the targets, the order alternating, so drift falls on all alike.
     results = []
     for run in range(1, args.runs + 1):
+        if args.ceiling_each_run and run > 1:
+            ceilings.append(consume_ceiling(args.build, bootstrap, topic, args.events))
         order = targets if run % 2 else list(reversed(targets))
         for target in order:
             results.append(run_weir(args, target, bootstrap, topic, run))
 
+    ceiling = statistics.median(ceilings)
     print()
+    print(f"ceiling (bench_consume_ceiling, events/s): {', '.join(f'{c:.0f}' for c in ceilings)}; "
+          f"median {ceiling:.0f}")
     print(f"events {args.events}, topic {topic} ({args.partitions} partitions, "
           f"{args.compression}), flush.max_bytes {args.flush_max_bytes} ({flush_bytes} B), "
           f"flush.interval {args.flush_interval}, build {args.build}")
     header = (f"{'run':>4} {'target':>16} {'total_s':>8} {'e2e_ev/s':>10} {'first_s':>8} "
               f"{'first_ev/s':>10} {'ceiling':>10} {'ratio':>7} {'peakMiB':>8} {'rows':>9} "
               f"{'cpu%':>5} {'flushes':>7} {'write_ms':>8} {'commit_ms':>9} {'commits/min':>11} "
-              f"{'walMiB':>7}")
+              f"{'walMiB':>7} {'us/ev':>6} {'cores':>5} {'tail_s':>6} {'load':>10}")
     print(header)
     for r in sorted(results, key=lambda r: (r["run"], targets.index(r["target"]))):
         print(f"{r['run']:>4} {r['target']:>16} {r['total_s']:>8.2f} {r['eps']:>10.0f} "
               f"{r['from_first_s']:>8.2f} {r['eps_from_first']:>10.0f} {ceiling:>10.0f} "
               f"{r['eps'] / ceiling:>7.1%} {r['peak_mib']:>8.1f} {r['rows']:>9} "
               f"{r['cpu_s'] / r['total_s']:>5.0%} {r['flushes']:>7} {r['write_ms']:>8.0f} "
-              f"{r['commit_ms']:>9.0f} {r['commits_per_min']:>11.1f} {r['wal_peak_mib']:>7.1f}")
+              f"{r['commit_ms']:>9.0f} {r['commits_per_min']:>11.1f} {r['wal_peak_mib']:>7.1f} "
+              f"{r['cpu_us_per_event']:>6.2f} {r['cores']:>5.2f} {r['tail_s']:>6.2f} "
+              f"{r['load']:>10}")
     budget_mib = flush_bytes / (1 << 20) + 64
     medians = {}
     for target in targets:
@@ -503,10 +613,18 @@ def main() -> None:
               f"consumed), ceiling {ceiling:.0f} events/s, ratio {ratio:.1%}, peak RSS "
               f"{peak:.1f} MiB (max {peak_max:.1f}); first record to all consumed "
               f"{eps_consumed:.0f} events/s; {cpu_us:.2f} CPU us/event")
+        print(f"{target} median: {statistics.median(r['cores'] for r in mine):.2f} cores used, "
+              f"last commit {statistics.median(r['tail_s'] for r in mine):.2f} s after the last "
+              f"record; per run events/s from first record: "
+              f"{per_run_eps(mine)}")
         print(f"{target} median: {statistics.median(r['commits_per_min'] for r in mine):.1f} "
               f"catalog commits per minute, peak WAL disk "
               f"{statistics.median(r['wal_peak_mib'] for r in mine):.1f} MiB")
         print(f"{target} target ratio >= 60%: {'PASS' if ratio >= 0.6 else 'FAIL'} ({ratio:.1%})")
+        print(f"{target} issue 12 targets: >= 200,000 events/s from the first record "
+              f"{'PASS' if eps_first >= 200_000 else 'FAIL'} ({eps_first:.0f}); <= 5 CPU us/event "
+              f"{'PASS' if cpu_us <= 5 else 'FAIL'} ({cpu_us:.2f}); peak RSS <= 256 MiB "
+              f"{'PASS' if peak <= 256 else 'FAIL'} (median {peak:.1f})")
         print(f"{target} target peak RSS <= flush.max_bytes + 64 MiB = {budget_mib:.0f} MiB: "
               f"{'PASS' if peak_max <= budget_mib else 'FAIL'} (max {peak_max:.1f} MiB)")
     by_run = {}
@@ -519,6 +637,17 @@ def main() -> None:
         print(f"{lake}: records profile (4 typed columns + sort + VARIANT of properties) / plain "
               f"events/s per run: {', '.join(f'{x:.1%}' for x in ratios)}; median "
               f"{statistics.median(ratios):.1%}")
+    for target in targets:  # WAL mode against direct mode, same lake and variant, per run
+        lake, at, label = target.partition("@")
+        if "-wal" not in lake:
+            continue
+        direct = lake.replace("-wal", "") + at + label
+        if direct not in medians:
+            continue
+        ratios = [pair[target]["eps_from_first"] / pair[direct]["eps_from_first"]
+                  for pair in by_run.values() if target in pair and direct in pair]
+        print(f"{target} / {direct} events/s from the first record per run: "
+              f"{', '.join(f'{x:.1%}' for x in ratios)}; median {statistics.median(ratios):.1%}")
     if "iceberg" in medians and "ducklake" in medians:
         by_run = {}
         for r in results:
