@@ -146,7 +146,7 @@ def count_commits_in_log(path: Path) -> int:
         text = path.read_text(errors="replace")
     except OSError:
         return 0
-    return len(re.findall(r"dataset events (?:committed snapshot|: WAL commit:)", text))
+    return len(re.findall(r"dataset events(?: committed snapshot|: WAL commit:)", text))
 
 
 def wait_rusage(proc: subprocess.Popen, timeout: float):
