@@ -27,6 +27,13 @@ team_id:bigint, distinct_id:varchar), a pre-write sort by team_id,timestamp and 
 companion of `properties` (an Iceberg table is then format version 3, counted through DuckDB's
 iceberg extension since pyiceberg cannot load it); it prints records / plain events/s per run
 and the median, per target.
+
+Issue 12's series: `--variant LABEL:KEY=VALUE,...` (repeatable) runs every target once per
+variant per run with those settings (a target may name one: `ducklake-wal@zstd`);
+`--stop-when-consumed` times first record -> last commit without the final flush.interval wait
+(SIGTERM once all is consumed; the drain commits at once; peak RSS and CPU from wait4);
+`--ceiling-each-run`; `--perf DIR` records a flat perf profile of every run. Each run prints CPU
+us/event, cores used and the load average; the summary checks issue 12's targets.
 """
 
 from __future__ import annotations
