@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +37,7 @@ struct WalDatasetLocation {
   std::string name;
   std::string directory;  // wal.dir/<dataset>
   lake::TableSpec spec;
+  std::optional<lake::TableSpec> rejects;  // the rejects table (rejects_enabled)
 };
 
 struct WalCommitLoopOptions {
@@ -64,6 +66,7 @@ class WalCommitLoop {
   struct Dataset {
     WalDatasetLocation location;
     std::unique_ptr<lake::Table> table;
+    std::unique_ptr<lake::Table> rejects_table;  // opened by the committer on first need
     std::unique_ptr<wal::WalCommitter> committer;
     std::chrono::steady_clock::time_point next_commit{};
     int64_t uploaded_files = 0;  // uploads so far (the exit_after_upload fault point)
@@ -74,6 +77,7 @@ class WalCommitLoop {
   // One round for `d`: upload, and commit when `commit`; false on a fatal error.
   bool Round(Dataset& d, bool commit);
   Status EnsureCommitter(Dataset& d);
+  Result<lake::Table*> OpenRejects(Dataset& d);
   wal::PartitionOffsets Origins(Dataset& d);
   void SetFatal(Status status);
   std::chrono::milliseconds Interval();

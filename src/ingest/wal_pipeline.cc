@@ -16,6 +16,7 @@
 #include "base/retry.h"
 #include "ingest/coercion_metrics.h"
 #include "ingest/filter_metrics.h"
+#include "ingest/rejects.h"
 #include "ingest/wal_rows.h"
 #include "kafka/admin.h"
 #include "observe/metric_names.h"
@@ -23,6 +24,7 @@
 #include "wal/fault.h"
 #include "wal/lake_probe.h"
 #include "wal/recovery.h"
+#include "wal/segment_metadata.h"
 #include "wal/wal_directory.h"
 
 namespace weir::ingest {
@@ -60,6 +62,10 @@ bool RejectedByGroup(const Status& status) {
   return false;
 }
 
+lake::TableSpec RejectsSpec(const DatasetConfig& config) {
+  return lake::TableSpec{config.schema, config.table + "_rejects", RejectsColumns(), {}, {}};
+}
+
 }  // namespace
 
 std::string WalDatasetDirectory(const std::string& wal_dir, const std::string& dataset) {
@@ -76,6 +82,8 @@ struct WalPipeline::Dataset {
   // the last offset taken (rows or not).
   std::vector<int32_t> row_partitions;
   std::map<int32_t, int64_t> last_offset;
+  std::map<int32_t, std::vector<RejectRecord>> rejects;  // by partition, in offset order
+  std::unique_ptr<lake::Table> rejects_table;            // for its columns; opened on need
   std::unique_ptr<WalTableRows> rows;
   std::unique_ptr<wal::SegmentRotator> rotator;
   std::unique_ptr<lake::Table> ledger_table;  // the ledger at assignment
@@ -155,8 +163,9 @@ Result<std::unique_ptr<WalPipeline>> WalPipeline::Make(PipelineOptions options, 
     }
     p->by_topic_[o.config.topic] = d.get();
     p->options_.consumer.topics.push_back(o.config.topic);
-    loop.datasets.push_back(
-        WalDatasetLocation{o.config.name, d->directory, DatasetWriter::Spec(o.config)});
+    WalDatasetLocation location{o.config.name, d->directory, DatasetWriter::Spec(o.config), {}};
+    if (o.config.rejects_enabled) location.rejects = RejectsSpec(o.config);
+    loop.datasets.push_back(std::move(location));
     p->datasets_.push_back(std::move(d));
   }
   p->commit_loop_ = std::make_unique<WalCommitLoop>(std::move(loop), catalog, metrics);
@@ -273,6 +282,7 @@ void WalPipeline::OnLost(const std::vector<kafka::TopicPartition>& partitions) {
   for (auto& d : datasets_) {
     d->row_partitions.clear();
     d->last_offset.clear();
+    d->rejects.clear();
     if (d->builder->num_rows() > 0) (void)d->builder->Finish();
     if (d->metadata) d->metadata->Reset();
   }
@@ -325,11 +335,41 @@ void WalPipeline::Accept(const kafka::Message& message) {
         appended, fmt::format("decoding {} offset {}", kafka::ToString(tp), message.offset)));
     return;
   }
-  // WAL mode keeps no rejects table: the record is counted and its offset accounted for.
   metrics_
       ->Counter(m::kRecordsRejected, {{std::string(m::kLabelDataset), d.options.config.name},
                                       {std::string(m::kLabelReason), detail->code()}})
       .Increment();
+  if (!d.options.config.rejects_enabled) return;
+  // As direct mode's reject; it goes to the partition's rejects segment at the next write.
+  RejectRecord reject;
+  reject.topic = tp.topic;
+  reject.partition = message.partition;
+  reject.offset = message.offset;
+  const auto limit = static_cast<size_t>(d.options.config.rejects_payload_limit);
+  if (!message.key_is_null) reject.key = SafeText(message.key, limit);
+  reject.payload = SafeText(message.payload, limit);
+  reject.payload_bytes = static_cast<int64_t>(message.payload.size());
+  reject.reason = detail->code();
+  reject.error = appended.message();
+  reject.received_at_us = UnixMicros(Clock::System().Now());
+  d.rejects[message.partition].push_back(std::move(reject));
+}
+
+Result<wal::PartitionRows> WalPipeline::RejectRows(Dataset& d,
+                                                   const std::vector<RejectRecord>& rejects) {
+  if (!d.rejects_table) {
+    WEIR_ASSIGN_OR_RAISE(auto opened, catalog_->OpenTable(RejectsSpec(d.options.config),
+                                                          lake::OpenMode::kOpenOrCreate));
+    if (opened.status != lake::OpenStatus::kOpened) {
+      return ClassifiedError(
+          ErrorClass::kFatal, "ingest", "rejects_refused",
+          fmt::format("dataset {}: creating {}.{}_rejects: {}", d.options.config.name,
+                      d.options.config.schema, d.options.config.table, opened.reason));
+    }
+    d.rejects_table = std::move(opened.table);
+  }
+  WEIR_ASSIGN_OR_RAISE(auto batch, RejectsBatch(rejects, d.rejects_table->columns()));
+  return wal::PartitionRows{wal::kRejectsPartitionKey, wal::RejectsMetadata(), std::move(batch)};
 }
 
 Status WalPipeline::WriteDecoded(Dataset& d) {
@@ -346,8 +386,10 @@ Status WalPipeline::WriteDecoded(Dataset& d) {
   }
   const auto partitions = std::move(d.row_partitions);
   const auto last_offset = std::move(d.last_offset);
+  auto rejects = std::move(d.rejects);
   d.row_partitions.clear();
   d.last_offset.clear();
+  d.rejects.clear();
   const int64_t now_us = UnixMicros(Clock::System().Now());
   for (const auto& [partition, last] : last_offset) {
     std::shared_ptr<arrow::RecordBatch> part;
@@ -378,13 +420,22 @@ Status WalPipeline::WriteDecoded(Dataset& d) {
       records::VariantOutcome variant;
       WEIR_ASSIGN_OR_RAISE(part, d.options.variant_columns.Apply(part, &variant));
     }
+    std::vector<wal::PartitionRows> rows;
+    if (part && part->num_rows() > 0) {
+      int64_t nulled = 0;
+      WEIR_ASSIGN_OR_RAISE(rows, d.rows->Shape(*part, now_us, &nulled));
+      d.nulled->Increment(static_cast<double>(nulled));
+    }
+    // The partition's rejects are one more segment of its rotation group: they rotate, upload
+    // and commit with its rows, under the same offset range.
+    if (auto at = rejects.find(partition); at != rejects.end() && !at->second.empty()) {
+      WEIR_ASSIGN_OR_RAISE(auto reject_rows, RejectRows(d, at->second));
+      rows.push_back(std::move(reject_rows));
+    }
     std::vector<wal::Rotation> rotations;
-    if (!part || part->num_rows() == 0) {
+    if (rows.empty()) {
       WEIR_RETURN_NOT_OK(d.rotator->Advance(topic, partition, last));
     } else {
-      int64_t nulled = 0;
-      WEIR_ASSIGN_OR_RAISE(auto rows, d.rows->Shape(*part, now_us, &nulled));
-      d.nulled->Increment(static_cast<double>(nulled));
       WEIR_ASSIGN_OR_RAISE(rotations, d.rotator->Append(topic, partition, rows, last));
     }
     WEIR_RETURN_NOT_OK(CommitRotations(rotations));

@@ -18,6 +18,8 @@
 //     shutdown.drain_timeout and 10 s), then upload and commit what is ready (Drain), within
 //     the drain timeout. A drain that runs out returns an error; recovery finishes at the next
 //     start.
+// Rejected records (bad data, as direct mode's) go to a rejects segment of their partition's
+// rotation group, which the commit loop lands in the dataset's rejects table with the rows.
 // Revoked partitions rotate (and commit their offsets) before they go; lost ones drop their
 // active files. Any WAL file error is fatal.
 //
@@ -34,6 +36,7 @@
 
 #include "base/status.h"
 #include "ingest/pipeline.h"
+#include "ingest/rejects.h"
 #include "ingest/wal_commit_loop.h"
 #include "kafka/consumer.h"
 #include "lake/catalog.h"
@@ -83,6 +86,8 @@ class WalPipeline final : public kafka::AssignmentListener {
   void Accept(const kafka::Message& message);
   // Writes the records decoded since the last call to the WAL.
   Status WriteDecoded(Dataset& d);
+  // `rejects` (of one partition) as the rows of its rejects segment.
+  Result<wal::PartitionRows> RejectRows(Dataset& d, const std::vector<RejectRecord>& rejects);
   Status CommitRotations(const std::vector<wal::Rotation>& rotations);
   Status Release(const std::vector<kafka::TopicPartition>& partitions);
   void MeasureDisk();
