@@ -294,6 +294,7 @@ Result<bool> WalCommitter::CommitRejectsFirst(const std::vector<ReadyGroup>& com
     return false;
   }
   result->rejects = count;
+  FaultPoint("exit_after_rejects_commit");
   return true;
 }
 

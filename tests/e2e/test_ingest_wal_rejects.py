@@ -154,6 +154,33 @@ def test_a_kill_at_a_chosen_point_neither_loses_nor_doubles_a_reject(
     assert_exactly(lake, kind, total)
 
 
+def test_a_kill_between_the_rejects_and_the_rows_commit_on_iceberg(kafka, build_dir, tmp_path):
+    """Iceberg: the rejects table's commit landed (its own ledger moved), the rows' did not;
+    the restart commits the rows only."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("wal_rejects_between")
+    total = 3_000
+    create_topic(bootstrap, topic, PARTITIONS)
+    produce_spread(bootstrap, topic, 0, total)
+    lake = IcebergLake(tmp_path / "lake")
+    group = unique("group")
+    dying = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
+                       wal_settings(lake.root, WEIR_TEST_WAL_FAULT="exit_after_rejects_commit"))
+    dying.start()
+    assert dying.process.wait(timeout=120) == 137, dying.log()
+    first_rejects = lake.count("events_rejects")
+    assert first_rejects > 0
+    assert lake.count("events") == 0
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
+                      wal_settings(lake.root)).start()
+    try:
+        wait_for(lambda: landed(lake, total) or not weir.alive(), 180,
+                 "every row and reject committed after the restart")
+    finally:
+        assert weir.stop() == 0, weir.log()
+    assert_exactly(lake, "iceberg", total)
+
+
 @pytest.mark.parametrize("kind", ["ducklake", "iceberg"])
 def test_random_sigkills_keep_rows_and_rejects_exact(kafka, build_dir, tmp_path, kind):
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
