@@ -45,6 +45,9 @@ struct WalCommitLoopOptions {
   std::string bootstrap_servers;  // for the low watermarks of partitions without a ledger
   std::chrono::milliseconds upload_interval{5000};
   std::chrono::milliseconds commit_interval{20000};
+  // Held by the poll thread from a rotation's rename until its Kafka commit is decided
+  // (wal::WalCommitter::GuardListing); null: no guard.
+  std::mutex* rotation_mutex = nullptr;
 };
 
 class WalCommitLoop {

@@ -121,6 +121,7 @@ Result<std::unique_ptr<WalPipeline>> WalPipeline::Make(PipelineOptions options, 
   loop.bootstrap_servers = p->options_.consumer.bootstrap_servers;
   loop.commit_interval = p->wal_.commit_interval;
   loop.upload_interval = p->wal_.upload_interval;
+  loop.rotation_mutex = &p->rotating_;
   const uint64_t seed = std::random_device{}();
   for (const auto& o : p->options_.datasets) {
     const std::string setting = "datasets[" + o.config.name + "]";
@@ -257,6 +258,7 @@ Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
 Status WalPipeline::Release(const std::vector<kafka::TopicPartition>& partitions) {
   for (auto& d : datasets_) WEIR_RETURN_NOT_OK(WriteDecoded(*d));
   std::vector<wal::Rotation> rotations;
+  std::lock_guard rotating(rotating_);
   for (const auto& tp : partitions) {
     next_offset_.erase(tp);
     auto found = by_topic_.find(tp.topic);
@@ -433,6 +435,7 @@ Status WalPipeline::WriteDecoded(Dataset& d) {
       rows.push_back(std::move(reject_rows));
     }
     std::vector<wal::Rotation> rotations;
+    std::lock_guard rotating(rotating_);
     if (rows.empty()) {
       WEIR_RETURN_NOT_OK(d.rotator->Advance(topic, partition, last));
     } else {
@@ -564,6 +567,7 @@ Status WalPipeline::Run(std::stop_token stop) {
     if (now >= next_age) {
       next_age = now + wal_.age_check_interval;
       for (auto& d : datasets_) {
+        std::lock_guard rotating(rotating_);
         auto aged = d->rotator->RotateAged();
         Status done = aged.ok() ? CommitRotations(*aged) : aged.status();
         if (!done.ok()) SetFatal(done);
@@ -594,6 +598,7 @@ Status WalPipeline::Run(std::stop_token stop) {
   for (auto& d : datasets_) {
     Status done = WriteDecoded(*d);
     if (done.ok()) {
+      std::lock_guard rotating(rotating_);
       auto rotated = d->rotator->RotateAll();
       done = rotated.ok() ? CommitRotations(*rotated) : rotated.status();
     }

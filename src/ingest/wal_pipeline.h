@@ -30,6 +30,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -100,6 +101,10 @@ class WalPipeline final : public kafka::AssignmentListener {
   std::vector<std::unique_ptr<Dataset>> datasets_;
   std::map<std::string, Dataset*, std::less<>> by_topic_;
   std::unique_ptr<RecordSource> consumer_;
+  // Held from a rotation's rename until its Kafka commit is decided (a refused one deletes
+  // its files): the commit loop lists the ready files under it, so it never lands a file the
+  // group refused, whose records the partition's next owner reads again.
+  std::mutex rotating_;
   std::unique_ptr<WalCommitLoop> commit_loop_;
   wal::DiskWatermark watermark_;
   bool paused_ = false;

@@ -124,7 +124,11 @@ Status WalCommitter::DeleteLocal(const std::vector<ReadyGroup>& groups, int64_t*
 
 Result<CommitOnceResult> WalCommitter::CommitOnce(const PartitionOffsets& origin) {
   CommitOnceResult result;
-  WEIR_ASSIGN_OR_RAISE(const auto entries, ListSegments(directory_));
+  std::unique_lock<std::mutex> listing;
+  if (listing_ != nullptr) listing = std::unique_lock(*listing_);
+  auto listed = ListSegments(directory_);
+  if (listing) listing.unlock();
+  WEIR_ASSIGN_OR_RAISE(const auto entries, std::move(listed));
   WEIR_ASSIGN_OR_RAISE(const auto groups, GroupReadyFiles(entries));
   PartitionOffsets ledger;
   std::map<std::string, bool> read;

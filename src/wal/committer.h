@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -56,6 +57,11 @@ class WalCommitter {
   WalCommitter(std::string directory, lake::Table* table, std::string writer_prefix,
                const Clock& clock, uint64_t seed, RejectsTableOpener rejects = {});
 
+  // The writer of this directory's ready files holds `mutex` from a rotation's rename until its
+  // Kafka offset commit is decided (a refused one deletes the files): CommitOnce lists the
+  // directory under it, so it never commits a file whose offsets the group may still refuse.
+  void GuardListing(std::mutex* mutex) { listing_ = mutex; }
+
   Result<UploadResult> Upload();
   // `origin`: where partitions without a ledger may start a chain (commit_plan.h).
   Result<CommitOnceResult> CommitOnce(const PartitionOffsets& origin);
@@ -73,6 +79,7 @@ class WalCommitter {
   std::string writer_prefix_;
   UuidV7Generator ids_;
   RejectsTableOpener open_rejects_;
+  std::mutex* listing_ = nullptr;
   std::map<std::string, lake::DataFile> uploaded_;  // by local file name
   std::set<std::string> rejects_files_;             // the uploaded_ ones of the rejects table
   // The request of a commit whose outcome was unknown and not resolved yet: retried as is.
