@@ -17,6 +17,7 @@
 #include "ingest/coercion_metrics.h"
 #include "ingest/filter_metrics.h"
 #include "ingest/rejects.h"
+#include "ingest/wal_pipeline_dataset.h"
 #include "ingest/wal_rows.h"
 #include "kafka/admin.h"
 #include "observe/metric_names.h"
@@ -50,18 +51,6 @@ Result<std::map<int32_t, int64_t>> CommittedOffsets(const kafka::ConsumerConfig&
   }
 }
 
-// The group refused an offset commit for good: the member's generation is over.
-bool RejectedByGroup(const Status& status) {
-  const ErrorDetail* detail = GetErrorDetail(status);
-  if (detail == nullptr) return false;
-  const std::string& code = detail->code();
-  for (const char* refused : {"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS",
-                              "FENCED_INSTANCE_ID", "STALE_MEMBER_EPOCH"}) {
-    if (code.find(refused) != std::string::npos) return true;
-  }
-  return false;
-}
-
 lake::TableSpec RejectsSpec(const DatasetConfig& config) {
   return lake::TableSpec{config.schema, config.table + "_rejects", RejectsColumns(), {}, {}};
 }
@@ -71,28 +60,6 @@ lake::TableSpec RejectsSpec(const DatasetConfig& config) {
 std::string WalDatasetDirectory(const std::string& wal_dir, const std::string& dataset) {
   return (std::filesystem::path(wal_dir) / dataset).string();
 }
-
-struct WalPipeline::Dataset {
-  DatasetOptions options;
-  std::string directory;
-  std::unique_ptr<decode::RecordDecoder> builder;
-  std::unique_ptr<records::MetadataColumnsBuilder> metadata;
-  int64_t metadata_nulled_published = 0;
-  // The records decoded since the last WriteDecoded: each row's partition, and per partition
-  // the last offset taken (rows or not).
-  std::vector<int32_t> row_partitions;
-  std::map<int32_t, int64_t> last_offset;
-  std::map<int32_t, std::vector<RejectRecord>> rejects;  // by partition, in offset order
-  std::unique_ptr<lake::Table> rejects_table;            // for its columns; opened on need
-  std::unique_ptr<WalTableRows> rows;
-  std::unique_ptr<wal::SegmentRotator> rotator;
-  std::unique_ptr<lake::Table> ledger_table;  // the ledger at assignment
-  m::Counter* consumed = nullptr;
-  m::Counter* redelivered = nullptr;
-  m::Counter* nulled = nullptr;
-  m::Counter* coercion_nulled = nullptr;
-  m::Counter* rotations = nullptr;
-};
 
 WalPipeline::WalPipeline(PipelineOptions options, WalModeOptions wal, lake::Catalog* catalog,
                          observe::MetricsRegistry* metrics)
@@ -243,6 +210,11 @@ Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
       start = options_.consumer.auto_offset_reset == "latest" ? marks.second : marks.first;
       commit_loop_->SetOrigin(tp.topic, tp.partition, *start);
     }
+    {
+      // Files of an earlier ownership whose offsets the group refused never counted.
+      std::lock_guard rotating(rotating_);
+      WEIR_RETURN_NOT_OK(DiscardPending(tp));
+    }
     if (d.rotator->Holds(tp.topic, tp.partition)) {
       WEIR_RETURN_NOT_OK(d.rotator->Drop(tp.topic, tp.partition));
     }
@@ -288,7 +260,9 @@ void WalPipeline::OnLost(const std::vector<kafka::TopicPartition>& partitions) {
     if (d->builder->num_rows() > 0) (void)d->builder->Finish();
     if (d->metadata) d->metadata->Reset();
   }
+  std::lock_guard rotating(rotating_);
   for (const auto& tp : partitions) {
+    if (Status discarded = DiscardPending(tp); !discarded.ok()) SetFatal(discarded);
     next_offset_.erase(tp);
     auto found = by_topic_.find(tp.topic);
     if (found == by_topic_.end() || !found->second->rotator->Holds(tp.topic, tp.partition)) {
@@ -446,49 +420,6 @@ Status WalPipeline::WriteDecoded(Dataset& d) {
   return Status::OK();
 }
 
-Status WalPipeline::CommitRotations(const std::vector<wal::Rotation>& rotations) {
-  if (rotations.empty()) return Status::OK();
-  std::map<kafka::TopicPartition, int64_t> offsets;
-  for (const auto& rotation : rotations) {
-    offsets[{rotation.topic, rotation.partition}] = rotation.commit_offset();
-    if (auto found = by_topic_.find(rotation.topic); found != by_topic_.end()) {
-      found->second->rotations->Increment();
-    }
-    spdlog::debug("WAL rotation {}[{}] {}-{}: {} file(s)", rotation.topic, rotation.partition,
-                  rotation.start, rotation.end, rotation.files.size());
-  }
-  wal::FaultPoint("exit_after_rename");
-  // The rotation is on disk; only now may Kafka skip its records. A failed commit is fatal:
-  // recovery at the next start deletes the ready files (Kafka delivers them again).
-  Status done = consumer_->CommitOffsets(offsets);
-  if (done.ok() || !RejectedByGroup(done)) {
-    return WithContext(done, "committing the offsets of a WAL rotation");
-  }
-  // The group refused the commit (a rebalance took the partitions): it did not land, so the
-  // next owner reads these records again. The rotation's files go (as recovery would delete
-  // them), and the partitions are dropped until they are assigned again.
-  spdlog::warn(
-      "WAL rotation offsets refused by the group ({}); its ready files deleted, the "
-      "partitions dropped until reassigned",
-      done.message());
-  for (const auto& rotation : rotations) {
-    auto found = by_topic_.find(rotation.topic);
-    if (found == by_topic_.end()) continue;
-    Dataset& d = *found->second;
-    for (const auto& file : rotation.files) {
-      if (std::remove(file.path.c_str()) != 0 && errno != ENOENT) {
-        return Status::IOError("deleting WAL file ", file.path);
-      }
-    }
-    WEIR_RETURN_NOT_OK(wal::SyncPath(d.directory));
-    if (d.rotator->Holds(rotation.topic, rotation.partition)) {
-      WEIR_RETURN_NOT_OK(d.rotator->Drop(rotation.topic, rotation.partition));
-    }
-    next_offset_.erase({rotation.topic, rotation.partition});
-  }
-  return Status::OK();
-}
-
 void WalPipeline::MeasureDisk() {
   auto pause = watermark_.Measure(wal_.dir);
   metrics_->Gauge(m::kWalVolumeUsed, {}).Set(watermark_.used_pct() / 100.0);
@@ -562,6 +493,12 @@ Status WalPipeline::Run(std::stop_token stop) {
     }
     for (auto& d : datasets_) {
       if (Status written = WriteDecoded(*d); !written.ok()) SetFatal(written);
+    }
+    if (!pending_.empty()) {
+      // Offsets a rebalance refused for partitions this member kept: again, now that the
+      // poll has served the rebalance.
+      std::lock_guard rotating(rotating_);
+      if (Status retried = CommitRotations({}); !retried.ok()) SetFatal(retried);
     }
     const auto now = SteadyClock::now();
     if (now >= next_age) {

@@ -89,7 +89,10 @@ class WalPipeline final : public kafka::AssignmentListener {
   Status WriteDecoded(Dataset& d);
   // `rejects` (of one partition) as the rows of its rejects segment.
   Result<wal::PartitionRows> RejectRows(Dataset& d, const std::vector<RejectRecord>& rejects);
+  // Commits the rotations' offsets (and those still pending) to Kafka; holds rotating_.
   Status CommitRotations(const std::vector<wal::Rotation>& rotations);
+  // Deletes the ready files of `tp`'s refused commits and drops the partition.
+  Status DiscardPending(const kafka::TopicPartition& tp);
   Status Release(const std::vector<kafka::TopicPartition>& partitions);
   void MeasureDisk();
   void SetFatal(Status status);
@@ -110,6 +113,14 @@ class WalPipeline final : public kafka::AssignmentListener {
   bool paused_ = false;
   Status fatal_;  // poll thread
   std::map<kafka::TopicPartition, int64_t> next_offset_;
+  // Rotations whose offset commit the group refused while the partition stayed assigned: the
+  // offset to commit and the ready files, which go if the partition does (poll thread).
+  struct PendingCommit {
+    int64_t offset = 0;
+    std::string directory;
+    std::vector<std::string> files;
+  };
+  std::map<kafka::TopicPartition, PendingCommit> pending_;
   std::atomic<bool> ready_{false};
   std::atomic<std::chrono::steady_clock::time_point> last_loop_{};
 };
