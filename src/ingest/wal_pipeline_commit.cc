@@ -93,9 +93,11 @@ Status WalPipeline::CommitRotations(const std::vector<wal::Rotation>& rotations)
   // next rotation or release; the offsets of partitions it lost did not land, so their next
   // owner reads the records again, and their files go (DiscardPending, at the next attempt or
   // at the revocation). Either way the files stay only while their commit is pending.
-  spdlog::warn(
-      "WAL rotation offsets refused by the group ({}); {} partition(s) retried while assigned",
-      done.message(), pending_.size());
+  // (Logged once per rotation; the poll loop's retries of the same offsets at debug.)
+  spdlog::log(rotations.empty() ? spdlog::level::debug : spdlog::level::warn,
+              "WAL rotation offsets refused by the group ({}); {} partition(s) retried while "
+              "assigned",
+              done.message(), pending_.size());
   return Status::OK();
 }
 
