@@ -85,9 +85,25 @@ Status WalCommitLoop::EnsureCommitter(Dataset& d) {
                        catalog_->OpenTable(d.location.spec, lake::OpenMode::kOpenOnly));
   if (opened.status != lake::OpenStatus::kOpened) return Status::OK();  // not created yet
   d.table = std::move(opened.table);
-  d.committer = std::make_unique<wal::WalCommitter>(d.location.directory, d.table.get(),
-                                                    WriterPrefix(), Clock::System(), seed_++);
+  wal::RejectsTableOpener rejects;
+  if (d.location.rejects) rejects = [this, &d] { return OpenRejects(d); };
+  d.committer =
+      std::make_unique<wal::WalCommitter>(d.location.directory, d.table.get(), WriterPrefix(),
+                                          Clock::System(), seed_++, std::move(rejects));
   return Status::OK();
+}
+
+Result<lake::Table*> WalCommitLoop::OpenRejects(Dataset& d) {
+  if (d.rejects_table) return d.rejects_table.get();
+  WEIR_ASSIGN_OR_RAISE(auto opened,
+                       catalog_->OpenTable(*d.location.rejects, lake::OpenMode::kOpenOrCreate));
+  if (opened.status != lake::OpenStatus::kOpened) {
+    return ClassifiedError(ErrorClass::kFatal, "ingest", "rejects_refused",
+                           fmt::format("dataset {}: rejects table {}: {}", d.location.name,
+                                       d.location.rejects->table, opened.reason));
+  }
+  d.rejects_table = std::move(opened.table);
+  return d.rejects_table.get();
 }
 
 wal::PartitionOffsets WalCommitLoop::Origins(Dataset& d) {
@@ -146,6 +162,7 @@ bool WalCommitLoop::Round(Dataset& d, bool commit) {
       spdlog::info("dataset {}: table changed; reopening it for the WAL commit", name);
       d.committer.reset();
       d.table.reset();
+      d.rejects_table.reset();
       return true;
     }
     if (ClassOf(done.status()) == ErrorClass::kFatal) {
@@ -162,9 +179,9 @@ bool WalCommitLoop::Round(Dataset& d, bool commit) {
     metrics_->Counter(m::kRecordsWritten, labels).Increment(static_cast<double>(done->rows));
     metrics_->Counter(m::kFilesWritten, labels).Increment(static_cast<double>(done->files));
     spdlog::info(
-        "dataset {}: WAL commit: {} rows, {} file(s), {} range(s); {} local file(s) "
+        "dataset {}: WAL commit: {} rows, {} rejects, {} file(s), {} range(s); {} local file(s) "
         "deleted, {} group(s) waiting",
-        name, done->rows, done->files, done->ranges.size(), done->deleted_local,
+        name, done->rows, done->rejects, done->files, done->ranges.size(), done->deleted_local,
         done->waiting_groups);
   } else if (done->status == lake::CommitStatus::kFenced) {
     metrics_->Counter(m::kFencedCommits, labels).Increment();

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +37,7 @@ struct WalDatasetLocation {
   std::string name;
   std::string directory;  // wal.dir/<dataset>
   lake::TableSpec spec;
+  std::optional<lake::TableSpec> rejects;  // the rejects table (rejects_enabled)
 };
 
 struct WalCommitLoopOptions {
@@ -43,6 +45,9 @@ struct WalCommitLoopOptions {
   std::string bootstrap_servers;  // for the low watermarks of partitions without a ledger
   std::chrono::milliseconds upload_interval{5000};
   std::chrono::milliseconds commit_interval{20000};
+  // Held by the poll thread from a rotation's rename until its Kafka commit is decided
+  // (wal::WalCommitter::GuardListing); null: no guard.
+  std::mutex* rotation_mutex = nullptr;
 };
 
 class WalCommitLoop {
@@ -64,6 +69,7 @@ class WalCommitLoop {
   struct Dataset {
     WalDatasetLocation location;
     std::unique_ptr<lake::Table> table;
+    std::unique_ptr<lake::Table> rejects_table;  // opened by the committer on first need
     std::unique_ptr<wal::WalCommitter> committer;
     std::chrono::steady_clock::time_point next_commit{};
     int64_t uploaded_files = 0;  // uploads so far (the exit_after_upload fault point)
@@ -74,6 +80,7 @@ class WalCommitLoop {
   // One round for `d`: upload, and commit when `commit`; false on a fatal error.
   bool Round(Dataset& d, bool commit);
   Status EnsureCommitter(Dataset& d);
+  Result<lake::Table*> OpenRejects(Dataset& d);
   wal::PartitionOffsets Origins(Dataset& d);
   void SetFatal(Status status);
   std::chrono::milliseconds Interval();

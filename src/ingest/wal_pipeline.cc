@@ -16,6 +16,8 @@
 #include "base/retry.h"
 #include "ingest/coercion_metrics.h"
 #include "ingest/filter_metrics.h"
+#include "ingest/rejects.h"
+#include "ingest/wal_pipeline_dataset.h"
 #include "ingest/wal_rows.h"
 #include "kafka/admin.h"
 #include "observe/metric_names.h"
@@ -23,6 +25,7 @@
 #include "wal/fault.h"
 #include "wal/lake_probe.h"
 #include "wal/recovery.h"
+#include "wal/segment_metadata.h"
 #include "wal/wal_directory.h"
 
 namespace weir::ingest {
@@ -48,16 +51,8 @@ Result<std::map<int32_t, int64_t>> CommittedOffsets(const kafka::ConsumerConfig&
   }
 }
 
-// The group refused an offset commit for good: the member's generation is over.
-bool RejectedByGroup(const Status& status) {
-  const ErrorDetail* detail = GetErrorDetail(status);
-  if (detail == nullptr) return false;
-  const std::string& code = detail->code();
-  for (const char* refused : {"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS",
-                              "FENCED_INSTANCE_ID", "STALE_MEMBER_EPOCH"}) {
-    if (code.find(refused) != std::string::npos) return true;
-  }
-  return false;
+lake::TableSpec RejectsSpec(const DatasetConfig& config) {
+  return lake::TableSpec{config.schema, config.table + "_rejects", RejectsColumns(), {}, {}};
 }
 
 }  // namespace
@@ -65,26 +60,6 @@ bool RejectedByGroup(const Status& status) {
 std::string WalDatasetDirectory(const std::string& wal_dir, const std::string& dataset) {
   return (std::filesystem::path(wal_dir) / dataset).string();
 }
-
-struct WalPipeline::Dataset {
-  DatasetOptions options;
-  std::string directory;
-  std::unique_ptr<decode::RecordDecoder> builder;
-  std::unique_ptr<records::MetadataColumnsBuilder> metadata;
-  int64_t metadata_nulled_published = 0;
-  // The records decoded since the last WriteDecoded: each row's partition, and per partition
-  // the last offset taken (rows or not).
-  std::vector<int32_t> row_partitions;
-  std::map<int32_t, int64_t> last_offset;
-  std::unique_ptr<WalTableRows> rows;
-  std::unique_ptr<wal::SegmentRotator> rotator;
-  std::unique_ptr<lake::Table> ledger_table;  // the ledger at assignment
-  m::Counter* consumed = nullptr;
-  m::Counter* redelivered = nullptr;
-  m::Counter* nulled = nullptr;
-  m::Counter* coercion_nulled = nullptr;
-  m::Counter* rotations = nullptr;
-};
 
 WalPipeline::WalPipeline(PipelineOptions options, WalModeOptions wal, lake::Catalog* catalog,
                          observe::MetricsRegistry* metrics)
@@ -113,6 +88,7 @@ Result<std::unique_ptr<WalPipeline>> WalPipeline::Make(PipelineOptions options, 
   loop.bootstrap_servers = p->options_.consumer.bootstrap_servers;
   loop.commit_interval = p->wal_.commit_interval;
   loop.upload_interval = p->wal_.upload_interval;
+  loop.rotation_mutex = &p->rotating_;
   const uint64_t seed = std::random_device{}();
   for (const auto& o : p->options_.datasets) {
     const std::string setting = "datasets[" + o.config.name + "]";
@@ -155,8 +131,9 @@ Result<std::unique_ptr<WalPipeline>> WalPipeline::Make(PipelineOptions options, 
     }
     p->by_topic_[o.config.topic] = d.get();
     p->options_.consumer.topics.push_back(o.config.topic);
-    loop.datasets.push_back(
-        WalDatasetLocation{o.config.name, d->directory, DatasetWriter::Spec(o.config)});
+    WalDatasetLocation location{o.config.name, d->directory, DatasetWriter::Spec(o.config), {}};
+    if (o.config.rejects_enabled) location.rejects = RejectsSpec(o.config);
+    loop.datasets.push_back(std::move(location));
     p->datasets_.push_back(std::move(d));
   }
   p->commit_loop_ = std::make_unique<WalCommitLoop>(std::move(loop), catalog, metrics);
@@ -233,6 +210,11 @@ Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
       start = options_.consumer.auto_offset_reset == "latest" ? marks.second : marks.first;
       commit_loop_->SetOrigin(tp.topic, tp.partition, *start);
     }
+    {
+      // Files of an earlier ownership whose offsets the group refused never counted.
+      std::lock_guard rotating(rotating_);
+      WEIR_RETURN_NOT_OK(DiscardPending(tp));
+    }
     if (d.rotator->Holds(tp.topic, tp.partition)) {
       WEIR_RETURN_NOT_OK(d.rotator->Drop(tp.topic, tp.partition));
     }
@@ -248,6 +230,7 @@ Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
 Status WalPipeline::Release(const std::vector<kafka::TopicPartition>& partitions) {
   for (auto& d : datasets_) WEIR_RETURN_NOT_OK(WriteDecoded(*d));
   std::vector<wal::Rotation> rotations;
+  std::lock_guard rotating(rotating_);
   for (const auto& tp : partitions) {
     next_offset_.erase(tp);
     auto found = by_topic_.find(tp.topic);
@@ -273,10 +256,13 @@ void WalPipeline::OnLost(const std::vector<kafka::TopicPartition>& partitions) {
   for (auto& d : datasets_) {
     d->row_partitions.clear();
     d->last_offset.clear();
+    d->rejects.clear();
     if (d->builder->num_rows() > 0) (void)d->builder->Finish();
     if (d->metadata) d->metadata->Reset();
   }
+  std::lock_guard rotating(rotating_);
   for (const auto& tp : partitions) {
+    if (Status discarded = DiscardPending(tp); !discarded.ok()) SetFatal(discarded);
     next_offset_.erase(tp);
     auto found = by_topic_.find(tp.topic);
     if (found == by_topic_.end() || !found->second->rotator->Holds(tp.topic, tp.partition)) {
@@ -325,11 +311,41 @@ void WalPipeline::Accept(const kafka::Message& message) {
         appended, fmt::format("decoding {} offset {}", kafka::ToString(tp), message.offset)));
     return;
   }
-  // WAL mode keeps no rejects table: the record is counted and its offset accounted for.
   metrics_
       ->Counter(m::kRecordsRejected, {{std::string(m::kLabelDataset), d.options.config.name},
                                       {std::string(m::kLabelReason), detail->code()}})
       .Increment();
+  if (!d.options.config.rejects_enabled) return;
+  // As direct mode's reject; it goes to the partition's rejects segment at the next write.
+  RejectRecord reject;
+  reject.topic = tp.topic;
+  reject.partition = message.partition;
+  reject.offset = message.offset;
+  const auto limit = static_cast<size_t>(d.options.config.rejects_payload_limit);
+  if (!message.key_is_null) reject.key = SafeText(message.key, limit);
+  reject.payload = SafeText(message.payload, limit);
+  reject.payload_bytes = static_cast<int64_t>(message.payload.size());
+  reject.reason = detail->code();
+  reject.error = appended.message();
+  reject.received_at_us = UnixMicros(Clock::System().Now());
+  d.rejects[message.partition].push_back(std::move(reject));
+}
+
+Result<wal::PartitionRows> WalPipeline::RejectRows(Dataset& d,
+                                                   const std::vector<RejectRecord>& rejects) {
+  if (!d.rejects_table) {
+    WEIR_ASSIGN_OR_RAISE(auto opened, catalog_->OpenTable(RejectsSpec(d.options.config),
+                                                          lake::OpenMode::kOpenOrCreate));
+    if (opened.status != lake::OpenStatus::kOpened) {
+      return ClassifiedError(
+          ErrorClass::kFatal, "ingest", "rejects_refused",
+          fmt::format("dataset {}: creating {}.{}_rejects: {}", d.options.config.name,
+                      d.options.config.schema, d.options.config.table, opened.reason));
+    }
+    d.rejects_table = std::move(opened.table);
+  }
+  WEIR_ASSIGN_OR_RAISE(auto batch, RejectsBatch(rejects, d.rejects_table->columns()));
+  return wal::PartitionRows{wal::kRejectsPartitionKey, wal::RejectsMetadata(), std::move(batch)};
 }
 
 Status WalPipeline::WriteDecoded(Dataset& d) {
@@ -346,8 +362,10 @@ Status WalPipeline::WriteDecoded(Dataset& d) {
   }
   const auto partitions = std::move(d.row_partitions);
   const auto last_offset = std::move(d.last_offset);
+  auto rejects = std::move(d.rejects);
   d.row_partitions.clear();
   d.last_offset.clear();
+  d.rejects.clear();
   const int64_t now_us = UnixMicros(Clock::System().Now());
   for (const auto& [partition, last] : last_offset) {
     std::shared_ptr<arrow::RecordBatch> part;
@@ -378,59 +396,26 @@ Status WalPipeline::WriteDecoded(Dataset& d) {
       records::VariantOutcome variant;
       WEIR_ASSIGN_OR_RAISE(part, d.options.variant_columns.Apply(part, &variant));
     }
+    std::vector<wal::PartitionRows> rows;
+    if (part && part->num_rows() > 0) {
+      int64_t nulled = 0;
+      WEIR_ASSIGN_OR_RAISE(rows, d.rows->Shape(*part, now_us, &nulled));
+      d.nulled->Increment(static_cast<double>(nulled));
+    }
+    // The partition's rejects are one more segment of its rotation group: they rotate, upload
+    // and commit with its rows, under the same offset range.
+    if (auto at = rejects.find(partition); at != rejects.end() && !at->second.empty()) {
+      WEIR_ASSIGN_OR_RAISE(auto reject_rows, RejectRows(d, at->second));
+      rows.push_back(std::move(reject_rows));
+    }
     std::vector<wal::Rotation> rotations;
-    if (!part || part->num_rows() == 0) {
+    std::lock_guard rotating(rotating_);
+    if (rows.empty()) {
       WEIR_RETURN_NOT_OK(d.rotator->Advance(topic, partition, last));
     } else {
-      int64_t nulled = 0;
-      WEIR_ASSIGN_OR_RAISE(auto rows, d.rows->Shape(*part, now_us, &nulled));
-      d.nulled->Increment(static_cast<double>(nulled));
       WEIR_ASSIGN_OR_RAISE(rotations, d.rotator->Append(topic, partition, rows, last));
     }
     WEIR_RETURN_NOT_OK(CommitRotations(rotations));
-  }
-  return Status::OK();
-}
-
-Status WalPipeline::CommitRotations(const std::vector<wal::Rotation>& rotations) {
-  if (rotations.empty()) return Status::OK();
-  std::map<kafka::TopicPartition, int64_t> offsets;
-  for (const auto& rotation : rotations) {
-    offsets[{rotation.topic, rotation.partition}] = rotation.commit_offset();
-    if (auto found = by_topic_.find(rotation.topic); found != by_topic_.end()) {
-      found->second->rotations->Increment();
-    }
-    spdlog::debug("WAL rotation {}[{}] {}-{}: {} file(s)", rotation.topic, rotation.partition,
-                  rotation.start, rotation.end, rotation.files.size());
-  }
-  wal::FaultPoint("exit_after_rename");
-  // The rotation is on disk; only now may Kafka skip its records. A failed commit is fatal:
-  // recovery at the next start deletes the ready files (Kafka delivers them again).
-  Status done = consumer_->CommitOffsets(offsets);
-  if (done.ok() || !RejectedByGroup(done)) {
-    return WithContext(done, "committing the offsets of a WAL rotation");
-  }
-  // The group refused the commit (a rebalance took the partitions): it did not land, so the
-  // next owner reads these records again. The rotation's files go (as recovery would delete
-  // them), and the partitions are dropped until they are assigned again.
-  spdlog::warn(
-      "WAL rotation offsets refused by the group ({}); its ready files deleted, the "
-      "partitions dropped until reassigned",
-      done.message());
-  for (const auto& rotation : rotations) {
-    auto found = by_topic_.find(rotation.topic);
-    if (found == by_topic_.end()) continue;
-    Dataset& d = *found->second;
-    for (const auto& file : rotation.files) {
-      if (std::remove(file.path.c_str()) != 0 && errno != ENOENT) {
-        return Status::IOError("deleting WAL file ", file.path);
-      }
-    }
-    WEIR_RETURN_NOT_OK(wal::SyncPath(d.directory));
-    if (d.rotator->Holds(rotation.topic, rotation.partition)) {
-      WEIR_RETURN_NOT_OK(d.rotator->Drop(rotation.topic, rotation.partition));
-    }
-    next_offset_.erase({rotation.topic, rotation.partition});
   }
   return Status::OK();
 }
@@ -509,10 +494,17 @@ Status WalPipeline::Run(std::stop_token stop) {
     for (auto& d : datasets_) {
       if (Status written = WriteDecoded(*d); !written.ok()) SetFatal(written);
     }
+    if (!pending_.empty()) {
+      // Offsets a rebalance refused for partitions this member kept: again, now that the
+      // poll has served the rebalance.
+      std::lock_guard rotating(rotating_);
+      if (Status retried = CommitRotations({}); !retried.ok()) SetFatal(retried);
+    }
     const auto now = SteadyClock::now();
     if (now >= next_age) {
       next_age = now + wal_.age_check_interval;
       for (auto& d : datasets_) {
+        std::lock_guard rotating(rotating_);
         auto aged = d->rotator->RotateAged();
         Status done = aged.ok() ? CommitRotations(*aged) : aged.status();
         if (!done.ok()) SetFatal(done);
@@ -543,6 +535,7 @@ Status WalPipeline::Run(std::stop_token stop) {
   for (auto& d : datasets_) {
     Status done = WriteDecoded(*d);
     if (done.ok()) {
+      std::lock_guard rotating(rotating_);
       auto rotated = d->rotator->RotateAll();
       done = rotated.ok() ? CommitRotations(*rotated) : rotated.status();
     }

@@ -18,6 +18,8 @@
 //     shutdown.drain_timeout and 10 s), then upload and commit what is ready (Drain), within
 //     the drain timeout. A drain that runs out returns an error; recovery finishes at the next
 //     start.
+// Rejected records (bad data, as direct mode's) go to a rejects segment of their partition's
+// rotation group, which the commit loop lands in the dataset's rejects table with the rows.
 // Revoked partitions rotate (and commit their offsets) before they go; lost ones drop their
 // active files. Any WAL file error is fatal.
 //
@@ -28,12 +30,14 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "ingest/pipeline.h"
+#include "ingest/rejects.h"
 #include "ingest/wal_commit_loop.h"
 #include "kafka/consumer.h"
 #include "lake/catalog.h"
@@ -83,7 +87,12 @@ class WalPipeline final : public kafka::AssignmentListener {
   void Accept(const kafka::Message& message);
   // Writes the records decoded since the last call to the WAL.
   Status WriteDecoded(Dataset& d);
+  // `rejects` (of one partition) as the rows of its rejects segment.
+  Result<wal::PartitionRows> RejectRows(Dataset& d, const std::vector<RejectRecord>& rejects);
+  // Commits the rotations' offsets (and those still pending) to Kafka; holds rotating_.
   Status CommitRotations(const std::vector<wal::Rotation>& rotations);
+  // Deletes the ready files of `tp`'s refused commits and drops the partition.
+  Status DiscardPending(const kafka::TopicPartition& tp);
   Status Release(const std::vector<kafka::TopicPartition>& partitions);
   void MeasureDisk();
   void SetFatal(Status status);
@@ -95,11 +104,23 @@ class WalPipeline final : public kafka::AssignmentListener {
   std::vector<std::unique_ptr<Dataset>> datasets_;
   std::map<std::string, Dataset*, std::less<>> by_topic_;
   std::unique_ptr<RecordSource> consumer_;
+  // Held from a rotation's rename until its Kafka commit is decided (a refused one deletes
+  // its files): the commit loop lists the ready files under it, so it never lands a file the
+  // group refused, whose records the partition's next owner reads again.
+  std::mutex rotating_;
   std::unique_ptr<WalCommitLoop> commit_loop_;
   wal::DiskWatermark watermark_;
   bool paused_ = false;
   Status fatal_;  // poll thread
   std::map<kafka::TopicPartition, int64_t> next_offset_;
+  // Rotations whose offset commit the group refused while the partition stayed assigned: the
+  // offset to commit and the ready files, which go if the partition does (poll thread).
+  struct PendingCommit {
+    int64_t offset = 0;
+    std::string directory;
+    std::vector<std::string> files;
+  };
+  std::map<kafka::TopicPartition, PendingCommit> pending_;
   std::atomic<bool> ready_{false};
   std::atomic<std::chrono::steady_clock::time_point> last_loop_{};
 };

@@ -6,7 +6,7 @@
 //
 // The table is opened (or created) on the first batch and evolved like a flush's: columns the
 // table lacks are added, narrower live columns widened; a name the catalog refuses is left out.
-// Rejects, routing and sorting are direct mode's only.
+// Routing and sorting are direct mode's only (rejects are the pipeline's: a rejects segment).
 //
 // Threading: the poll thread only.
 #pragma once

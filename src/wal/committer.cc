@@ -44,11 +44,12 @@ Status CopyToObject(const std::string& from, arrow::fs::FileSystem& fs, const st
 }  // namespace
 
 WalCommitter::WalCommitter(std::string directory, lake::Table* table, std::string writer_prefix,
-                           const Clock& clock, uint64_t seed)
+                           const Clock& clock, uint64_t seed, RejectsTableOpener rejects)
     : directory_(std::move(directory)),
       table_(table),
       writer_prefix_(std::move(writer_prefix)),
-      ids_(clock, seed) {}
+      ids_(clock, seed),
+      open_rejects_(std::move(rejects)) {}
 
 Result<UploadResult> WalCommitter::Upload() {
   UploadResult result;
@@ -66,9 +67,29 @@ Result<UploadResult> WalCommitter::Upload() {
     file.info.size_bytes = entry.size_bytes;
     file.info.footer_bytes = footer->footer_bytes;
     if (footer->rows > 0) {
-      file.relative_path = ObjectPath(*table_, footer->partition_values, entry.name->id.ToString());
-      file.info.path = data_dir + file.relative_path;
-      const Status copied = CopyToObject(entry.path, *table_->filesystem(), file.info.path);
+      lake::Table* target = table_;
+      std::string target_dir = data_dir;
+      if (footer->rejects) {
+        if (!open_rejects_) {
+          return ClassifiedError(
+              ErrorClass::kFatal, "wal", "rejects_segment",
+              "WAL file " + entry.path + " holds rejects, but the dataset keeps no rejects table");
+        }
+        auto rejects = open_rejects_();
+        if (!rejects.ok()) {
+          ++result.failed;
+          if (result.first_error.ok()) {
+            result.first_error = WithContext(rejects.status(), "opening the rejects table");
+          }
+          continue;
+        }
+        target = *rejects;
+        target_dir = target->DataDirectory();
+        if (!target_dir.empty() && target_dir.back() != '/') target_dir += '/';
+      }
+      file.relative_path = ObjectPath(*target, footer->partition_values, entry.name->id.ToString());
+      file.info.path = target_dir + file.relative_path;
+      const Status copied = CopyToObject(entry.path, *target->filesystem(), file.info.path);
       if (!copied.ok()) {
         ++result.failed;
         if (result.first_error.ok()) {
@@ -79,6 +100,7 @@ Result<UploadResult> WalCommitter::Upload() {
       ++result.uploaded;
       result.bytes += entry.size_bytes;
     }
+    if (footer->rejects) rejects_files_.insert(entry.file_name);
     uploaded_[entry.file_name] = std::move(file);
   }
   return result;
@@ -92,6 +114,7 @@ Status WalCommitter::DeleteLocal(const std::vector<ReadyGroup>& groups, int64_t*
         return Status::IOError("deleting WAL file ", file.path, ": ", std::strerror(errno));
       }
       uploaded_.erase(file.file_name);
+      rejects_files_.erase(file.file_name);
       ++*deleted;
       any = true;
     }
@@ -101,7 +124,11 @@ Status WalCommitter::DeleteLocal(const std::vector<ReadyGroup>& groups, int64_t*
 
 Result<CommitOnceResult> WalCommitter::CommitOnce(const PartitionOffsets& origin) {
   CommitOnceResult result;
-  WEIR_ASSIGN_OR_RAISE(const auto entries, ListSegments(directory_));
+  std::unique_lock<std::mutex> listing;
+  if (listing_ != nullptr) listing = std::unique_lock(*listing_);
+  auto listed = ListSegments(directory_);
+  if (listing) listing.unlock();
+  WEIR_ASSIGN_OR_RAISE(const auto entries, std::move(listed));
   WEIR_ASSIGN_OR_RAISE(const auto groups, GroupReadyFiles(entries));
   PartitionOffsets ledger;
   std::map<std::string, bool> read;
@@ -146,6 +173,10 @@ Result<CommitOnceResult> WalCommitter::CommitOnce(const PartitionOffsets& origin
     for (const SegmentEntry& file : group.files) {
       const lake::DataFile& data = uploaded_.at(file.file_name);
       if (data.info.rows == 0) continue;  // a range without rows: only the ledger moves
+      if (rejects_files_.count(file.file_name)) {
+        request.companion_files.push_back(data);
+        continue;
+      }
       request.files.push_back(data);
       result.rows += data.info.rows;
     }
@@ -164,7 +195,19 @@ Result<CommitOnceResult> WalCommitter::CommitOnce(const PartitionOffsets& origin
     request.writer = writer_prefix_ + "/" + ids_.Next().ToString();
   }
   request.message = "weir WAL commit";
-  result.files = static_cast<int64_t>(request.files.size());
+  if (!request.companion_files.empty()) {
+    WEIR_ASSIGN_OR_RAISE(lake::Table * rejects, open_rejects_());
+    if (table_->CommitsCompanion()) {
+      request.companion = rejects;
+      for (const auto& file : request.companion_files) result.rejects += file.info.rows;
+    } else {
+      WEIR_ASSIGN_OR_RAISE(const bool rejects_landed,
+                           CommitRejectsFirst(committing, request, &result));
+      if (!rejects_landed) return result;
+      request.companion_files.clear();
+    }
+  }
+  result.files = static_cast<int64_t>(request.files.size() + request.companion_files.size());
   result.ranges = request.offsets;
   WEIR_ASSIGN_OR_RAISE(const lake::CommitResult outcome, table_->Commit(request));
   result.status = outcome.status;
@@ -186,6 +229,77 @@ Result<CommitOnceResult> WalCommitter::CommitOnce(const PartitionOffsets& origin
   FaultPoint("exit_after_commit");
   WEIR_RETURN_NOT_OK(DeleteLocal(committing, &result.deleted_local));
   return result;
+}
+
+Result<bool> WalCommitter::CommitRejectsFirst(const std::vector<ReadyGroup>& committing,
+                                              const lake::CommitRequest& rows,
+                                              CommitOnceResult* result) {
+  WEIR_ASSIGN_OR_RAISE(lake::Table * rejects, open_rejects_());
+  std::map<std::string, std::map<int32_t, int64_t>> ledger;  // R, the rejects table's own
+  for (const auto& range : rows.offsets) {
+    if (!ledger.count(range.topic)) {
+      WEIR_ASSIGN_OR_RAISE(ledger[range.topic], rejects->ReadLedger(range.topic));
+    }
+  }
+  lake::CommitRequest request;
+  int64_t count = 0;
+  for (const auto& range : rows.offsets) {
+    const auto& of_topic = ledger[range.topic];
+    const auto at = of_topic.find(range.partition);
+    const std::optional<int64_t> r =
+        at == of_topic.end() ? std::nullopt : std::optional<int64_t>(at->second);
+    if (r && *r >= range.end) continue;  // every reject of the range is in already
+    bool any = false;
+    for (const ReadyGroup& group : committing) {
+      if (group.topic != range.topic || group.partition != range.partition) continue;
+      if (r && group.end < *r) continue;  // committed with an earlier rejects commit
+      for (const SegmentEntry& file : group.files) {
+        if (!rejects_files_.count(file.file_name)) continue;
+        const lake::DataFile& data = uploaded_.at(file.file_name);
+        if (r && group.start < *r) {
+          // R moves only to the ends of the chains committed with it, and a range's chain is
+          // the same files until they land: a rejects ledger inside a group cannot come from
+          // this volume (another process's files for an overlapping range).
+          return ClassifiedError(ErrorClass::kFatal, "wal", "ledger_inside_range",
+                                 "the rejects ledger of " + range.topic + "[" +
+                                     std::to_string(range.partition) +
+                                     "] stands inside the range of WAL file " + file.path);
+        }
+        request.files.push_back(data);
+        count += data.info.rows;
+        any = true;
+      }
+    }
+    // R moves from where it stands to the chain's end. Below the chain's start it claims the
+    // offsets in between too: the chain starts at the rows' ledger D (or at the partition's
+    // origin), so every reject below it is in the rejects table already.
+    if (any)
+      request.offsets.push_back({range.topic, range.partition, r.value_or(range.start), range.end});
+  }
+  if (request.files.empty()) return true;
+  request.writer = rows.writer + "/rejects";
+  request.message = "weir WAL commit (rejects)";
+  WEIR_ASSIGN_OR_RAISE(const lake::CommitResult outcome, rejects->Commit(request));
+  bool landed = outcome.status == lake::CommitStatus::kCommitted ||
+                outcome.status == lake::CommitStatus::kAlreadyCommitted;
+  if (outcome.status == lake::CommitStatus::kOutcomeUnknown) {
+    WEIR_ASSIGN_OR_RAISE(const auto found, rejects->FindCommit(request));
+    landed = found.has_value();
+  }
+  if (outcome.status == lake::CommitStatus::kTableChanged) {
+    return ClassifiedError(
+        ErrorClass::kFatal, "wal", "table_changed",
+        "table " + rejects->name() + " changed under the WAL commit: " + outcome.reason);
+  }
+  // Fenced (another writer moved R since it was read), a conflict, or not landed: the next
+  // interval reads R again; the rows wait for their rejects.
+  if (!landed) {
+    result->status = outcome.status;
+    return false;
+  }
+  result->rejects = count;
+  FaultPoint("exit_after_rejects_commit");
+  return true;
 }
 
 }  // namespace weir::wal

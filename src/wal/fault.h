@@ -4,6 +4,8 @@
 //   exit_after_rename   a rotation's files are ready_*, its Kafka offset not committed
 //   exit_after_upload   a dataset's ready files are uploaded, the table commit not made
 //   exit_after_commit   the table commit landed, the local files not deleted
+//   exit_after_rejects_commit  (a table that does not commit its companion: Iceberg) the
+//                       rejects table's commit landed, the rows' commit not made
 #pragma once
 
 #include <string_view>

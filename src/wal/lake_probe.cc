@@ -16,7 +16,7 @@ Result<TableProbe::Answer> LakeTableProbe::Probe(const SegmentEntry& file) {
   Answer answer;
   WEIR_ASSIGN_OR_RAISE(const SegmentFooter footer, ReadSegmentFooter(file.path));
   if (table_ == nullptr) {
-    if (footer.rows > 0) answer.referenced = false;
+    if (footer.rows > 0 && !footer.rejects) answer.referenced = false;
     return answer;
   }
   const SegmentName& name = *file.name;
@@ -28,7 +28,9 @@ Result<TableProbe::Answer> LakeTableProbe::Probe(const SegmentEntry& file) {
   if (const auto at = ledger->second.find(name.partition); at != ledger->second.end()) {
     answer.ledger = at->second;
   }
-  if (footer.rows == 0) return answer;  // no object: the ledger alone says
+  // No object in this table (a zero-row file has none, a rejects segment's is in the rejects
+  // table, which lands in the same commit or before it): the ledger alone says.
+  if (footer.rows == 0 || footer.rejects) return answer;
   if (!referenced_) {
     WEIR_ASSIGN_OR_RAISE(const lake::TableInspection inspection, table_->Inspect());
     referenced_.emplace();

@@ -90,7 +90,15 @@ class ParquetSegment final : public SegmentFile {
   }
 
   Status Discard() override {
-    if (!done_) (void)sink_->Close();
+    if (!done_) {
+      // The writer is finished while its sink is open: a parquet FileWriter destroyed open
+      // closes itself, writing its buffered pages and footer into whatever its sink is, which
+      // after the sink's Close is a closed stream (the lost, refused and shutdown paths drop
+      // open segments).
+      (void)writer_->Close();
+      writer_.reset();
+      (void)sink_->Close();
+    }
     done_ = true;
     if (std::remove(path_.c_str()) != 0 && errno != ENOENT) return ErrnoError("delete", path_);
     return Status::OK();

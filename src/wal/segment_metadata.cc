@@ -12,6 +12,7 @@ namespace {
 
 constexpr const char* kCount = "weir.partition_values";
 constexpr const char* kValue = "weir.partition_value.";
+constexpr const char* kRejects = "weir.wal.rejects";
 
 }  // namespace
 
@@ -23,6 +24,8 @@ std::map<std::string, std::string> PartitionMetadata(
   }
   return out;
 }
+
+std::map<std::string, std::string> RejectsMetadata() { return {{kCount, "0"}, {kRejects, "1"}}; }
 
 Result<std::vector<lake::PartitionValue>> ParsePartitionMetadata(
     const arrow::KeyValueMetadata& metadata) {
@@ -51,6 +54,8 @@ Result<SegmentFooter> ReadSegmentFooter(const std::string& path) {
     footer.footer_bytes = reader->metadata()->size();
     if (const auto metadata = reader->metadata()->key_value_metadata()) {
       WEIR_ASSIGN_OR_RAISE(footer.partition_values, ParsePartitionMetadata(*metadata));
+      const auto rejects = metadata->Get(kRejects);
+      footer.rejects = rejects.ok() && *rejects == "1";
     }
     return footer;
   } catch (const parquet::ParquetException& e) {

@@ -3,6 +3,8 @@
 // without the rows. Stored as key-value metadata:
 //   weir.partition_values        the number of partition keys, n
 //   weir.partition_value.<i>     the i-th value in the table's text form; absent for null
+//   weir.wal.rejects             "1" on a rejects segment (rows for the dataset's rejects
+//                                table, not its table: docs/ARCHITECTURE.md "Rejects in WAL mode")
 #pragma once
 
 #include <map>
@@ -19,6 +21,11 @@ namespace weir::wal {
 std::map<std::string, std::string> PartitionMetadata(
     const std::vector<lake::PartitionValue>& values);
 
+// The footer metadata of a rejects segment, and the rotator's partition key for it (no table
+// partition key can take this spelling: those end with '|' or are empty).
+std::map<std::string, std::string> RejectsMetadata();
+inline constexpr const char* kRejectsPartitionKey = "#rejects";
+
 Result<std::vector<lake::PartitionValue>> ParsePartitionMetadata(
     const arrow::KeyValueMetadata& metadata);
 
@@ -27,6 +34,7 @@ struct SegmentFooter {
   int64_t rows = 0;
   int64_t footer_bytes = 0;  // the serialized footer metadata
   std::vector<lake::PartitionValue> partition_values;
+  bool rejects = false;  // a rejects segment: its rows go to the rejects table
 };
 Result<SegmentFooter> ReadSegmentFooter(const std::string& path);
 

@@ -1,6 +1,8 @@
 #include "wal/committer.h"
 
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -170,6 +172,26 @@ TEST_F(WalCommitterTest, ARangeWithoutRowsMovesOnlyTheLedger) {
   EXPECT_EQ(result.files, 0);
   EXPECT_EQ((state().ledger[{"t", 3}]), 50);
   EXPECT_EQ(ReadyFiles(), 0u);
+}
+
+TEST_F(WalCommitterTest, AGuardedListingNeverSeesAFileWhoseOffsetsAreUndecided) {
+  // The poll thread holds the guard from the rename until the group refused the offsets and
+  // the files are gone: a commit started meanwhile lists after that, and lands nothing.
+  std::mutex guard;
+  committer_->GuardListing(&guard);
+  state().ledger[{"t", 0}] = 0;
+  std::unique_lock held(guard);
+  Rotation(0, 0, 10);
+  ASSERT_OK(committer_->Upload().status());  // the uploader may copy it; only commits list
+  Result<CommitOnceResult> result = Status::UnknownError("not run");
+  std::thread committing([&] { result = committer_->CommitOnce({}); });
+  for (const auto& name : wal_.Names()) std::filesystem::remove(wal_.path() + "/" + name);
+  held.unlock();
+  committing.join();
+  ASSERT_OK(result.status());
+  EXPECT_FALSE(result->committed);
+  EXPECT_EQ(state().commit_calls, 0);
+  EXPECT_EQ((state().ledger[{"t", 0}]), 0);
 }
 
 }  // namespace

@@ -74,6 +74,22 @@ TEST(SegmentFileTest, DiscardDeletesTheFile) {
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
+TEST(SegmentFileTest, ADiscardedFileWithAnOpenRowGroupCanBeDestroyedAndAppendIsRefused) {
+  ScratchDir dir("discard-open");
+  const std::string path = dir.path() + "/s.parquet";
+  SegmentFileOptions options;
+  options.file.row_group_rows = 1'000'000;  // the rows stay in the open row group
+  ASSERT_OK_AND_ASSIGN(auto file, CreateParquetSegment(path, Rows(0, 1)->schema(), options));
+  for (int i = 0; i < 5; ++i) ASSERT_OK(file->Append(*Rows(i * 100, 100)));
+  ASSERT_OK(file->Discard());
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(file->Append(*Rows(0, 1)).ok());
+  EXPECT_FALSE(file->Close().ok());
+  ASSERT_OK(file->Discard());  // twice: nothing left to do
+  file.reset();
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
 TEST(SegmentFileTest, ADestroyedOpenFileIsDeleted) {
   ScratchDir dir("drop");
   const std::string path = dir.path() + "/s.parquet";

@@ -1,0 +1,44 @@
+// WalPipeline's per-dataset state (ingest/wal_pipeline.h), shared by its source files.
+//
+// Threading: the poll thread only.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decode/record_decoder.h"
+#include "ingest/rejects.h"
+#include "ingest/wal_pipeline.h"
+#include "ingest/wal_rows.h"
+#include "lake/table.h"
+#include "observe/metrics_registry.h"
+#include "records/metadata_columns.h"
+#include "wal/segment_rotator.h"
+
+namespace weir::ingest {
+
+struct WalPipeline::Dataset {
+  DatasetOptions options;
+  std::string directory;
+  std::unique_ptr<decode::RecordDecoder> builder;
+  std::unique_ptr<records::MetadataColumnsBuilder> metadata;
+  int64_t metadata_nulled_published = 0;
+  // The records decoded since the last WriteDecoded: each row's partition, and per partition
+  // the last offset taken (rows or not).
+  std::vector<int32_t> row_partitions;
+  std::map<int32_t, int64_t> last_offset;
+  std::map<int32_t, std::vector<RejectRecord>> rejects;  // by partition, in offset order
+  std::unique_ptr<lake::Table> rejects_table;            // for its columns; opened on need
+  std::unique_ptr<WalTableRows> rows;
+  std::unique_ptr<wal::SegmentRotator> rotator;
+  std::unique_ptr<lake::Table> ledger_table;  // the ledger at assignment
+  observe::Counter* consumed = nullptr;
+  observe::Counter* redelivered = nullptr;
+  observe::Counter* nulled = nullptr;
+  observe::Counter* coercion_nulled = nullptr;
+  observe::Counter* rotations = nullptr;
+};
+
+}  // namespace weir::ingest
