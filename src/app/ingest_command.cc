@@ -110,6 +110,7 @@ files::FileConfig FileConfigOf(const config::DatasetSettings& d) {
                                          : files::Codec::kZstd;
   file.compression_level = d.compression_level;
   file.row_group_rows = d.row_group_rows;
+  file.bloom_filter_columns = d.bloom_filter_columns;
   return file;
 }
 

@@ -385,6 +385,18 @@ std::vector<Setting> BuildTable() {
                       "counted (`weir_sort_skipped_total`, one warning per key set). Iceberg "
                       "tables also declare them as their sort order.",
        WEIR_DATASET_FIELD(sort_by)},
+      {.name = "bloom_filter_columns",
+       .scope = kD,
+       .type = S::kStringList,
+       .description = "Columns whose data files carry a Parquet-native split-block bloom filter "
+                      "in every row group (false-positive rate 5 %, sized to the row group), "
+                      "so that readers skip row groups on equality (`WHERE id = ...`): the "
+                      "files of direct mode, of WAL mode (written into the segment, uploaded "
+                      "as is) and of compaction. Boolean columns cannot carry one. With a "
+                      "`mapping`, every column must be a mapped, metadata or variant column or "
+                      "`_inserted_at` (refused at startup otherwise); without one, a listed "
+                      "column a file lacks gets no filter in that file.",
+       WEIR_DATASET_FIELD(bloom_filter_columns)},
       {.name = "flush.max_bytes",
        .scope = kD,
        .type = S::kBytes,

@@ -128,6 +128,8 @@ struct DatasetSettings {
   std::vector<std::string> partition_by;
   // Columns each flush's rows are sorted by (ascending, stable, nulls last), in order.
   std::vector<std::string> sort_by;
+  // Columns whose Parquet files carry a native bloom filter per row group (issue 13).
+  std::vector<std::string> bloom_filter_columns;
   FlushSettings flush;
   bool rejects_enabled = true;
   int64_t rejects_payload_limit = 65536;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "config/setting_table.h"
+#include "config/validate_bloom.h"
 #include "config/validate_filters.h"
 #include "config/validate_maintain.h"
 #include "config/validate_upsert.h"
@@ -181,6 +182,9 @@ void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& error
     if (!variant.ok()) {
       errors.Dataset(index, dataset, "variant_columns", variant.status().message());
     }
+  }
+  for (const std::string& problem : BloomFilterColumnProblems(dataset)) {
+    errors.Dataset(index, dataset, "bloom_filter_columns", problem);
   }
   std::set<std::string> sort_keys;
   for (const std::string& key : dataset.sort_by) {

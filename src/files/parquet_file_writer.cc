@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include <arrow/io/interfaces.h>
+#include <arrow/type_traits.h>
 #include <arrow/util/byte_size.h>
 #include <arrow/util/key_value_metadata.h>
 #include <parquet/arrow/schema.h>
@@ -17,6 +18,7 @@
 #include <parquet/statistics.h>
 
 #include "base/number_text.h"
+#include "base/text.h"
 #include "base/uuid.h"
 #include "files/writer_defaults.h"
 
@@ -145,8 +147,19 @@ void SetWriterDefaults(WriterDefaults defaults) {
 
 WriterDefaults GetWriterDefaults() { return {g_pool.load(), g_parallel_columns.load()}; }
 
-std::shared_ptr<parquet::WriterProperties> MakeWriterProperties(const FileConfig& config) {
+std::shared_ptr<parquet::WriterProperties> MakeWriterProperties(const FileConfig& config,
+                                                                const arrow::Schema& schema) {
   parquet::WriterProperties::Builder builder;
+  for (const auto& field : schema.fields()) {
+    // Column names are matched as destinations resolve them: in any case.
+    const bool listed = std::any_of(
+        config.bloom_filter_columns.begin(), config.bloom_filter_columns.end(),
+        [&](const std::string& column) { return ToLower(column) == ToLower(field->name()); });
+    const arrow::Type::type id = field->type()->id();
+    if (listed && id != arrow::Type::BOOL && !arrow::is_nested(id)) {
+      builder.enable_bloom_filter(field->name(), parquet::BloomFilterOptions{});
+    }
+  }
   if (auto* pool = g_pool.load()) builder.memory_pool(pool);  // the encoders' buffers
   switch (config.codec) {
     case Codec::kZstd:
@@ -268,7 +281,7 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
   if (shredded) {
     // The annotated schema is given to the Parquet writer directly (without the stored Arrow
     // schema, which would name a plain struct).
-    const auto properties = MakeWriterProperties(config);
+    const auto properties = MakeWriterProperties(config, *schema);
     arrow_properties = parquet::ArrowWriterProperties::Builder()
                            .set_use_threads(defaults.parallel_columns)
                            ->build();
@@ -282,9 +295,10 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Create(
     WEIR_RETURN_NOT_OK(parquet::arrow::FileWriter::Make(pool, std::move(file), schema,
                                                         arrow_properties, &state->writer));
   } else {
-    WEIR_ASSIGN_OR_RAISE(state->writer, parquet::arrow::FileWriter::Open(
-                                            *schema, pool, state->sink,
-                                            MakeWriterProperties(config), arrow_properties));
+    WEIR_ASSIGN_OR_RAISE(
+        state->writer,
+        parquet::arrow::FileWriter::Open(*schema, pool, state->sink,
+                                         MakeWriterProperties(config, *schema), arrow_properties));
   }
   return std::unique_ptr<ParquetFileWriter>(new ParquetFileWriter(std::move(state)));
 }

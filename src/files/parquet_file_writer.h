@@ -33,10 +33,16 @@ struct FileConfig {
   // rows only. The estimate is the open group's Arrow bytes times the file's compression ratio
   // so far (or the hint given to Create before its first group closed).
   int64_t row_group_bytes = 0;
+  // Top-level columns that get a Parquet-native split-block bloom filter per row group (the
+  // dataset's `bloom_filter_columns`); fpp 0.05, sized to the row group and folded.
+  std::vector<std::string> bloom_filter_columns;
 };
 
-// The one place Parquet writer properties are derived from configuration.
-std::shared_ptr<parquet::WriterProperties> MakeWriterProperties(const FileConfig& config);
+// The one place Parquet writer properties are derived from configuration. `schema`: the file's
+// columns; a bloom filter column it lacks, or whose type Parquet cannot filter (boolean,
+// nested), gets none.
+std::shared_ptr<parquet::WriterProperties> MakeWriterProperties(const FileConfig& config,
+                                                                const arrow::Schema& schema);
 
 // Statistics of one column over the whole file, as a catalog records them.
 struct ColumnStats {

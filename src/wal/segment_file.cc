@@ -126,9 +126,9 @@ Result<std::unique_ptr<SegmentFile>> CreateParquetSegment(
   }
   WEIR_ASSIGN_OR_RAISE(auto sink, arrow::io::FileOutputStream::Open(path));
   auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
-  auto opened =
-      parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink,
-                                       files::MakeWriterProperties(options.file), arrow_properties);
+  auto opened = parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink,
+                                                 files::MakeWriterProperties(options.file, *schema),
+                                                 arrow_properties);
   if (!opened.ok()) {
     (void)sink->Close();
     std::remove(path.c_str());

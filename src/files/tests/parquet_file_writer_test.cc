@@ -5,6 +5,8 @@
 #include <arrow/io/file.h>
 #include <gtest/gtest.h>
 #include <parquet/arrow/reader.h>
+#include <parquet/bloom_filter.h>
+#include <parquet/bloom_filter_reader.h>
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
 
@@ -110,6 +112,36 @@ TEST_F(ParquetFileWriterTest, AllNullColumnHasNoMinMax) {
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->columns[0].null_count, 2);
   EXPECT_FALSE(info->columns[0].min.has_value());
+}
+
+TEST_F(ParquetFileWriterTest, BloomFilterColumnsGetAFilterPerRowGroupOthersNone) {
+  const auto batch = EventBatch(2500);  // id bigint, name varchar, score double, flag boolean
+  FileConfig config;
+  config.row_group_rows = 1000;
+  // Matched in any case; a boolean and a column the file lacks get none.
+  config.bloom_filter_columns = {"ID", "name", "flag", "absent"};
+  const std::string path = (dir_ / "bloom.parquet").string();
+  auto writer = ParquetFileWriter::Create(std::make_shared<arrow::fs::LocalFileSystem>(), path,
+                                          *WithFieldIds(*batch->schema(), {1, 2, 3, 4}), config);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_TRUE((*writer)->Append(*batch).ok());
+  ASSERT_TRUE((*writer)->Finish().ok());
+
+  auto reader = parquet::ParquetFileReader::OpenFile(path);
+  ASSERT_EQ(reader->metadata()->num_row_groups(), 3);
+  auto& blooms = reader->GetBloomFilterReader();
+  for (int g = 0; g < 3; ++g) {
+    auto group = blooms.RowGroup(g);
+    auto id = group->GetColumnBloomFilter(0);
+    ASSERT_NE(id, nullptr);
+    EXPECT_NE(group->GetColumnBloomFilter(1), nullptr);
+    EXPECT_EQ(group->GetColumnBloomFilter(2), nullptr);
+    EXPECT_EQ(group->GetColumnBloomFilter(3), nullptr);
+    // No false negatives: every id of the row group may be there.
+    for (int64_t i = g * 1000; i < std::min<int64_t>((g + 1) * 1000, 2500); ++i) {
+      EXPECT_TRUE(id->FindHash(id->Hash(i))) << i;
+    }
+  }
 }
 
 TEST_F(ParquetFileWriterTest, AUuidColumnIsFixed16WithTheUuidLogicalTypeAndCanonicalStats) {
