@@ -122,3 +122,67 @@ def test_ducklake_duckdb_delete_files_are_applied_and_inlined_ones_left(build_di
     assert got == expected and len(got) == rows - (rows // 7 + 1) - 2
     if report["files_not_rewritable"]:
         assert any("inlined" in n for n in report["notes"]), report["notes"]
+
+
+def test_iceberg_spark_merge_on_read_deletes_are_applied_by_compaction(
+        iceberg_rest, build_dir, tmp_path):
+    import pyarrow.parquet as pq
+
+    from tests.e2e.test_maintain_compact import COLUMNS, TARGET, run_weir, spark_rows, \
+        write_source
+    from tests.e2e.weir_run import unique
+    from tests.harness.spark import spark_session
+
+    uri = iceberg_rest["WEIR_TEST_ICEBERG_REST_URI"]
+    namespace = unique("ns")
+    lake = IcebergLake(tmp_path / "lake", rest_uri=uri, namespace=namespace)
+    lake.root.mkdir(parents=True)
+    lake.catalog().create_namespace(namespace)
+    env = env_of(lake)
+    rows = 60 * FLUSH_ROWS
+    ingest(build_dir, env, lake.root, write_source(tmp_path / "a.jsonl", 0, rows))
+
+    with spark_session(uri, iceberg_rest["WEIR_TEST_ICEBERG_REST_WAREHOUSE"]) as spark:
+        name = f"rest.{namespace}.events"
+        spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read', "
+                  "'write.delete.granularity'='file')")
+        spark.sql(f"DELETE FROM {name} WHERE id % 7 = 0")
+    table = lake.table("events")
+    files = table.inspect.files().to_pylist()
+    deletes = [f for f in files if f["content"] == 1]
+    assert deletes, "Spark wrote position delete files"
+    expected = sorted((i, i % 2, i * 2, f"user-{i % 977}", i + 0.5, i % 3 == 0)
+                      for i in range(rows) if i % 7 != 0)
+
+    run = run_weir(build_dir, env, lake.root, "maintain", "compact", "--json",
+                   "--target-size", f"{TARGET}B")
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    report = {t["table"]: t for t in json.loads(run.stdout)["tables"]}[
+        f"{namespace}.events"]["compact"]
+    assert report["files_not_rewritable"] == 0, report["notes"]
+    assert report["runs_committed"] == report["runs_planned"] >= 2
+    assert report["delete_files_dropped"] == len(deletes)
+    assert report["deletes_applied"] == rows // 7 + 1
+    assert report["rows"] == len(expected)
+
+    table = lake.table("events")
+    files = table.inspect.files().to_pylist()
+    live_data = {f["file_path"] for f in files if f["content"] == 0}
+    # No delete file left that names a replaced data file.
+    for f in files:
+        if f["content"] == 0:
+            continue
+        named = set(pq.read_table(f["file_path"].removeprefix("file://"),
+                                  columns=["file_path"]).column(0).to_pylist())
+        assert named <= live_data, named - live_data
+    assert [f for f in files if f["content"] != 0] == []
+    con = plain_duckdb()
+    con.execute("LOAD iceberg")
+    con.register("py", table.scan().to_arrow())
+    cols = "id, grp, v, name, score, ok"
+    assert sorted(con.execute(f"SELECT {cols} FROM py").fetchall()) == expected
+    duck = sorted(con.execute(
+        f"SELECT {cols} FROM iceberg_scan('{table.metadata_location}')").fetchall())
+    assert duck == expected
+    assert [r[:6] for r in spark_rows(table.metadata_location)] == expected
+    assert COLUMNS.startswith(cols)
