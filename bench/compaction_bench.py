@@ -114,14 +114,15 @@ def events_table(stats: dict) -> dict:
 
 
 def bench(fmt: str, weir: Path, flushes: int, rows_per_flush: int, target: str,
-          repeats: int) -> dict:
+          repeats: int, ingest_weir: Path | None = None) -> dict:
     root = Path(tempfile.mkdtemp(prefix=f"compact-bench-{fmt}-"))
     rows = flushes * rows_per_flush
     source = root / "events.jsonl"
     source.write_text("".join(line(i) + "\n" for i in range(rows)))
     env = env_for(fmt, root, rows_per_flush)
     start = time.perf_counter()
-    code, _, _, _ = run_measured([str(weir), "ingest", "--from", str(source)], env, root)
+    code, _, _, _ = run_measured([str(ingest_weir or weir), "ingest", "--from", str(source)],
+                                 env, root)
     assert code == 0, "ingest failed"
     ingest_s = time.perf_counter() - start
     before_s, before = time_query(fmt, root, rows, repeats)
@@ -151,6 +152,8 @@ FIELDS = ("ingest_s", "files_before", "files_after", "bytes_in", "bytes_out", "c
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--build-dir", default=str(ROOT / "build" / "debug"))
+    parser.add_argument("--ingest-build-dir", default="",
+                        help="the weir that makes the flushes (default: --build-dir's)")
     parser.add_argument("--flushes", type=int, default=1000)
     parser.add_argument("--rows-per-flush", type=int, default=100)
     parser.add_argument("--target-size", default="4MiB")
@@ -164,8 +167,9 @@ def main() -> None:
     for fmt in args.formats.split(","):
         runs = []
         for _ in range(args.runs):
+            ingest_weir = Path(args.ingest_build_dir) / "weir" if args.ingest_build_dir else None
             runs.append(bench(fmt, weir, args.flushes, args.rows_per_flush, args.target_size,
-                              args.repeats))
+                              args.repeats, ingest_weir))
             print(json.dumps(runs[-1]), flush=True)
             if not args.keep:
                 shutil.rmtree(runs[-1]["root"], ignore_errors=True)

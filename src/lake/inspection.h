@@ -20,6 +20,16 @@ namespace weir::lake {
 
 enum class LakeFileKind { kData, kDeletes };
 
+// A position delete file (Parquet: `file_path`, `pos`) that applies to a data file and that a
+// rewrite of that data file applies: the deleted rows are not written again, and the delete
+// file leaves the table with the data file (Table::Rewrite's `remove_deletes`).
+struct PositionDeletes {
+  std::string path;  // the delete file, in the table's file system
+  // The `file_path` value of this data file's rows in it; empty: every row of it applies (a
+  // DuckLake delete file belongs to one data file).
+  std::string data_file_path;
+};
+
 // One file of the current snapshot.
 struct LakeFile {
   std::string path;  // the table file system's path
@@ -29,10 +39,18 @@ struct LakeFile {
   // The file's partition values in the table's text form (lake::PartitionValue), one per key
   // of the table's current partitioning.
   std::vector<std::optional<std::string>> partition_values;
-  // Whether Table::Rewrite may replace this data file: false when deletes apply to it, when it
-  // was written under another partitioning than the current one, or when it maps its columns
+  // Whether Table::Rewrite may replace this data file: false when deletes apply to it that a
+  // rewrite cannot apply (DuckLake: deletes inlined into the catalog; Iceberg: equality deletes,
+  // deletion vectors, position delete files that name other data files too), when it was
+  // written under another partitioning than the current one, or when it maps its columns
   // otherwise than by the table's field ids (a file registered from outside).
   bool rewritable = false;
+  // Data files: the position delete files a rewrite applies (and drops with it), and how many
+  // rows of this file they delete by the catalog's count.
+  std::vector<PositionDeletes> deletes;
+  int64_t deleted_rows = 0;
+  // Why a data file is not rewritable, when that is deletes (empty otherwise).
+  std::string not_rewritable_reason;
 };
 
 // One snapshot the catalog keeps. DuckLake's snapshots belong to the whole catalog, not to

@@ -89,6 +89,10 @@ struct CommitRequest {
 // replaced by `add`, holding the same rows, in one snapshot. The offset ledger is untouched.
 struct RewriteRequest {
   std::vector<std::string> remove;
+  // The position delete files applied while rewriting `remove` (LakeFile::deletes): they leave
+  // the table with them. Every live delete file that applies to a removed file must be here, or
+  // the rewrite is refused (kTableChanged): its deletes would be lost.
+  std::vector<std::string> remove_deletes;
   std::vector<DataFile> add;
   std::string message;  // stored with the snapshot for audit
 };

@@ -8,6 +8,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <arrow/array.h>
+#include <arrow/table.h>
+#include <parquet/arrow/reader.h>
+
 #include "files/rolling_parquet_writer.h"
 #include "maintain/sorted_merge.h"
 
@@ -28,6 +32,59 @@ void DeleteAll(arrow::fs::FileSystem& fs, const std::vector<std::string>& paths)
   }
 }
 
+// The positions of `file` its position delete files delete, ascending and distinct, checked
+// against the catalog's count (a disagreement is an error: never a guess at which rows remain).
+Result<std::vector<int64_t>> DeletedPositions(arrow::fs::FileSystem& fs,
+                                              const lake::LakeFile& file) {
+  std::vector<int64_t> positions;
+  for (const lake::PositionDeletes& deletes : file.deletes) {
+    WEIR_ASSIGN_OR_RAISE(auto input, fs.OpenInputFile(deletes.path));
+    parquet::arrow::FileReaderBuilder builder;
+    if (Status opened = builder.Open(input); !opened.ok()) return WithContext(opened, deletes.path);
+    std::unique_ptr<parquet::arrow::FileReader> reader;
+    WEIR_RETURN_NOT_OK(builder.Build(&reader));
+    std::shared_ptr<arrow::Schema> schema;
+    WEIR_RETURN_NOT_OK(reader->GetSchema(&schema));
+    const int pos = schema->GetFieldIndex("pos");
+    const int path = schema->GetFieldIndex("file_path");
+    if (pos < 0 || (path < 0 && !deletes.data_file_path.empty())) {
+      return Status::Invalid("delete file ", deletes.path, " has no file_path and pos columns");
+    }
+    std::vector<int> wanted{pos};
+    if (!deletes.data_file_path.empty()) wanted.push_back(path);
+    WEIR_ASSIGN_OR_RAISE(std::shared_ptr<arrow::Table> table, reader->ReadTable(wanted));
+    if (table->num_rows() == 0) continue;
+    WEIR_ASSIGN_OR_RAISE(table, table->CombineChunks());
+    const auto* pos_array =
+        dynamic_cast<const arrow::Int64Array*>(table->GetColumnByName("pos")->chunk(0).get());
+    if (pos_array == nullptr) {
+      return Status::Invalid("delete file ", deletes.path, ": pos is not a 64-bit integer");
+    }
+    const arrow::StringArray* path_array = nullptr;
+    if (!deletes.data_file_path.empty()) {
+      path_array = dynamic_cast<const arrow::StringArray*>(
+          table->GetColumnByName("file_path")->chunk(0).get());
+      if (path_array == nullptr) {
+        return Status::Invalid("delete file ", deletes.path, ": file_path is not a string");
+      }
+    }
+    for (int64_t r = 0; r < table->num_rows(); ++r) {
+      if (path_array != nullptr && path_array->GetView(r) != deletes.data_file_path) continue;
+      if (pos_array->IsNull(r)) return Status::Invalid("delete file ", deletes.path, ": null pos");
+      positions.push_back(pos_array->Value(r));
+    }
+  }
+  std::sort(positions.begin(), positions.end());
+  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+  if (static_cast<int64_t>(positions.size()) != file.deleted_rows ||
+      (!positions.empty() && (positions.front() < 0 || positions.back() >= file.record_count))) {
+    return Status::Invalid("the delete files of ", file.path, " delete ", positions.size(),
+                           " distinct positions of its ", file.record_count,
+                           " rows, the catalog says ", file.deleted_rows);
+  }
+  return positions;
+}
+
 struct RunOutput {
   std::vector<lake::DataFile> files;
   std::vector<std::string> paths;  // in the table's file system
@@ -39,8 +96,14 @@ struct RunOutput {
 Result<RunOutput> WriteRun(lake::Table& table, const CompactionRun& run,
                            const CompactionOptions& options) {
   std::vector<MergeInput> inputs;
-  for (const auto& file : run.inputs) inputs.push_back({file.path});
   const auto fs = table.filesystem();
+  for (const auto& file : run.inputs) {
+    MergeInput input{file.path, {}};
+    if (!file.deletes.empty()) {
+      WEIR_ASSIGN_OR_RAISE(input.deleted, DeletedPositions(*fs, file));
+    }
+    inputs.push_back(std::move(input));
+  }
   WEIR_ASSIGN_OR_RAISE(auto merge,
                        SortedMerge::Open(fs, inputs, table.columns(),
                                          MergeOptions{options.sort_keys, options.batch_rows}));
@@ -69,9 +132,10 @@ Result<RunOutput> WriteRun(lake::Table& table, const CompactionRun& run,
   }
   auto infos = writer.Finish();
   if (!infos.ok()) return fail(infos.status());
-  if (merge->rows_read() != run.input_rows) {
-    return fail(Status::Invalid("the files to compact hold ", merge->rows_read(),
-                                " rows, the catalog says ", run.input_rows));
+  if (merge->rows_read() != run.input_rows || merge->rows_deleted() != run.deleted_rows) {
+    return fail(Status::Invalid("the files to compact hold ", merge->rows_read(), " rows of which ",
+                                merge->rows_deleted(), " deleted, the catalog says ",
+                                run.input_rows, " and ", run.deleted_rows));
   }
   for (size_t k = 0; k < infos->size(); ++k) {
     out.paths.push_back(table.DataDirectory() + relative[k]);
@@ -123,6 +187,8 @@ std::vector<CompactionRun> PlanCompaction(const lake::TableInspection& inspectio
       run.inputs.push_back(f);
       run.input_bytes += f.size_bytes;
       run.input_rows += f.record_count;
+      run.deleted_rows += f.deleted_rows;
+      run.delete_files += static_cast<int64_t>(f.deletes.size());
       run.medium = run.medium || f.size_bytes >= small;
       cost += MemoryCost(f);
     }
@@ -140,21 +206,36 @@ Result<CompactionReport> Compact(lake::Table& table, const lake::TableInspection
                                  const CompactionOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   CompactionReport report;
+  std::map<std::string, int64_t> reasons;  // deletes a rewrite cannot apply → files
+  int64_t other = 0;
   for (const auto& file : inspection.live) {
-    if (file.kind == lake::LakeFileKind::kData && !file.rewritable) ++report.files_not_rewritable;
+    if (file.kind != lake::LakeFileKind::kData || file.rewritable) continue;
+    ++report.files_not_rewritable;
+    if (file.not_rewritable_reason.empty()) {
+      ++other;
+    } else {
+      ++reasons[file.not_rewritable_reason];
+    }
   }
-  if (report.files_not_rewritable > 0) {
+  for (const auto& [reason, files] : reasons) {
     report.notes.push_back(fmt::format(
-        "{} data file(s) left as they are: deletes apply to them, or they were written under "
-        "another partitioning or map columns otherwise than by field id",
-        report.files_not_rewritable));
+        "{} data file(s) left as they are: deletes apply to them that a rewrite does not apply "
+        "({})",
+        files, reason));
+  }
+  if (other > 0) {
+    report.notes.push_back(fmt::format(
+        "{} data file(s) left as they are: written under another partitioning, or mapping "
+        "columns otherwise than by field id",
+        other));
   }
   const std::vector<CompactionRun> runs = PlanCompaction(inspection, options);
   report.runs_planned = static_cast<int64_t>(runs.size());
   for (const auto& run : runs) {
     report.files_in += static_cast<int64_t>(run.inputs.size());
     report.bytes_in += run.input_bytes;
-    report.rows += run.input_rows;
+    report.rows += run.input_rows - run.deleted_rows;
+    report.deleted_rows += run.deleted_rows;
   }
   if (options.dry_run) return report;
   const auto fs = table.filesystem();
@@ -162,7 +243,10 @@ Result<CompactionReport> Compact(lake::Table& table, const lake::TableInspection
     auto written = WriteRun(table, run, options);
     if (!written.ok()) return WithContext(written.status(), "compacting " + table.name());
     lake::RewriteRequest request;
-    for (const auto& file : run.inputs) request.remove.push_back(file.path);
+    for (const auto& file : run.inputs) {
+      request.remove.push_back(file.path);
+      for (const auto& deletes : file.deletes) request.remove_deletes.push_back(deletes.path);
+    }
     request.add = written->files;
     request.message =
         fmt::format("weir compaction: {} files → {}", run.inputs.size(), written->files.size());
@@ -170,6 +254,8 @@ Result<CompactionReport> Compact(lake::Table& table, const lake::TableInspection
       ++report.runs_committed;
       report.files_replaced += static_cast<int64_t>(run.inputs.size());
       report.bytes_replaced += run.input_bytes;
+      report.deletes_applied += run.deleted_rows;
+      report.delete_files_dropped += run.delete_files;
       report.files_out += static_cast<int64_t>(written->files.size());
       for (const auto& f : written->files) report.bytes_out += f.info.size_bytes;
     };
@@ -195,9 +281,13 @@ Result<CompactionReport> Compact(lake::Table& table, const lake::TableInspection
         case lake::CommitStatus::kOutcomeUnknown: {
           // Landed or not: the new files are live exactly when it did.
           WEIR_ASSIGN_OR_RAISE(const auto after, table.Inspect());
-          const bool landed = std::any_of(after.live.begin(), after.live.end(), [&](const auto& f) {
-            return f.path == written->paths.front();
-          });
+          // (A run whose every row was deleted wrote nothing: it landed when its first input
+          // is gone.)
+          const bool any_written = !written->paths.empty();
+          const std::string& probe = any_written ? written->paths.front() : run.inputs.front().path;
+          const bool live = std::any_of(after.live.begin(), after.live.end(),
+                                        [&](const auto& f) { return f.path == probe; });
+          const bool landed = any_written ? live : !live;
           if (landed) {
             done = true;
             committed();
@@ -235,6 +325,9 @@ nlohmann::json CompactionToJson(const CompactionReport& r, bool dry_run) {
           {"files_in", r.files_in},
           {"bytes_in", r.bytes_in},
           {"rows", r.rows},
+          {"deleted_rows", r.deleted_rows},
+          {"deletes_applied", r.deletes_applied},
+          {"delete_files_dropped", r.delete_files_dropped},
           {"files_not_rewritable", r.files_not_rewritable},
           {"files_replaced", r.files_replaced},
           {"bytes_replaced", r.bytes_replaced},

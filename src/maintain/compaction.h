@@ -8,8 +8,10 @@
 // Tiers, by a live data file's size: small (below `small_file_bytes`, default target / 8) are
 // merged whenever a partition has `min_small_files` of them; medium (up to `large_file_bytes`,
 // default target / 2) only once a partition has `min_medium_files` of them, which is rare;
-// large never. Files deletes apply to, or written under an older partitioning, are left alone
-// (lake/inspection.h `rewritable`).
+// large never. Position delete files are applied while rewriting (the deleted rows are not
+// written; the delete files leave the table in the same snapshot); files other deletes apply to
+// (DuckLake's inlined deletes, Iceberg's equality deletes and deletion vectors), or written
+// under an older partitioning, are left alone (lake/inspection.h `rewritable`).
 //
 // Safe while ingest runs: ingest only adds files, a rewrite only replaces files it read, and the
 // offset ledger is never touched. A rewrite that loses the race to a commit is retried (the
@@ -56,7 +58,9 @@ struct CompactionRun {
   std::vector<lake::LakeFile> inputs;
   int64_t input_bytes = 0;
   int64_t input_rows = 0;
-  bool medium = false;  // medium files are among the inputs
+  int64_t deleted_rows = 0;  // of input_rows, deleted by the inputs' position delete files
+  int64_t delete_files = 0;  // those delete files, dropped with the inputs
+  bool medium = false;       // medium files are among the inputs
 };
 
 std::vector<CompactionRun> PlanCompaction(const lake::TableInspection& inspection,
@@ -67,9 +71,13 @@ struct CompactionReport {
   int64_t runs_committed = 0;
   int64_t runs_given_up = 0;  // inputs no longer live: someone else rewrote or removed them
   int64_t conflicts_retried = 0;
-  int64_t files_in = 0, bytes_in = 0, rows = 0;  // of the planned runs
-  // Live data files left alone because deletes apply to them (or another partitioning, or
-  // columns not mapped by field id): `lake::LakeFile::rewritable` false.
+  int64_t files_in = 0, bytes_in = 0, rows = 0;  // of the planned runs (rows: those written)
+  int64_t deleted_rows = 0;  // rows of the planned runs' inputs their delete files delete
+  // Of the committed runs: the deleted rows left out, and the delete files that left the table.
+  int64_t deletes_applied = 0, delete_files_dropped = 0;
+  // Live data files left alone because deletes apply to them that a rewrite cannot apply (or
+  // another partitioning, or columns not mapped by field id): `lake::LakeFile::rewritable`
+  // false. Position delete files are applied: their rows are left out of the new files.
   int64_t files_not_rewritable = 0;
   int64_t files_replaced = 0, bytes_replaced = 0;  // the inputs of the committed runs
   int64_t files_out = 0, bytes_out = 0;            // what the committed runs wrote

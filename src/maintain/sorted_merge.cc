@@ -129,7 +129,11 @@ struct Cursor {
   std::vector<int> source;                    // per output column: the input's column, or -1
   std::shared_ptr<arrow::RecordBatch> batch;  // conformed to the output schema
   int64_t row = 0;
-  int64_t pin_base = 0;  // where `batch` starts in the output batch being gathered
+  int64_t pin_base = 0;
+  std::vector<int64_t> deleted;  // the input's deleted positions, ascending
+  size_t next_deleted = 0;       // the first of them not before `file_row`
+  int64_t file_row = 0;  // the file position of the next batch read  // where `batch` starts in the
+                         // output batch being gathered
 };
 
 }  // namespace
@@ -148,6 +152,7 @@ struct SortedMerge::State {
   bool sorted = false;
   size_t next_unsorted = 0;  // unsorted: the input being drained
   int64_t rows_read = 0;
+  int64_t rows_deleted = 0;
   std::vector<size_t> heap;  // cursor indices, a min-heap under Less
   std::vector<std::shared_ptr<arrow::RecordBatch>> pinned;
   int64_t pinned_rows = 0;
@@ -206,6 +211,29 @@ struct SortedMerge::State {
       }
       if (next->num_rows() == 0) continue;
       rows_read += next->num_rows();
+      const int64_t start = cursor.file_row;
+      cursor.file_row += next->num_rows();
+      if (cursor.next_deleted < cursor.deleted.size() &&
+          cursor.deleted[cursor.next_deleted] < cursor.file_row) {
+        arrow::BooleanBuilder keep;
+        WEIR_RETURN_NOT_OK(keep.Reserve(next->num_rows()));
+        int64_t dropped = 0;
+        for (int64_t r = start; r < cursor.file_row; ++r) {
+          const bool gone = cursor.next_deleted < cursor.deleted.size() &&
+                            cursor.deleted[cursor.next_deleted] == r;
+          if (gone) {
+            ++cursor.next_deleted;
+            ++dropped;
+          }
+          keep.UnsafeAppend(!gone);
+        }
+        rows_deleted += dropped;
+        WEIR_ASSIGN_OR_RAISE(auto mask, keep.Finish());
+        WEIR_ASSIGN_OR_RAISE(auto kept,
+                             arrow::compute::Filter(arrow::Datum(next), arrow::Datum(mask)));
+        next = kept.record_batch();
+        if (next->num_rows() == 0) continue;
+      }
       WEIR_ASSIGN_OR_RAISE(cursor.batch, Conform(*next, cursor));
       cursor.row = 0;
       return true;
@@ -224,6 +252,7 @@ SortedMerge::~SortedMerge() = default;
 const std::shared_ptr<arrow::Schema>& SortedMerge::schema() const { return state_->schema; }
 bool SortedMerge::sorted() const { return state_->sorted; }
 int64_t SortedMerge::rows_read() const { return state_->rows_read; }
+int64_t SortedMerge::rows_deleted() const { return state_->rows_deleted; }
 
 Result<std::unique_ptr<SortedMerge>> SortedMerge::Open(std::shared_ptr<arrow::fs::FileSystem> fs,
                                                        const std::vector<MergeInput>& inputs,
@@ -243,6 +272,7 @@ Result<std::unique_ptr<SortedMerge>> SortedMerge::Open(std::shared_ptr<arrow::fs
   std::vector<std::shared_ptr<arrow::Schema>> schemas;
   for (const MergeInput& input : inputs) {
     Cursor cursor;
+    cursor.deleted = input.deleted;
     WEIR_ASSIGN_OR_RAISE(auto file, fs->OpenInputFile(input.path));
     WEIR_ASSIGN_OR_RAISE(const int64_t size, file->GetSize());
     std::shared_ptr<arrow::io::RandomAccessFile> source = file;

@@ -9,8 +9,8 @@
 // Columns are matched by Parquet field id (the table's column ids); a column an input lacks
 // (written before the column existed, or by a flush that had no value for it) is null there,
 // and a column some input holds narrower (int before a promotion to bigint) is cast to the
-// widest type among the inputs. With no sort keys, or a key no input holds, the inputs are
-// concatenated in the order given.
+// widest type among the inputs. Rows at an input's deleted positions are dropped. With no sort
+// keys, or a key no input holds, the inputs are concatenated in the order given.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +29,9 @@ namespace weir::maintain {
 
 struct MergeInput {
   std::string path;  // in `fs`
+  // Row positions of the file (0-based, ascending, distinct) that are deleted: the merge skips
+  // them (the position deletes a rewrite applies).
+  std::vector<int64_t> deleted;
 };
 
 struct MergeOptions {
@@ -52,7 +55,8 @@ class SortedMerge {
   bool sorted() const;
   // The next batch of the merged stream, nullptr at the end.
   Result<std::shared_ptr<arrow::RecordBatch>> Next();
-  int64_t rows_read() const;
+  int64_t rows_read() const;     // rows read from the inputs, deleted ones included
+  int64_t rows_deleted() const;  // of those, the rows skipped as deleted
 
  private:
   struct State;

@@ -5,7 +5,8 @@ column of every row), DuckDB, pyiceberg and Spark read the same, time travel to 
 still reads the old files, the ledger is untouched (a restart resumes where it stood), and
 DuckDB's own ducklake_merge_adjacent_files / ducklake_expire_snapshots work on a table weir
 compacted, and weir's compaction and fsck on one DuckDB compacted. Data files a DuckDB DELETE
-left delete files on are not rewritten (their deletes still apply). Compaction racing a running ingest
+inlined deletes for are not rewritten (their deletes still apply; delete files are applied:
+test_maintain_compact_deletes.py). Compaction racing a running ingest
 that is SIGKILLed in a loop loses and duplicates nothing."""
 
 from __future__ import annotations
@@ -215,8 +216,8 @@ def files_with_deletes(con) -> list[int]:
 
 
 def test_ducklake_files_a_duckdb_delete_applies_to_are_left_out_and_say_so(build_dir, tmp_path):
-    """Compaction does not apply deletes yet: a data file DuckDB's DELETE applies to (here
-    inlined into the catalog, DuckDB's default for a few rows) is not rewritten, so its rows
+    """Compaction does not apply deletes inlined into the catalog: a data file DuckDB's DELETE
+    applies to that way (DuckDB's default for a few rows) is not rewritten, so its rows
     stay deleted; the report counts it, every other file is merged."""
     lake = Lake(tmp_path / "lake")
     lake.root.mkdir(parents=True)

@@ -67,17 +67,29 @@ Result<TableInspection> DuckLakeTable::Inspect() {
       auto deletes, db_->Query("SELECT path, path_is_relative, file_size_bytes, delete_count, "
                                "end_snapshot IS NULL FROM ducklake_delete_file WHERE table_id = $1",
                                {table_id_}));
-  // What Table::Rewrite needs: the data files live deletes apply to (never rewritten: the
-  // deletes would be lost) and every live file's partition values.
+  // What Table::Rewrite needs: the live delete files of each data file (a rewrite applies
+  // them) and every live file's partition values.
   WEIR_ASSIGN_OR_RAISE(auto live_deletes,
-                       db_->Query("SELECT DISTINCT data_file_id FROM ducklake_delete_file WHERE "
-                                  "table_id = $1 AND end_snapshot IS NULL",
+                       db_->Query("SELECT data_file_id, path, path_is_relative, delete_count, "
+                                  "format FROM ducklake_delete_file WHERE table_id = $1 AND "
+                                  "end_snapshot IS NULL",
                                   {table_id_}));
-  std::set<int64_t> deleted_from;
+  struct FileDeletes {
+    std::vector<PositionDeletes> files;
+    int64_t rows = 0;
+    bool applicable = true;  // every one a Parquet position delete file
+  };
+  std::map<int64_t, FileDeletes> deletes_of;
   for (const auto& row : live_deletes) {
     WEIR_ASSIGN_OR_RAISE(const int64_t id, ToInt(row[0], "data_file_id"));
-    deleted_from.insert(id);
+    WEIR_ASSIGN_OR_RAISE(std::string path, path_of(row[1], row[2]));
+    WEIR_ASSIGN_OR_RAISE(const int64_t count, ToInt(row[3], "delete_count"));
+    FileDeletes& d = deletes_of[id];
+    d.files.push_back({std::move(path), std::string()});
+    d.rows += count;
+    if (row[4].value_or("parquet") != "parquet") d.applicable = false;
   }
+  std::set<int64_t> inlined_from;
   // DuckDB inlines small deletes into the catalog instead of writing a delete file
   // (`ducklake_inlined_delete_<table id>`: file_id, row_id, begin_snapshot): such a data file
   // has deletes too, and a rewrite of it would bring the deleted rows back.
@@ -98,7 +110,7 @@ Result<TableInspection> DuckLakeTable::Inspect() {
                          db_->Query(fmt::format("SELECT DISTINCT file_id FROM {}", inlined), {}));
     for (const auto& row : inlined_rows) {
       WEIR_ASSIGN_OR_RAISE(const int64_t id, ToInt(row[0], "file_id"));
-      deleted_from.insert(id);
+      inlined_from.insert(id);
     }
   }
   WEIR_ASSIGN_OR_RAISE(
@@ -129,7 +141,19 @@ Result<TableInspection> DuckLakeTable::Inspect() {
         if (row[6]) {
           WEIR_ASSIGN_OR_RAISE(partition, ToInt(row[6], "partition_id"));
         }
-        file.rewritable = !deleted_from.contains(id) && !row[7] && partition == partition_id_;
+        file.rewritable = !row[7] && partition == partition_id_;
+        if (inlined_from.contains(id)) {
+          file.rewritable = false;
+          file.not_rewritable_reason = "deletes inlined into the catalog";
+        }
+        if (const auto d = deletes_of.find(id); d != deletes_of.end()) {
+          if (!d->second.applicable) {
+            file.rewritable = false;
+            file.not_rewritable_reason = "a delete file in another format than Parquet";
+          }
+          file.deletes = d->second.files;
+          file.deleted_rows = d->second.rows;
+        }
         if (file.rewritable && partition_id_) {
           file.partition_values.assign(partitioning_.size(), std::nullopt);
           for (const auto& [key, value] : partition_values[id]) {

@@ -25,7 +25,7 @@ CommitResult RewriteOutcome(CommitStatus status, std::string reason) {
 }  // namespace
 
 Result<CommitResult> DuckLakeTable::Rewrite(const RewriteRequest& request) {
-  if (request.remove.empty() || request.add.empty()) {
+  if (request.remove.empty() || (request.add.empty() && request.remove_deletes.empty())) {
     return Status::Invalid("a rewrite of ", qualified_name_, " removes and adds files");
   }
   WEIR_ASSIGN_OR_RAISE(const auto hold, catalog_->LockForWrite());
@@ -84,23 +84,70 @@ Result<CommitResult> DuckLakeTable::TryRewrite(const RewriteRequest& request) {
                           fmt::format("{} of the {} files to rewrite are no longer live",
                                       wanted.size() - ids.size(), wanted.size()));
   }
-  int64_t added_rows = 0;
-  for (const auto& file : request.add) added_rows += file.info.rows;
-  if (added_rows != removed_rows) {
-    return Status::Invalid("a rewrite of ", qualified_name_, " adds ", added_rows, " rows for the ",
-                           removed_rows, " it removes");
-  }
   std::string id_list;
   for (const int64_t id : ids) id_list += (id_list.empty() ? "" : ", ") + std::to_string(id);
-  WEIR_ASSIGN_OR_RAISE(auto deleted,
-                       db_->Query(fmt::format("SELECT count(*) FROM ducklake_delete_file WHERE "
+  // The live delete files of the removed files must be exactly those the rewrite applied: one
+  // it did not apply (a DELETE since the plan) would be lost with its data file.
+  WEIR_ASSIGN_OR_RAISE(auto deletes,
+                       db_->Query(fmt::format("SELECT delete_file_id, path, path_is_relative, "
+                                              "delete_count FROM ducklake_delete_file WHERE "
                                               "table_id = $1 AND end_snapshot IS NULL AND "
                                               "data_file_id IN ({})",
                                               id_list),
                                   {table_id_}));
-  WEIR_ASSIGN_OR_RAISE(const int64_t delete_files, ToInt(deleted.at(0)[0], "delete files"));
-  if (delete_files > 0) {
-    return RewriteOutcome(CommitStatus::kTableChanged, "deletes apply to files to rewrite");
+  const std::set<std::string> applied(request.remove_deletes.begin(), request.remove_deletes.end());
+  std::vector<int64_t> delete_ids;
+  int64_t deleted_rows = 0;
+  for (const auto& row : deletes) {
+    std::string path;
+    if (ToBool(row[2])) {
+      path = data_directory_ + row[1].value_or("");
+    } else {
+      WEIR_ASSIGN_OR_RAISE(path, catalog_->store().PathOfUri(row[1].value_or("")));
+    }
+    if (!applied.contains(path)) {
+      return RewriteOutcome(
+          CommitStatus::kTableChanged,
+          "deletes apply to files to rewrite that the rewrite did not apply (" + path + ")");
+    }
+    WEIR_ASSIGN_OR_RAISE(const int64_t id, ToInt(row[0], "delete_file_id"));
+    WEIR_ASSIGN_OR_RAISE(const int64_t count, ToInt(row[3], "delete_count"));
+    delete_ids.push_back(id);
+    deleted_rows += count;
+  }
+  if (delete_ids.size() != applied.size()) {
+    return RewriteOutcome(CommitStatus::kTableChanged,
+                          "delete files the rewrite applied are no longer live");
+  }
+  // Deletes DuckDB inlined into the catalog cannot be ended with the file: refused.
+  const std::string inlined = fmt::format("ducklake_inlined_delete_{}", table_id_);
+  WEIR_ASSIGN_OR_RAISE(
+      auto inlined_exists,
+      db_->Query(db_->dialect() == SqlDialect::kSqlite
+                     ? fmt::format("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                                   "name = '{}'",
+                                   inlined)
+                     : fmt::format("SELECT count(*) FROM information_schema.tables WHERE "
+                                   "table_name = '{}' AND table_schema = current_schema()",
+                                   inlined),
+                 {}));
+  WEIR_ASSIGN_OR_RAISE(const int64_t has_inlined, ToInt(inlined_exists.at(0).at(0), "count"));
+  if (has_inlined > 0) {
+    WEIR_ASSIGN_OR_RAISE(
+        auto hits,
+        db_->Query(fmt::format("SELECT count(*) FROM {} WHERE file_id IN ({})", inlined, id_list),
+                   {}));
+    WEIR_ASSIGN_OR_RAISE(const int64_t inlined_rows, ToInt(hits.at(0).at(0), "count"));
+    if (inlined_rows > 0) {
+      return RewriteOutcome(CommitStatus::kTableChanged,
+                            "deletes inlined into the catalog apply to files to rewrite");
+    }
+  }
+  int64_t added_rows = 0;
+  for (const auto& file : request.add) added_rows += file.info.rows;
+  if (added_rows != removed_rows - deleted_rows) {
+    return Status::Invalid("a rewrite of ", qualified_name_, " adds ", added_rows, " rows for the ",
+                           removed_rows, " it removes less the ", deleted_rows, " deleted");
   }
 
   WEIR_ASSIGN_OR_RAISE(auto heads,
@@ -135,6 +182,22 @@ Result<CommitResult> DuckLakeTable::TryRewrite(const RewriteRequest& request) {
                    {snapshot_id, table_id_}));
   if (ended != static_cast<int64_t>(ids.size())) {
     return RewriteOutcome(CommitStatus::kTableChanged, "files to rewrite ended concurrently");
+  }
+  if (!delete_ids.empty()) {
+    std::string delete_list;
+    for (const int64_t id : delete_ids) {
+      delete_list += (delete_list.empty() ? "" : ", ") + std::to_string(id);
+    }
+    WEIR_ASSIGN_OR_RAISE(
+        const int64_t ended_deletes,
+        db_->Execute(fmt::format("UPDATE ducklake_delete_file SET end_snapshot = $1 WHERE "
+                                 "table_id = $2 AND end_snapshot IS NULL AND delete_file_id IN "
+                                 "({})",
+                                 delete_list),
+                     {snapshot_id, table_id_}));
+    if (ended_deletes != static_cast<int64_t>(delete_ids.size())) {
+      return RewriteOutcome(CommitStatus::kTableChanged, "delete files ended concurrently");
+    }
   }
   // The new files take new row ids (InsertFiles adds their rows to the table statistics); the
   // removed rows leave the record count and their bytes the table's size.

@@ -2,10 +2,12 @@
 // the current snapshot's files, and every object a kept snapshot or the metadata references.
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 
 #include <spdlog/spdlog.h>
 
+#include "lake/iceberg/delete_scope.h"
 #include "lake/iceberg/iceberg_table.h"
 #include "lake/iceberg/manifest.h"
 #include "lake/iceberg/snapshot_ledger.h"
@@ -48,6 +50,14 @@ Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadat
     }
   }
   std::set<std::string> manifests_read;
+  // The current snapshot's entries, for the deletes that apply to each data file.
+  struct Current {
+    ManifestEntry entry;
+    int spec_id = 0;
+    bool unpartitioned = false;
+    size_t live = 0;  // its index in out.live
+  };
+  std::vector<Current> current_entries;
   for (const Snapshot& snapshot : m.snapshots()) {
     out.snapshots.push_back(
         LakeSnapshot{.id = snapshot.snapshot_id,
@@ -80,7 +90,10 @@ Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadat
                       .size_bytes = entry.data_file.file_size_in_bytes,
                       .record_count = entry.data_file.record_count,
                       .partition_values = {},
-                      .rewritable = false};
+                      .rewritable = false,
+                      .deletes = {},
+                      .deleted_rows = 0,
+                      .not_rewritable_reason = {}};
         // Rewritable: a data file of the default spec (its partition tuple is the table's).
         file.rewritable =
             file.kind == LakeFileKind::kData && manifest.partition_spec_id == m.default_spec_id();
@@ -89,14 +102,55 @@ Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadat
             file.partition_values.push_back(ValueText(v));
           }
         }
+        current_entries.push_back(
+            {entry, spec->spec_id, spec->is_unpartitioned(), out.live.size()});
         out.live.push_back(std::move(file));
       }
     }
   }
-  // Deletes are not applied by a rewrite yet: with any delete file live, nothing is rewritable.
-  if (std::any_of(out.live.begin(), out.live.end(),
-                  [](const LakeFile& f) { return f.kind == LakeFileKind::kDeletes; })) {
-    for (LakeFile& f : out.live) f.rewritable = false;
+  // The deletes of each data file: Parquet position delete files naming it alone are applied
+  // by a rewrite; any other delete that may apply leaves it as it is (delete_scope.h).
+  std::map<std::string, std::vector<const Current*>> deletes_by_partition;
+  std::vector<const Current*> global_deletes;
+  const auto partition_key = [](const Current& c) {
+    std::string key = std::to_string(c.spec_id);
+    for (const Value& v : c.entry.data_file.partition) {
+      const auto text = ValueText(v);
+      key += text ? "\x01" + *text : std::string("\x02");
+    }
+    return key;
+  };
+  for (const Current& c : current_entries) {
+    if (c.entry.data_file.content == FileContent::kData) continue;
+    if (c.entry.data_file.content == FileContent::kEqualityDeletes && c.unpartitioned) {
+      global_deletes.push_back(&c);
+    } else {
+      deletes_by_partition[partition_key(c)].push_back(&c);
+    }
+  }
+  for (const Current& c : current_entries) {
+    if (c.entry.data_file.content != FileContent::kData) continue;
+    LakeFile& file = out.live[c.live];
+    const ScopedFile data{&c.entry, c.spec_id, c.unpartitioned};
+    std::vector<const Current*> candidates = global_deletes;
+    if (const auto found = deletes_by_partition.find(partition_key(c));
+        found != deletes_by_partition.end()) {
+      candidates.insert(candidates.end(), found->second.begin(), found->second.end());
+    }
+    for (const Current* d : candidates) {
+      switch (ScopeOf({&d->entry, d->spec_id, d->unpartitioned}, data)) {
+        case DeleteScope::kNone:
+          break;
+        case DeleteScope::kThisFile:
+          file.deletes.push_back({out.live[d->live].path, c.entry.data_file.file_path});
+          file.deleted_rows += d->entry.data_file.record_count;
+          break;
+        case DeleteScope::kOther:
+          file.rewritable = false;
+          file.not_rewritable_reason = UnappliedReason(d->entry);
+          break;
+      }
+    }
   }
   return out;
 }

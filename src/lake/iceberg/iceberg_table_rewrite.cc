@@ -22,7 +22,7 @@ lake::CommitResult RewriteOutcome(CommitStatus status, std::string reason,
 }  // namespace
 
 Result<lake::CommitResult> IcebergTable::Rewrite(const RewriteRequest& request) {
-  if (request.remove.empty() || request.add.empty()) {
+  if (request.remove.empty() || (request.add.empty() && request.remove_deletes.empty())) {
     return Status::Invalid("a rewrite of ", name_, " removes and adds files");
   }
   current_is_own_commit_ = false;
@@ -40,6 +40,7 @@ Result<lake::CommitResult> IcebergTable::Rewrite(const RewriteRequest& request) 
   }
   ReplaceRequest replace;
   replace.remove.insert(request.remove.begin(), request.remove.end());
+  replace.remove_deletes.insert(request.remove_deletes.begin(), request.remove_deletes.end());
   int64_t added_rows = 0;
   for (const auto& file : request.add) {
     WEIR_ASSIGN_OR_RAISE(auto data_file, ManifestFileOf(file));
@@ -51,8 +52,9 @@ Result<lake::CommitResult> IcebergTable::Rewrite(const RewriteRequest& request) 
   replace.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
-  size_t found = 0;
-  WEIR_ASSIGN_OR_RAISE(PendingSnapshot pending, BuildReplace(io_, base, replace, random_, found));
+  ReplaceCheck check;
+  WEIR_ASSIGN_OR_RAISE(PendingSnapshot pending, BuildReplace(io_, base, replace, random_, check));
+  const size_t found = check.found;
   const auto remove_written = [&] {
     for (const auto& uri : pending.written) {
       if (auto path = io_.PathOf(uri); path.ok()) (void)io_.fs->DeleteFile(*path);
@@ -64,11 +66,24 @@ Result<lake::CommitResult> IcebergTable::Rewrite(const RewriteRequest& request) 
                           fmt::format("{} of the {} files to rewrite are no longer live",
                                       replace.remove.size() - found, replace.remove.size()));
   }
+  if (check.found_deletes != replace.remove_deletes.size()) {
+    remove_written();
+    return RewriteOutcome(CommitStatus::kTableChanged,
+                          fmt::format("{} of the {} delete files applied are no longer live",
+                                      replace.remove_deletes.size() - check.found_deletes,
+                                      replace.remove_deletes.size()));
+  }
+  if (!check.blocked.empty()) {
+    remove_written();
+    return RewriteOutcome(
+        CommitStatus::kTableChanged,
+        "deletes apply to files to rewrite that the rewrite did not apply: " + check.blocked);
+  }
   const int64_t removed_rows = std::stoll(pending.snapshot.summary["deleted-records"]);
-  if (removed_rows != added_rows) {
+  if (removed_rows - check.deleted_rows != added_rows) {
     remove_written();
     return Status::Invalid("a rewrite of ", name_, " adds ", added_rows, " rows for the ",
-                           removed_rows, " it removes");
+                           removed_rows, " it removes less the ", check.deleted_rows, " deleted");
   }
   auto committed = store_->Commit(ident_, current_, pending.metadata,
                                   {pending.snapshot, std::nullopt}, pending.written);

@@ -103,9 +103,10 @@ nlohmann::json ManifestListAvroSchema(int format_version = 2);
 struct ManifestContext {
   const Schema* schema = nullptr;
   const PartitionSpec* spec = nullptr;
-  int64_t snapshot_id = 0;      // the snapshot adding the manifest
-  int64_t sequence_number = 0;  // that snapshot's sequence number
-  int format_version = 2;       // the table's
+  int64_t snapshot_id = 0;                           // the snapshot adding the manifest
+  int64_t sequence_number = 0;                       // that snapshot's sequence number
+  int format_version = 2;                            // the table's
+  ManifestContent content = ManifestContent::kData;  // a delete manifest holds delete files only
 };
 
 // Writes `entries` as the data manifest `uri` and returns its manifest list entry (counts,

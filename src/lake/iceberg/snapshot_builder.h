@@ -61,6 +61,9 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
 // by `files` (of the default spec, metrics filled in).
 struct ReplaceRequest {
   std::set<std::string> remove;
+  // Position delete files applied by the rewrite (fs paths): they leave the table with the
+  // data files they name, as DELETED entries of their delete manifests.
+  std::set<std::string> remove_deletes;
   std::vector<DataFile> files;
   std::map<std::string, std::string> extra_summary;
   int64_t now_ms = 0;
@@ -71,9 +74,19 @@ struct ReplaceRequest {
 // files go into one new manifest, every other manifest is kept as it is. `found` is set to how
 // many of `remove` were live; when it falls short the caller gives the rewrite up (the result
 // is still built, so its written files are listed for deletion).
+// `found_deletes` is how many of `remove_deletes` were live, `deleted_rows` the positions
+// they delete; `blocked` names a live delete file that applies to a removed data file and is
+// not among `remove_deletes` (its deletes would be lost), or one of `remove_deletes` that names
+// no removed file: the caller gives the rewrite up.
+struct ReplaceCheck {
+  size_t found = 0;
+  size_t found_deletes = 0;
+  int64_t deleted_rows = 0;
+  std::string blocked;
+};
 Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& base,
                                      const ReplaceRequest& request, std::mt19937_64& random,
-                                     size_t& found);
+                                     ReplaceCheck& check);
 
 // Writes `snapshot`'s manifest list (snapshot.manifest_list) over `manifests`. On a format 3
 // table it first gives the data manifests without one a first_row_id from base's next-row-id

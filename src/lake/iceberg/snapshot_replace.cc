@@ -1,6 +1,9 @@
 // BuildReplace: the `replace` snapshot compaction commits (snapshot_builder.h).
+#include <algorithm>
 #include <set>
+#include <string_view>
 
+#include "lake/iceberg/delete_scope.h"
 #include "lake/iceberg/snapshot_builder.h"
 
 namespace weir::lake::iceberg {
@@ -24,8 +27,9 @@ int64_t SummaryLong(const Snapshot& parent, const char* key, bool& known) {
 
 Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& base,
                                      const ReplaceRequest& request, std::mt19937_64& random,
-                                     size_t& found) {
-  found = 0;
+                                     ReplaceCheck& check) {
+  check = ReplaceCheck{};
+  size_t& found = check.found;
   const Schema& schema = base.current_schema();
   const PartitionSpec& spec = base.default_spec();
   const Snapshot* parent = base.RefSnapshot(kMainBranch);
@@ -49,18 +53,24 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
     added_records += file.record_count;
     added_size += file.file_size_in_bytes;
   }
-  const std::string added_uri = prefix + "-m0.avro";
-  WEIR_ASSIGN_OR_RAISE(
-      ManifestFile added,
-      WriteManifest(io, added_uri, {&schema, &spec, snapshot_id, sequence, base.format_version()},
-                    added_entries));
-  out.written.push_back(added_uri);
-  result.push_back(std::move(added));
-  ++created;
+  if (!added_entries.empty()) {  // a rewrite whose every row was deleted adds no file
+    const std::string added_uri = prefix + "-m0.avro";
+    WEIR_ASSIGN_OR_RAISE(
+        ManifestFile added,
+        WriteManifest(io, added_uri, {&schema, &spec, snapshot_id, sequence, base.format_version()},
+                      added_entries));
+    out.written.push_back(added_uri);
+    result.push_back(std::move(added));
+    ++created;
+  }
 
+  // The removed data files, for the deletes that apply to them.
+  std::vector<ManifestEntry> removed_entries;
+  std::vector<ScopedFile> removed;
+  std::vector<const ManifestFile*> delete_manifests;
   for (const ManifestFile& manifest : existing) {
     if (manifest.content != ManifestContent::kData) {
-      result.push_back(manifest);
+      delete_manifests.push_back(&manifest);
       continue;
     }
     const PartitionSpec* manifest_spec = base.SpecById(manifest.partition_spec_id);
@@ -81,6 +91,8 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
         ++found;
         removed_records += e.data_file.record_count;
         removed_size += e.data_file.file_size_in_bytes;
+        removed_entries.push_back(e);
+        removed.push_back({nullptr, manifest.partition_spec_id, manifest_spec->is_unpartitioned()});
         e.status = EntryStatus::kDeleted;
         e.snapshot_id = snapshot_id;  // the snapshot that deleted it
       } else {
@@ -101,6 +113,73 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
     ++created;
     result.push_back(std::move(rewritten));
   }
+
+  for (size_t i = 0; i < removed.size(); ++i) removed[i].entry = &removed_entries[i];
+
+  // Delete manifests: the applied delete files become DELETED entries; any other live delete
+  // file that applies to a removed data file blocks the rewrite.
+  int64_t dropped_files = 0, dropped_positions = 0;
+  for (const ManifestFile* manifest : delete_manifests) {
+    const PartitionSpec* manifest_spec = base.SpecById(manifest->partition_spec_id);
+    if (manifest_spec == nullptr) {
+      return Status::Invalid("manifest ", manifest->manifest_path, " names partition spec ",
+                             manifest->partition_spec_id, ", which the table lacks");
+    }
+    if (removed.empty()) {
+      result.push_back(*manifest);
+      continue;
+    }
+    WEIR_ASSIGN_OR_RAISE(const auto type, PartitionType(*manifest_spec, schema));
+    WEIR_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(io, *manifest, type));
+    entries_processed += static_cast<int64_t>(entries.size());
+    bool touched = false;
+    std::vector<ManifestEntry> kept;
+    for (ManifestEntry& e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;
+      WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(e.data_file.file_path));
+      const ScopedFile scoped{&e, manifest->partition_spec_id, manifest_spec->is_unpartitioned()};
+      const bool applied = request.remove_deletes.contains(path);
+      bool names_removed = false;
+      for (const ScopedFile& data : removed) {
+        const DeleteScope scope = ScopeOf(scoped, data);
+        if (scope == DeleteScope::kNone) continue;
+        if (applied && scope == DeleteScope::kThisFile) {
+          names_removed = true;
+        } else if (check.blocked.empty()) {
+          check.blocked = e.data_file.file_path + " (" + UnappliedReason(e) + ") applies to " +
+                          data.entry->data_file.file_path;
+        }
+      }
+      if (applied) {
+        if (!names_removed && check.blocked.empty()) {
+          check.blocked = e.data_file.file_path + " names none of the files to rewrite";
+        }
+        touched = true;
+        ++check.found_deletes;
+        ++dropped_files;
+        dropped_positions += e.data_file.record_count;
+        e.status = EntryStatus::kDeleted;
+        e.snapshot_id = snapshot_id;
+      } else {
+        e.status = EntryStatus::kExisting;
+      }
+      kept.push_back(std::move(e));
+    }
+    if (!touched) {
+      result.push_back(*manifest);
+      continue;
+    }
+    const std::string uri = prefix + "-m" + std::to_string(++replaced) + ".avro";
+    WEIR_ASSIGN_OR_RAISE(ManifestFile rewritten,
+                         WriteManifest(io, uri,
+                                       {&schema, manifest_spec, snapshot_id, sequence,
+                                        base.format_version(), ManifestContent::kDeletes},
+                                       kept));
+    out.written.push_back(uri);
+    ++created;
+    result.push_back(std::move(rewritten));
+  }
+  check.deleted_rows = dropped_positions;
 
   Snapshot& snapshot = out.snapshot;
   snapshot.snapshot_id = snapshot_id;
@@ -135,8 +214,15 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
   for (const char* key :
        {"total-delete-files", "total-position-deletes", "total-equality-deletes"}) {
     bool known = true;
-    const int64_t value = SummaryLong(*parent, key, known);
-    if (known) summary[key] = std::to_string(value);
+    int64_t value = SummaryLong(*parent, key, known);
+    if (std::string_view(key) == "total-delete-files") value -= dropped_files;
+    if (std::string_view(key) == "total-position-deletes") value -= dropped_positions;
+    if (known) summary[key] = std::to_string(std::max<int64_t>(0, value));
+  }
+  if (dropped_files > 0) {
+    summary["removed-delete-files"] = std::to_string(dropped_files);
+    summary["removed-position-delete-files"] = std::to_string(dropped_files);
+    summary["removed-position-deletes"] = std::to_string(dropped_positions);
   }
   summary["manifests-created"] = std::to_string(created);
   summary["manifests-replaced"] = std::to_string(replaced);

@@ -18,7 +18,8 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 
 lake::LakeFile File(const std::string& path, int64_t bytes, std::string partition,
                     bool rewritable = true) {
-  return lake::LakeFile{path, lake::LakeFileKind::kData, bytes, 10, {partition}, rewritable};
+  return lake::LakeFile{path, lake::LakeFileKind::kData, bytes, 10, {partition}, rewritable, {}, 0,
+                        {}};
 }
 
 TEST(PlanCompactionTest, MergesSmallFilesPerPartitionAndLeavesLargeOnesAlone) {
@@ -147,9 +148,9 @@ class SortedMergeTest : public ::testing::Test {
 };
 
 TEST_F(SortedMergeTest, MergesSortedInputsInKeyOrderFillingMissingColumnsWithNull) {
-  const std::vector<MergeInput> inputs = {{Write("a.parquet", {1, 4, 7, 10}, true)},
-                                          {Write("b.parquet", {2, 5, 8}, false)},
-                                          {Write("c.parquet", {3, 6, 9, 11, 12}, true)}};
+  const std::vector<MergeInput> inputs = {{Write("a.parquet", {1, 4, 7, 10}, true), {}},
+                                          {Write("b.parquet", {2, 5, 8}, false), {}},
+                                          {Write("c.parquet", {3, 6, 9, 11, 12}, true), {}}};
   const std::vector<lake::Column> columns = {{1, "id", lake::ColumnType::kInteger},
                                              {2, "name", lake::ColumnType::kVarchar},
                                              {3, "gone", lake::ColumnType::kBigint}};
@@ -173,8 +174,8 @@ TEST_F(SortedMergeTest, MergesSortedInputsInKeyOrderFillingMissingColumnsWithNul
 }
 
 TEST_F(SortedMergeTest, WithoutSortKeysConcatenatesInOrder) {
-  const std::vector<MergeInput> inputs = {{Write("a.parquet", {5, 6}, true)},
-                                          {Write("b.parquet", {1, 2}, true)}};
+  const std::vector<MergeInput> inputs = {{Write("a.parquet", {5, 6}, true), {}},
+                                          {Write("b.parquet", {1, 2}, true), {}}};
   auto merge = *SortedMerge::Open(fs_, inputs, {{1, "id", lake::ColumnType::kInteger}},
                                   MergeOptions{{}, 100});
   EXPECT_FALSE(merge->sorted());
@@ -184,6 +185,24 @@ TEST_F(SortedMergeTest, WithoutSortKeysConcatenatesInOrder) {
     for (int64_t i = 0; i < batch->num_rows(); ++i) ids.push_back(id.Value(i));
   }
   EXPECT_EQ(ids, (std::vector<int32_t>{5, 6, 1, 2}));
+}
+
+// Deleted positions are file positions: they hold across batch boundaries, a batch whose every
+// row is deleted is skipped, and the counts say how many were read and dropped.
+TEST_F(SortedMergeTest, SkipsDeletedPositionsAcrossBatches) {
+  const std::vector<MergeInput> inputs = {
+      {Write("a.parquet", {1, 3, 5, 7, 9, 11}, true), {0, 2, 3, 5}},  // 1, 5, 7, 11 deleted
+      {Write("b.parquet", {2, 4, 6, 8}, true), {0, 1}}};              // 2, 4 deleted
+  auto merge = *SortedMerge::Open(fs_, inputs, {{1, "id", lake::ColumnType::kInteger}},
+                                  MergeOptions{{lake::SortKey{"id", false, false}}, 2});
+  std::vector<int32_t> ids;
+  while (auto batch = *merge->Next()) {
+    const auto& id = static_cast<const arrow::Int32Array&>(*batch->column(0));
+    for (int64_t i = 0; i < batch->num_rows(); ++i) ids.push_back(id.Value(i));
+  }
+  EXPECT_EQ(ids, (std::vector<int32_t>{3, 6, 8, 9}));
+  EXPECT_EQ(merge->rows_read(), 10);
+  EXPECT_EQ(merge->rows_deleted(), 6);
 }
 
 }  // namespace
