@@ -37,7 +37,7 @@ TEST(UpsertSettings, KeyAndKeySourceLoadFromVariables) {
 TEST(UpsertSettings, AnIcebergLakeTakesUpsertDatasetsPartitionedByKeyColumns) {
   auto loaded = Load({{"WEIR_UPSERT_KEY", "g,w"},
                       {"WEIR_LAKE_FORMAT", "iceberg"},
-                      {"WEIR_PARTITION_BY", "w,bucket(8,g)"}});
+                      {"WEIR_PARTITION_BY", "w,bucket[8](g)"}});
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->settings.datasets.at(0).upsert.key, (std::vector<std::string>{"g", "w"}));
 }
@@ -55,7 +55,7 @@ TEST(UpsertSettings, EveryInvalidValueStopsLoadingNamingTheSetting) {
       {{{"WEIR_UPSERT_KEY_FROM", "header"}}, "upsert.key_from"},
       {{{"WEIR_UPSERT_KEY", "a"},
         {"WEIR_LAKE_FORMAT", "iceberg"},
-        {"WEIR_PARTITION_BY", "a,bucket(4,b)"}},
+        {"WEIR_PARTITION_BY", "a,bucket[4](b)"}},
        "partition_by: partition source column(s) b are not in upsert.key (a)"},
       {{{"WEIR_UPSERT_KEY", "a"}, {"WEIR_ROUTE_TEMPLATE", "t_{a}"}},
        "route.template: an upsert dataset (upsert.key) cannot be routed"},
