@@ -19,7 +19,8 @@ std::vector<Setting> UpsertRows() {
            "the flush's commit deletes the older rows of its keys and inserts the new ones in "
            "one snapshot, with the offset ledger. A record with a key and a null value (a "
            "tombstone) deletes its key; its key values are read from the message key, a JSON "
-           "object. Partition source columns must be key columns. DuckLake only.",
+           "object. Partition source columns must be key columns. DuckLake (positional delete "
+           "files) and Iceberg v2 (equality delete files); not in ingest.mode wal.",
        WEIR_DATASET_FIELD(upsert.key)},
       {.name = "upsert.key_from",
        .scope = kD,

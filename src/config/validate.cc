@@ -340,11 +340,6 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
     errors.Process("wal.dir", "required with ingest.mode wal, not set");
   }
   for (size_t d = 0; d < settings.datasets.size(); ++d) {
-    if (settings.lake_format == "iceberg" && !settings.datasets[d].upsert.key.empty()) {
-      errors.Dataset(d, settings.datasets[d], "upsert.key",
-                     "upsert datasets need a DuckLake lake: weir's Iceberg tables do not write "
-                     "equality deletes yet");
-    }
     if (settings.ingest_mode == "wal" && !settings.datasets[d].upsert.key.empty()) {
       errors.Dataset(d, settings.datasets[d], "upsert.key",
                      "upsert datasets need ingest.mode direct (the WAL committer only appends)");

@@ -433,6 +433,7 @@ Result<DatasetWriter::Landing> DatasetWriter::CommitFiles(lake::Table& table,
         outcome.snapshot_id = committed->snapshot_id;
         outcome.rows_deleted = committed->rows_deleted;
         outcome.delete_files = committed->delete_files;
+        outcome.keys_deleted = committed->keys_deleted;
         outcome.already_committed = committed->status == lake::CommitStatus::kAlreadyCommitted;
         return Landing::kLanded;
       case lake::CommitStatus::kFenced:

@@ -105,6 +105,7 @@ struct FlushOutcome {
   int64_t upsert_superseded = 0;  // upsert rows dropped for a later row of their key
   int64_t rows_deleted = 0;       // upsert: older rows of the flush's keys deleted
   int64_t delete_files = 0;       // upsert: delete files committed
+  int64_t keys_deleted = 0;       // upsert by equality deletes (Iceberg): keys deleted
   std::chrono::milliseconds write_time{0}, commit_time{0};
 };
 

@@ -166,8 +166,12 @@ void Pipeline::FlushLoop(Dataset& d) {
             "write {} ms, commit {} ms{}",
             name, outcome->snapshot_id, outcome->rows, outcome->rejects, outcome->files,
             outcome->bytes_written, outcome->write_time.count(), outcome->commit_time.count(),
-            d.options.config.upsert_key.empty()
-                ? ""
+            d.options.config.upsert_key.empty() ? ""
+            : outcome->keys_deleted > 0
+                ? fmt::format(" (upsert: {} superseded in the flush, older rows of {} keys "
+                              "deleted by {} equality delete file(s))",
+                              outcome->upsert_superseded, outcome->keys_deleted,
+                              outcome->delete_files)
                 : fmt::format(" (upsert: {} superseded in the flush, {} older rows deleted by {} "
                               "delete file(s))",
                               outcome->upsert_superseded, outcome->rows_deleted,

@@ -119,6 +119,9 @@ struct CommitResult {
   std::string reason;                      // kConflict, kTableChanged, kOutcomeUnknown: why
   int64_t rows_deleted = 0;                // kCommitted with key_deletes: older rows deleted
   int64_t delete_files = 0;                // kCommitted with key_deletes: delete files written
+  // kCommitted with key_deletes, by a format deleting by value (Iceberg's equality deletes):
+  // the keys deleted; rows_deleted stays 0 (the rows they match are found by readers).
+  int64_t keys_deleted = 0;
 };
 
 // What became of a schema change.
@@ -180,7 +183,8 @@ class Table {
   virtual bool CommitsCompanion() const { return false; }
 
   // Whether Commit takes CommitRequest::key_deletes (DuckLake: positional delete files in the
-  // commit's snapshot). An upsert dataset refuses a table without it.
+  // commit's snapshot; Iceberg: equality delete files in it). An upsert dataset refuses a table
+  // without it.
   virtual bool DeletesByKey() const { return false; }
 
   // Reads back whether the commit of `request` (by its writer id, and its files) landed: the

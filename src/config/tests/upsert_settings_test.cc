@@ -34,6 +34,14 @@ TEST(UpsertSettings, KeyAndKeySourceLoadFromVariables) {
   EXPECT_EQ(defaults->settings.kafka.isolation_level, "read_committed");
 }
 
+TEST(UpsertSettings, AnIcebergLakeTakesUpsertDatasetsPartitionedByKeyColumns) {
+  auto loaded = Load({{"WEIR_UPSERT_KEY", "g,w"},
+                      {"WEIR_LAKE_FORMAT", "iceberg"},
+                      {"WEIR_PARTITION_BY", "w,bucket[8](g)"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->settings.datasets.at(0).upsert.key, (std::vector<std::string>{"g", "w"}));
+}
+
 TEST(UpsertSettings, EveryInvalidValueStopsLoadingNamingTheSetting) {
   const std::vector<std::pair<Env, std::string>> cases = {
       {{{"WEIR_UPSERT_KEY", "merchant,w"}, {"WEIR_PARTITION_BY", "day(_inserted_at),team"}},
@@ -45,8 +53,10 @@ TEST(UpsertSettings, EveryInvalidValueStopsLoadingNamingTheSetting) {
       {{{"WEIR_UPSERT_KEY_FROM", "kafka_key"}},
        "upsert.key_from: value \"kafka_key\" needs upsert.key"},
       {{{"WEIR_UPSERT_KEY_FROM", "header"}}, "upsert.key_from"},
-      {{{"WEIR_UPSERT_KEY", "a"}, {"WEIR_LAKE_FORMAT", "iceberg"}},
-       "upsert.key: upsert datasets need a DuckLake lake"},
+      {{{"WEIR_UPSERT_KEY", "a"},
+        {"WEIR_LAKE_FORMAT", "iceberg"},
+        {"WEIR_PARTITION_BY", "a,bucket[4](b)"}},
+       "partition_by: partition source column(s) b are not in upsert.key (a)"},
       {{{"WEIR_UPSERT_KEY", "a"}, {"WEIR_ROUTE_TEMPLATE", "t_{a}"}},
        "route.template: an upsert dataset (upsert.key) cannot be routed"},
   };

@@ -480,6 +480,19 @@ Result<std::optional<lake::CommitResult>> IcebergTable::TryCommit(const CommitRe
     WEIR_ASSIGN_OR_RAISE(auto data_file, ManifestFileOf(file));
     append.files.push_back(std::move(data_file));
   }
+  // An upsert's equality deletes, written for this attempt: deleted again unless it lands.
+  std::vector<std::string> delete_paths;
+  const auto remove_deletes = [&] {
+    for (const auto& path : delete_paths) (void)io_.fs->DeleteFile(path);
+  };
+  if (request.key_deletes) {
+    auto written_deletes = WriteEqualityDeletes(*request.key_deletes, delete_paths);
+    if (!written_deletes.ok()) {
+      remove_deletes();
+      return written_deletes.status();
+    }
+    append.delete_files = std::move(*written_deletes);
+  }
   append.commit_id = request.writer;
   append.ledger = std::move(ledger);
   if (!request.message.empty()) append.extra_summary["weir.message"] = request.message;
@@ -488,12 +501,15 @@ Result<std::optional<lake::CommitResult>> IcebergTable::TryCommit(const CommitRe
   if (parent != nullptr && last_list_ && last_list_->first == parent->manifest_list) {
     append.parent_manifests = &last_list_->second;  // the list this handle wrote: not re-read
   }
-  WEIR_ASSIGN_OR_RAISE(PendingSnapshot pending, BuildAppend(io_, base, append, random_));
+  auto built = BuildAppend(io_, base, append, random_);
+  if (!built.ok()) remove_deletes();
+  WEIR_ASSIGN_OR_RAISE(PendingSnapshot pending, std::move(built));
   std::vector<std::string> written = pending.written;
   const auto remove_written = [&] {
     for (const auto& uri : written) {
       if (auto path = io_.PathOf(uri); path.ok()) (void)io_.fs->DeleteFile(*path);
     }
+    remove_deletes();
   };
   auto committed =
       store_->Commit(ident_, current_, pending.metadata, {pending.snapshot, std::nullopt}, written);
@@ -525,7 +541,10 @@ Result<std::optional<lake::CommitResult>> IcebergTable::TryCommit(const CommitRe
     Adopt(std::move(*committed->current));
     current_is_own_commit_ = true;
   }
-  return Answer(Outcome(CommitStatus::kCommitted, "", snapshot_id));
+  lake::CommitResult done = Outcome(CommitStatus::kCommitted, "", snapshot_id);
+  done.delete_files = static_cast<int64_t>(append.delete_files.size());
+  for (const auto& file : append.delete_files) done.keys_deleted += file.record_count;
+  return Answer(std::move(done));
 }
 
 Result<std::optional<int64_t>> IcebergTable::FindCommit(const CommitRequest& request) {

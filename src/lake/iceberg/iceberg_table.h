@@ -48,7 +48,12 @@ class IcebergTable final : public lake::Table {
   // after its own commit the handle skips the reload and commits on the catalog's answer; a
   // refusal or a negative verdict on that state is retried once on a fresh read. It takes
   // no companion: the rejects table commits on its own, with its own ledger (README.md).
+  // With key_deletes, the snapshot also adds equality delete files on the key columns, one
+  // per partition tuple of the keys, in a delete manifest: an `overwrite` (`delete` when the
+  // flush holds only tombstones) that deletes every older row of those keys
+  // (iceberg_table_upsert.cc).
   Result<lake::CommitResult> Commit(const CommitRequest& request) override;
+  bool DeletesByKey() const override { return true; }
   // The snapshot of main's ancestry whose summary carries the request's writer id.
   Result<std::optional<int64_t>> FindCommit(const CommitRequest& request) override;
   // A `replace` snapshot on main's head: the removed files' manifests rewritten with them as
@@ -79,6 +84,10 @@ class IcebergTable final : public lake::Table {
   void Adopt(CurrentMetadata current);
   Result<std::vector<Value>> PartitionTupleOf(const std::vector<PartitionValue>& values) const;
   Result<iceberg::DataFile> ManifestFileOf(const lake::DataFile& file) const;
+  // Writes the equality delete files of `deletes` under the data directory (their fs paths
+  // are added to `paths` before each is written, so a failed attempt can delete them).
+  Result<std::vector<iceberg::DataFile>> WriteEqualityDeletes(const KeyDeletes& deletes,
+                                                              std::vector<std::string>& paths);
   // One commit attempt on current_. `verified`: current_ was just read from the catalog; when
   // false (the state this handle's previous commit left), an answer that a stale state could
   // cause (fenced, table changed, conflict, refused) is nullopt: read the table and try again.

@@ -286,14 +286,14 @@ Result<ManifestFile> WriteManifest(const TableIo& io, const std::string& uri,
                                    const std::vector<ManifestEntry>& entries) {
   WEIR_ASSIGN_OR_RAISE(const std::vector<NestedField> partition_type,
                        PartitionType(*context.spec, *context.schema));
-  AvroContainerWriter writer(
-      ManifestEntryAvroSchema(partition_type, context.format_version).dump(),
-      {{"schema", context.schema->ToJson().dump()},
-       {"schema-id", std::to_string(context.schema->schema_id())},
-       {"partition-spec", context.spec->FieldsJson().dump()},
-       {"partition-spec-id", std::to_string(context.spec->spec_id)},
-       {"format-version", std::to_string(context.format_version)},
-       {"content", context.content == ManifestContent::kData ? "data" : "deletes"}});
+  const bool deletes = context.content == ManifestContent::kDeletes;
+  AvroContainerWriter writer(ManifestEntryAvroSchema(partition_type, context.format_version).dump(),
+                             {{"schema", context.schema->ToJson().dump()},
+                              {"schema-id", std::to_string(context.schema->schema_id())},
+                              {"partition-spec", context.spec->FieldsJson().dump()},
+                              {"partition-spec-id", std::to_string(context.spec->spec_id)},
+                              {"format-version", std::to_string(context.format_version)},
+                              {"content", deletes ? "deletes" : "data"}});
   ManifestFile manifest;
   manifest.manifest_path = uri;
   manifest.partition_spec_id = context.spec->spec_id;
@@ -305,10 +305,9 @@ Result<ManifestFile> WriteManifest(const TableIo& io, const std::string& uri,
   for (const NestedField& field : partition_type) summaries.push_back({field.type, {}, {}, {}});
   bool first_live = true;
   for (const ManifestEntry& entry : entries) {
-    if ((entry.data_file.content == FileContent::kData) !=
-        (context.content == ManifestContent::kData)) {
-      return Status::Invalid("a ", context.content == ManifestContent::kData ? "data" : "delete",
-                             " manifest cannot hold ", entry.data_file.file_path);
+    if ((entry.data_file.content != FileContent::kData) != deletes) {
+      return Status::Invalid(deletes ? "a data file in a delete manifest"
+                                     : "a delete file in a data manifest");
     }
     WEIR_RETURN_NOT_OK(
         EncodeEntry(writer.encoder(), entry, partition_type, context.format_version));

@@ -103,14 +103,15 @@ nlohmann::json ManifestListAvroSchema(int format_version = 2);
 struct ManifestContext {
   const Schema* schema = nullptr;
   const PartitionSpec* spec = nullptr;
-  int64_t snapshot_id = 0;                           // the snapshot adding the manifest
-  int64_t sequence_number = 0;                       // that snapshot's sequence number
-  int format_version = 2;                            // the table's
-  ManifestContent content = ManifestContent::kData;  // a delete manifest holds delete files only
+  int64_t snapshot_id = 0;      // the snapshot adding the manifest
+  int64_t sequence_number = 0;  // that snapshot's sequence number
+  int format_version = 2;       // the table's
+  // A data manifest (data files only) or a delete manifest (delete files only).
+  ManifestContent content = ManifestContent::kData;
 };
 
-// Writes `entries` as the data manifest `uri` and returns its manifest list entry (counts,
-// partition summaries, min sequence number).
+// Writes `entries` as the manifest `uri` (of context.content) and returns its manifest list
+// entry (counts, partition summaries, min sequence number).
 Result<ManifestFile> WriteManifest(const TableIo& io, const std::string& uri,
                                    const ManifestContext& context,
                                    const std::vector<ManifestEntry>& entries);

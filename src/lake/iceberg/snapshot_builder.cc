@@ -105,51 +105,67 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
     WEIR_ASSIGN_OR_RAISE(existing, ReadManifestList(io, parent->manifest_list));
   }
 
-  // The new manifest.
+  // The new manifests: one of the data files, one of the delete files.
   const int format = base.format_version();
-  const ManifestContext context{&schema, &spec, snapshot_id, sequence, format};
-  std::optional<ManifestFile> added;
   std::set<std::string> partitions;
-  int64_t added_records = 0, added_size = 0;
-  if (!request.files.empty()) {
+  int64_t added_records = 0, added_size = 0, added_deletes = 0, added_delete_size = 0;
+  const auto write_new = [&](const std::vector<DataFile>& files, ManifestContent content,
+                             const std::string& uri) -> Result<std::optional<ManifestFile>> {
+    if (files.empty()) return std::optional<ManifestFile>();
     std::vector<ManifestEntry> entries;
-    for (const DataFile& file : request.files) {
+    for (const DataFile& file : files) {
       entries.push_back({EntryStatus::kAdded, std::nullopt, std::nullopt, std::nullopt, file});
       partitions.insert(PartitionKey(file.partition, partition_type));
-      added_records += file.record_count;
-      added_size += file.file_size_in_bytes;
+      if (content == ManifestContent::kData) {
+        added_records += file.record_count;
+        added_size += file.file_size_in_bytes;
+      } else {
+        added_deletes += file.record_count;
+        added_delete_size += file.file_size_in_bytes;
+      }
     }
-    const std::string uri = prefix + "-m0.avro";
-    WEIR_ASSIGN_OR_RAISE(added, WriteManifest(io, uri, context, entries));
+    const ManifestContext context{&schema, &spec, snapshot_id, sequence, format, content};
+    WEIR_ASSIGN_OR_RAISE(ManifestFile m, WriteManifest(io, uri, context, entries));
     out.written.push_back(uri);
-  }
+    return std::optional<ManifestFile>(std::move(m));
+  };
+  WEIR_ASSIGN_OR_RAISE(const std::optional<ManifestFile> added,
+                       write_new(request.files, ManifestContent::kData, prefix + "-m0.avro"));
+  WEIR_ASSIGN_OR_RAISE(
+      const std::optional<ManifestFile> added_delete,
+      write_new(request.delete_files, ManifestContent::kDeletes, prefix + "-d0.avro"));
 
-  // Group the data manifests by spec, the new one first; delete manifests pass through.
+  // Group the manifests by content and spec, each group's new manifest first; data groups
+  // before delete groups, as the list has them.
+  using GroupKey = std::pair<int, int>;  // (content, spec id)
   std::vector<ManifestFile> result;
-  std::map<int, std::vector<ManifestFile>> groups;
-  std::vector<int> group_order;
+  std::map<GroupKey, std::vector<ManifestFile>> groups;
+  std::vector<GroupKey> group_order;  // by first appearance
   const auto add_to_group = [&](const ManifestFile& m) {
-    if (!groups.count(m.partition_spec_id)) group_order.push_back(m.partition_spec_id);
-    groups[m.partition_spec_id].push_back(m);
+    const GroupKey key{static_cast<int>(m.content), m.partition_spec_id};
+    if (!groups.count(key)) group_order.push_back(key);
+    groups[key].push_back(m);
   };
   if (added) add_to_group(*added);
-  std::vector<ManifestFile> deletes;
-  for (const ManifestFile& m : existing) {
-    if (m.content == ManifestContent::kDeletes) {
-      deletes.push_back(m);
-    } else {
-      add_to_group(m);
-    }
-  }
-  int created = added ? 1 : 0, replaced = 0, merged_count = 0;
-  bool added_merged = false;
+  if (added_delete) add_to_group(*added_delete);
+  for (const ManifestFile& m : existing) add_to_group(m);
+  std::stable_partition(group_order.begin(), group_order.end(),
+                        [](const GroupKey& key) { return key.first == 0; });
+  const auto is_new = [&](const ManifestFile& m) {
+    return (added && m.manifest_path == added->manifest_path) ||
+           (added_delete && m.manifest_path == added_delete->manifest_path);
+  };
+  int created = (added ? 1 : 0) + (added_delete ? 1 : 0), replaced = 0, merged_count = 0;
+  std::vector<std::string> merged_away;  // new manifests folded into a merged one
   int64_t entries_processed = 0;
-  for (const int spec_id : group_order) {
-    const std::vector<ManifestFile>& group = groups[spec_id];
+  for (const GroupKey& key : group_order) {
+    const std::vector<ManifestFile>& group = groups[key];
     if (!policy.enabled) {
       result.insert(result.end(), group.begin(), group.end());
       continue;
     }
+    const int spec_id = key.second;
+    const ManifestContent content = static_cast<ManifestContent>(key.first);
     const ManifestFile& first = group.front();
     for (const auto& bin : PackEnd(group, policy.target_size_bytes)) {
       const bool has_first = std::any_of(bin.begin(), bin.end(), [&](const ManifestFile& m) {
@@ -170,10 +186,15 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
       for (const ManifestFile& m : bin) {
         WEIR_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(io, m, bin_type));
         entries_processed += static_cast<int64_t>(entries.size());
-        const bool is_new = added && m.manifest_path == added->manifest_path;
-        if (!is_new) ++replaced;
+        const bool fresh = is_new(m);
+        if (fresh) {
+          --created;  // folded into the merged one
+          merged_away.push_back(m.manifest_path);
+        } else {
+          ++replaced;
+        }
         for (ManifestEntry& e : entries) {
-          if (is_new) {
+          if (fresh) {
             e.snapshot_id = e.sequence_number = e.file_sequence_number = std::nullopt;
             merged.push_back(std::move(e));
           } else if (e.status != EntryStatus::kDeleted) {
@@ -182,27 +203,19 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
           }
         }
       }
-      const bool has_added =
-          added && std::any_of(bin.begin(), bin.end(), [&](const ManifestFile& m) {
-            return m.manifest_path == added->manifest_path;
-          });
-      if (has_added) {  // the new manifest is folded into the merged one
-        --created;
-        added_merged = true;
-      }
       const std::string uri = prefix + "-m" + std::to_string(++merged_count) + ".avro";
-      const ManifestContext merge_context{&schema, bin_spec, snapshot_id, sequence, format};
+      const ManifestContext merge_context{&schema,  bin_spec, snapshot_id,
+                                          sequence, format,   content};
       WEIR_ASSIGN_OR_RAISE(ManifestFile m, WriteManifest(io, uri, merge_context, merged));
       out.written.push_back(uri);
       ++created;
       result.push_back(std::move(m));
     }
   }
-  result.insert(result.end(), deletes.begin(), deletes.end());
-  if (added_merged) {
-    WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(added->manifest_path));
+  for (const std::string& uri : merged_away) {
+    WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(uri));
     WEIR_RETURN_NOT_OK(io.fs->DeleteFile(path));
-    out.written.erase(out.written.begin());
+    out.written.erase(std::find(out.written.begin(), out.written.end(), uri));
   }
 
   Snapshot& snapshot = out.snapshot;
@@ -221,21 +234,32 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
   }
   auto& summary = snapshot.summary;
   summary = request.extra_summary;
-  summary["operation"] = "append";
+  const bool deletes = !request.delete_files.empty();
+  summary["operation"] = !deletes ? "append" : request.files.empty() ? "delete" : "overwrite";
   summary["added-data-files"] = std::to_string(request.files.size());
   summary["added-records"] = std::to_string(added_records);
-  summary["added-files-size"] = std::to_string(added_size);
+  summary["added-files-size"] = std::to_string(added_size + added_delete_size);
   summary["changed-partition-count"] = std::to_string(partitions.size());
   summary["total-records"] = std::to_string(total_records);
   summary["total-data-files"] = std::to_string(total_files);
+  if (deletes) {
+    summary["added-delete-files"] = std::to_string(request.delete_files.size());
+    summary["added-equality-delete-files"] = std::to_string(request.delete_files.size());
+    summary["added-equality-deletes"] = std::to_string(added_deletes);
+  }
   bool sizes_known = true;
   const int64_t parent_size = SummaryLong(parent, "total-files-size", sizes_known);
-  if (sizes_known) summary["total-files-size"] = std::to_string(parent_size + added_size);
-  for (const char* key :
-       {"total-delete-files", "total-position-deletes", "total-equality-deletes"}) {
+  if (sizes_known) {
+    summary["total-files-size"] = std::to_string(parent_size + added_size + added_delete_size);
+  }
+  const std::pair<const char*, int64_t> totals[] = {
+      {"total-delete-files", static_cast<int64_t>(request.delete_files.size())},
+      {"total-position-deletes", 0},
+      {"total-equality-deletes", added_deletes}};
+  for (const auto& [key, added_now] : totals) {
     bool known = true;
     const int64_t value = SummaryLong(parent, key, known);
-    if (known) summary[key] = std::to_string(value);
+    if (known) summary[key] = std::to_string(value + added_now);
   }
   summary["manifests-created"] = std::to_string(created);
   summary["manifests-replaced"] = std::to_string(replaced);

@@ -35,6 +35,10 @@ struct AppendRequest {
   // Data files of the table's default spec, their partition tuples and metrics filled in
   // (file_path: full URIs).
   std::vector<DataFile> files;
+  // Delete files of the default spec (an upsert's equality deletes, content kEqualityDeletes,
+  // metrics filled in), added in one new delete manifest of the same snapshot. With any, the
+  // snapshot is an `overwrite` (a `delete` when `files` is empty): Iceberg's row delta.
+  std::vector<DataFile> delete_files;
   // weir's ledger (see snapshot_ledger.h); an empty commit id writes no ledger keys.
   std::string commit_id;
   OffsetLedger ledger;
@@ -53,7 +57,8 @@ struct PendingSnapshot {
 };
 
 // Appends on top of main's head of `base`. A request with no files still makes a snapshot
-// (its ledger moves: records consumed, none kept).
+// (its ledger moves: records consumed, none kept). Data and delete manifests are merged apart
+// (a merged manifest holds one content, one spec), by the same policy.
 Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base,
                                     const AppendRequest& request, std::mt19937_64& random);
 

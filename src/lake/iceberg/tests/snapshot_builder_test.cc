@@ -1,4 +1,5 @@
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <arrow/filesystem/localfs.h>
@@ -339,6 +340,79 @@ TEST_F(IcebergSnapshotBuilder, AnUpgradedTableGivesRowIdsToEveryFileAtItsFirstV3
   EXPECT_EQ(m.next_row_id(), 14);
   // Snapshots from before the upgrade keep no row lineage.
   EXPECT_FALSE(m.snapshots().front().first_row_id);
+}
+
+}  // namespace
+}  // namespace weir::lake::iceberg
+
+namespace weir::lake::iceberg {
+namespace {
+
+TEST_F(IcebergSnapshotBuilder, UpsertsAddEqualityDeletesInDeleteManifestsMergedApart) {
+  TableMetadata m = NewTableMetadata({{"commit.manifest.min-count-to-merge", "3"}});
+  const auto equality_deletes = [&](int commit) {
+    DataFile f = File(commit, 9);
+    f.content = FileContent::kEqualityDeletes;
+    f.file_path += "-eq-delete.parquet";
+    f.record_count = 10;
+    f.file_size_in_bytes = 7;
+    f.equality_ids = {1};
+    return f;
+  };
+  std::vector<std::string> operations;
+  for (int commit = 0; commit < 7; ++commit) {
+    AppendRequest request;
+    if (commit != 4) request.files = {File(commit, 0)};  // commit 4: tombstones only
+    if (commit > 0) request.delete_files = {equality_deletes(commit)};
+    request.now_ms = 10 + commit;
+    ASSERT_OK_AND_ASSIGN(PendingSnapshot next, BuildAppend(io_, m, request, random_));
+    m = std::move(next.metadata);
+    const auto& summary = next.snapshot.summary;
+    operations.push_back(summary.at("operation"));
+    EXPECT_EQ(summary.at("total-equality-deletes"), std::to_string(10 * commit));
+    EXPECT_EQ(summary.at("total-delete-files"), std::to_string(commit));
+    EXPECT_EQ(summary.at("total-position-deletes"), "0");
+    if (commit > 0) {
+      EXPECT_EQ(summary.at("added-delete-files"), "1");
+      EXPECT_EQ(summary.at("added-equality-delete-files"), "1");
+      EXPECT_EQ(summary.at("added-equality-deletes"), "10");
+    } else {
+      EXPECT_FALSE(summary.count("added-delete-files"));
+    }
+    // Data manifests first, then delete manifests; never a mix in one manifest.
+    bool deletes_seen = false;
+    for (const ManifestFile& manifest : next.manifests) {
+      if (manifest.content == ManifestContent::kDeletes) deletes_seen = true;
+      EXPECT_FALSE(deletes_seen && manifest.content == ManifestContent::kData);
+    }
+  }
+  EXPECT_EQ(operations, (std::vector<std::string>{"append", "overwrite", "overwrite", "overwrite",
+                                                  "delete", "overwrite", "overwrite"}));
+  // Every delete file once, with the sequence number of the commit that added it (commit c is
+  // sequence c + 1), and every data file once: through merges of both kinds.
+  std::map<std::string, int64_t> deletes;
+  int data = 0;
+  for (const ManifestEntry& e : LiveEntries(m)) {
+    if (e.data_file.content == FileContent::kEqualityDeletes) {
+      EXPECT_EQ(e.data_file.equality_ids, std::vector<int>{1});
+      deletes[e.data_file.file_path] = *e.sequence_number;
+    } else {
+      ++data;
+    }
+  }
+  EXPECT_EQ(data, 6);
+  ASSERT_EQ(deletes.size(), 6u);
+  for (int commit = 1; commit < 7; ++commit) {
+    EXPECT_EQ(deletes.at(equality_deletes(commit).file_path), commit + 1);
+  }
+  for (const ManifestFile& manifest : *ReadManifestList(io_, m.RefSnapshot()->manifest_list)) {
+    EXPECT_TRUE(std::filesystem::exists(manifest.manifest_path)) << manifest.manifest_path;
+    const auto type = *PartitionType(m.default_spec(), m.current_schema());
+    for (const ManifestEntry& e : *ReadManifest(io_, manifest, type)) {
+      EXPECT_EQ(e.data_file.content != FileContent::kData,
+                manifest.content == ManifestContent::kDeletes);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,243 @@
+"""Upsert datasets (issue 15) on Iceberg v2: each flush commits one snapshot holding equality
+delete files on the key columns (a delete manifest) plus the new rows, so a windowed
+aggregation's changelog keyed by (g, w) reads as one row per live key with its latest value,
+through re-emissions (byte-identical and new values), tombstones, SIGKILLs with rebalances and
+aborted transactions. Read back by DuckDB's iceberg extension and Spark; pyiceberg (0.12)
+refuses to plan a scan over equality deletes, which the first test pins."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+
+import pytest
+from confluent_kafka import Producer
+
+from tests.e2e.test_ingest_iceberg import IcebergLake
+from tests.e2e.test_ingest_upsert import FAST_GROUP_ARGS, KEYS, changelog, key_of
+from tests.e2e.weir_run import WeirIngest, create_topic, produce, unique, wait_for
+
+UPSERT = {"WEIR_UPSERT_KEY": "g,w", "WEIR_UPSERT_KEY_FROM": "kafka_key",
+          "WEIR_FLUSH_MAX_BYTES": "1MiB"}
+
+
+def ledger(lake: IcebergLake, topic: str) -> int:
+    """The records the newest snapshot's ledger covers; 0 while there is none."""
+    try:
+        snapshot = lake.table("agg").current_snapshot()
+    except Exception:  # no catalog, namespace or table yet
+        return 0
+    if snapshot is None:
+        return 0
+    text = snapshot.summary.additional_properties.get(f"weir.offsets.{topic}")
+    return sum(json.loads(text).values()) if text else 0
+
+
+def check_rows(rows: list[tuple], state: dict, reader: str) -> None:
+    got: dict[tuple[str, int], tuple[int, int]] = {}
+    duplicates = 0
+    for g, w, v, n in rows:
+        duplicates += (g, w) in got
+        got[(g, w)] = (v, n)
+    assert duplicates == 0, f"{reader}: {duplicates} keys have more than one row"
+    missing = [k for k in state if k not in got]
+    deleted_present = [k for k in got if k not in state]
+    assert not missing, f"{reader}: {len(missing)} live keys missing, e.g. {missing[:3]}"
+    assert not deleted_present, (
+        f"{reader}: {len(deleted_present)} deleted keys present: {deleted_present[:3]}")
+    wrong = [(k, got[k], state[k]) for k in state if got[k] != state[k]]
+    assert not wrong, f"{reader}: {len(wrong)} keys hold an older value, e.g. {wrong[:3]}"
+    assert len(rows) == len(state)
+
+
+def duckdb_rows(duck, lake: IcebergLake) -> list[tuple]:
+    location = lake.table("agg").metadata_location
+    return duck.execute(f"SELECT g, w, v, n FROM iceberg_scan('{location}')").fetchall()
+
+
+def assert_pyiceberg_refuses(lake: IcebergLake) -> None:
+    """pyiceberg 0.12 plans no scan over equality deletes (DataScan.plan_files raises): it
+    cannot be one of the readers, and says so rather than returning deleted rows."""
+    with pytest.raises(ValueError, match="does not yet support equality deletes"):
+        lake.table("agg").scan().to_arrow()
+
+
+def check_snapshots(lake: IcebergLake) -> None:
+    """The shape of an upsert snapshot: `overwrite` (or `delete`), its equality delete files in
+    a delete manifest (content 1), content 2 entries on the key columns' field ids."""
+    from pyiceberg.manifest import DataFileContent, ManifestContent
+
+    table = lake.table("agg")
+    ids = {f.name: f.field_id for f in table.schema().fields}
+    operations = {s.summary.operation.value for s in table.snapshots()}
+    assert "overwrite" in operations, operations
+    snapshot = table.current_snapshot()
+    summary = snapshot.summary.additional_properties
+    assert int(summary["total-equality-deletes"]) > 0
+    assert int(summary["total-delete-files"]) > 0
+    overwrite = next(s for s in table.snapshots() if s.summary.operation.value == "overwrite")
+    extra = overwrite.summary.additional_properties
+    assert int(extra["added-equality-delete-files"]) >= 1
+    assert extra["added-delete-files"] == extra["added-equality-delete-files"]
+    assert int(extra["added-equality-deletes"]) > 0
+    delete_manifests = [m for m in snapshot.manifests(table.io)
+                        if m.content == ManifestContent.DELETES]
+    assert delete_manifests
+    entries = delete_manifests[0].fetch_manifest_entry(table.io)
+    assert entries and all(e.data_file.content == DataFileContent.EQUALITY_DELETES
+                           for e in entries)
+    assert all(sorted(e.data_file.equality_ids) == sorted([ids["g"], ids["w"]]) for e in entries)
+
+
+def spark_rows(lake: IcebergLake, rest: dict) -> list[tuple]:
+    from tests.harness.spark import spark_session
+
+    with spark_session(rest["WEIR_TEST_ICEBERG_REST_URI"],
+                       rest["WEIR_TEST_ICEBERG_REST_WAREHOUSE"]) as spark:
+        frame = spark.sql(f"SELECT g, w, v, n FROM rest.{lake.namespace}.agg")
+        return [tuple(r) for r in frame.collect()]
+
+
+@pytest.mark.parametrize("catalog", ["sql", "rest"])
+def test_a_changelog_lands_one_row_per_live_key_with_its_latest_value(
+    catalog, kafka, build_dir, tmp_path, duck, request
+):
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("ice_changelog")
+    create_topic(bootstrap, topic, 4)
+    records, state = changelog(200_000, seed=15)
+    assert sum(1 for _, v in records if v is None) > 10_000  # tombstones
+    assert len(state) < KEYS  # some keys end deleted
+    settings = dict(UPSERT)
+    rest = None
+    if catalog == "rest":
+        rest = request.getfixturevalue("iceberg_rest")
+        lake = IcebergLake(tmp_path / "lake", rest_uri=rest["WEIR_TEST_ICEBERG_REST_URI"],
+                           namespace=unique("ns"))
+        settings["WEIR_PARTITION_BY"] = "w"  # deletes scoped by partition
+    else:
+        lake = IcebergLake(tmp_path / "lake")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "agg", unique("group"), settings)
+    weir.start()
+    try:
+        # In two halves, so that the second half's keys meet rows of earlier flushes too.
+        produce(bootstrap, topic, records[:100_000])
+        wait_for(lambda: ledger(lake, topic) >= 100_000 or not weir.alive(), 300,
+                 "the first half committed")
+        assert weir.alive(), weir.log()
+        produce(bootstrap, topic, records[100_000:])
+        wait_for(lambda: ledger(lake, topic) >= len(records) or not weir.alive(), 300,
+                 "every record committed")
+        assert weir.alive(), weir.log()
+    finally:
+        code = weir.stop()
+    assert code == 0, weir.log()
+    check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan")
+    check_snapshots(lake)
+    assert_pyiceberg_refuses(lake)
+    assert "equality delete file(s)" in weir.log_path.read_text()
+    if rest is not None:
+        check_rows(spark_rows(lake, rest), state, "Spark")
+
+
+def test_kill_loop_during_iceberg_upserts_keeps_one_row_per_key(kafka, build_dir, tmp_path, duck):
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("ice_changelog_kills")
+    create_topic(bootstrap, topic, 8)
+    records, state = changelog(100_000, seed=16)
+    # The key in the value this time (upsert.key_from value), and the table partitioned by w.
+    values = []
+    for key, value in records:
+        body = None if value is None else json.dumps({**json.loads(key), **json.loads(value)})
+        values.append((key, None if body is None else body.encode()))
+    lake = IcebergLake(tmp_path / "lake")
+    group = unique("group")
+    settings = {"WEIR_UPSERT_KEY": "g,w", "WEIR_PARTITION_BY": "w",
+                "WEIR_FLUSH_MAX_BYTES": "2MiB"}
+    workers = [WeirIngest(build_dir, lake, bootstrap, topic, "agg", group, settings,
+                          name=f"w{i}") for i in range(2)]
+    for w in workers:
+        w.start(*FAST_GROUP_ARGS)
+
+    def run():
+        chunk = len(values) // 40
+        for start in range(0, len(values), chunk):
+            produce(bootstrap, topic, values[start:start + chunk])
+            time.sleep(1)
+
+    producer = threading.Thread(target=run, daemon=True)
+    producer.start()
+    rng = random.Random(20261203)
+    kills = 0
+    try:
+        while kills < 20:
+            time.sleep(rng.uniform(0.5, 3.0))
+            victim = workers[rng.randrange(2)]
+            victim.kill()  # SIGKILL: no flush, no goodbye to the group
+            kills += 1
+            victim.start(*FAST_GROUP_ARGS)  # rejoining forces another rebalance
+        producer.join(timeout=180)
+        assert not producer.is_alive()
+        wait_for(lambda: ledger(lake, topic) >= len(values), 600, "every record committed")
+    finally:
+        codes = [w.stop() for w in workers]
+    assert codes == [0, 0], "\n".join(w.log() for w in workers)
+    check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan")
+
+
+def test_aborted_transactions_never_land_in_iceberg(kafka, build_dir, tmp_path, duck):
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("ice_changelog_tx")
+    partitions = 4
+    create_topic(bootstrap, topic, partitions)
+    lake = IcebergLake(tmp_path / "lake")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "agg", unique("group"), UPSERT).start()
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique("tx"),
+                         "linger.ms": 5})
+    producer.init_transactions(30)
+    state: dict[tuple[str, int], tuple[int, int]] = {}
+
+    def sentinels() -> int:
+        try:
+            return sum(1 for _, w, _, _ in duckdb_rows(duck, lake) if w == -1)
+        except Exception:  # no table yet
+            return 0
+
+    try:
+        for t in range(40):
+            producer.begin_transaction()
+            commit = t % 2 == 0
+            for i in range(250):
+                k = (t * 250 + i) % 5_000
+                key = key_of(k)
+                # An aborted transaction overwrites committed keys with v = -1 and adds keys
+                # of its own (window 99): none of it may appear.
+                value = {"v": t * 1000 + i if commit else -1, "n": t}
+                producer.produce(topic, key=json.dumps(key).encode(),
+                                 value=json.dumps(value).encode())
+                if not commit:
+                    producer.produce(topic, key=json.dumps({"g": f"x{k}", "w": 99}).encode(),
+                                     value=json.dumps({"v": -1, "n": t}).encode())
+                else:
+                    state[(key["g"], key["w"])] = (value["v"], value["n"])
+            producer.flush(30)  # every record acknowledged inside the transaction
+            if commit:
+                producer.commit_transaction(30)
+            else:
+                producer.abort_transaction(30)
+        # A committed sentinel per partition marks the end.
+        producer.begin_transaction()
+        for p in range(partitions):
+            producer.produce(topic, partition=p, key=json.dumps({"g": f"end{p}", "w": -1}).encode(),
+                             value=json.dumps({"v": 0, "n": 0}).encode())
+            state[(f"end{p}", -1)] = (0, 0)
+        producer.commit_transaction(30)
+        wait_for(lambda: sentinels() == partitions, 240, "the sentinels")
+    finally:
+        code = weir.stop()
+    assert code == 0, weir.log()
+    rows = duckdb_rows(duck, lake)
+    assert [r for r in rows if r[2] == -1 or r[1] == 99] == []
+    check_rows(rows, state, "DuckDB iceberg_scan")
