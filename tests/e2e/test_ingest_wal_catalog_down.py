@@ -2,15 +2,17 @@
 size-limited WAL volume: the lake's PostgreSQL catalog (a private server the test owns) is
 stopped, uploads still succeed but no commit can land, so the uploaded ready files stay on the
 volume until every consumer pauses at the watermark; once the catalog is back they are committed,
-the consumers resume and every event lands exactly once (exact counts, the offset ledger)."""
+the consumers resume and every event lands exactly once (exact counts, the offset ledger). And a
+SIGTERM drain the outage cuts short, finished by the next start's recovery."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 from pathlib import Path
 
-from tests.e2e.test_ingest_wal import WAL
+from tests.e2e.test_ingest_wal import WAL, committed, wal_files, wal_settings
 from tests.e2e.weir_run import Lake, WeirIngest, create_topic, event_records, produce, unique, \
     wait_for
 from tests.harness.components import Postgres
@@ -81,4 +83,62 @@ def test_catalog_down_two_minutes_pauses_at_the_watermark_and_loses_nothing(
         if weir is not None:
             weir.stop()
         subprocess.run(["umount", str(volume)], check=False)
+        catalog.stop()
+
+
+def test_a_drain_cut_short_by_a_catalog_outage_is_finished_by_recovery(kafka, build_dir, tmp_path):
+    """SIGTERM while the catalog is down: the drain rotates the open segments and commits their
+    Kafka offsets, uploads them, but cannot commit them to the table before
+    `shutdown.drain_timeout`; the process says so and exits non-zero, leaving the ready files on
+    the volume. The next start's recovery keeps them (the committed offset is after their last
+    offset and the table does not hold them) and lands them exactly once."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("wal_drain_cut")
+    create_topic(bootstrap, topic, 4)
+    catalog = Postgres(tmp_path / "pg")
+    catalog.start()
+    lake = Lake(tmp_path / "lake", catalog="postgres")
+    lake.postgres_dsn = catalog.settings()["WEIR_TEST_PG_DSN"]
+    group = unique("group")
+    weir = None
+    try:
+        produce(bootstrap, topic, event_records(0, 3_000))
+        # Segments stay open (age 10 min) and the committer waits a minute: at SIGTERM all
+        # 3,000 events are in active segments, and only the drain could land them.
+        weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
+                          wal_settings(lake.root, WEIR_WAL_MAX_FILE_AGE="10m",
+                                       WEIR_WAL_COMMIT_INTERVAL="60s",
+                                       WEIR_SHUTDOWN_DRAIN_TIMEOUT="3s")).start()
+        wait_for(lambda: weir.metric("weir_records_consumed_total") >= 3_000 or not weir.alive(),
+                 120, "every event consumed")
+        assert weir.alive(), weir.log()
+        assert any(f.startswith("active_") for f in wal_files(lake.root))
+        catalog.stop()
+        weir.signal(signal.SIGTERM)
+        code = weir.process.wait(timeout=60)
+        log = weir.log()
+        weir = None
+        assert code != 0, log
+        assert "drain timeout of 3000 ms passed with WAL files not committed" in log
+        ready = [f for f in wal_files(lake.root) if f.startswith("ready_")]
+        assert ready and not [f for f in wal_files(lake.root) if f.startswith("active_")]
+        # The rotation committed the Kafka offsets before the drain ran out.
+        assert sum(committed(bootstrap, group, topic, 4).values()) == 3_000
+        catalog.restart()
+        assert lake.count("events") == 0
+        produce(bootstrap, topic, event_records(3_000, 1_000))
+        weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
+                          wal_settings(lake.root)).start()
+        wait_for(lambda: lake.count("events") >= 4_000 or not weir.alive(), 120,
+                 "the drained files and the rest of the topic landed")
+        assert weir.stop() == 0, weir.log()
+        weir = None
+        assert lake.scalar("SELECT count(*) FROM lake.events") == 4_000
+        assert lake.scalar("SELECT count(DISTINCT id) FROM lake.events") == 4_000
+        assert lake.scalar("SELECT sum(id) FROM lake.events") == 4_000 * 3_999 // 2
+        assert ledger_total(lake) == 4_000
+        assert wal_files(lake.root) == []
+    finally:
+        if weir is not None:
+            weir.stop()
         catalog.stop()
