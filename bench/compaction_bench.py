@@ -184,12 +184,22 @@ def readers(fmt: str, root: Path, con) -> tuple[dict, list[int]]:
     return {"duckdb": "duck", "pyiceberg": "py"}, sizes
 
 
-def verify_before(fmt: str, root: Path, rows: int, checks: Checks) -> dict:
-    """The fingerprint and rows before compaction, every reader agreeing, every row there."""
+def verify_before(fmt: str, root: Path, flushes: int, rows: int, checks: Checks) -> dict:
+    """The fingerprint and rows before compaction, every reader agreeing, every row there,
+    one commit and two files (one per `grp`) per flush."""
     from tests.e2e.test_maintain_compact import fingerprint
     print(f"verify {fmt}, before compaction:", flush=True)
     con = duck()
     rels, sizes = readers(fmt, root, con)
+    checks.check(f"{fmt} before: data files = 2 x flushes", len(sizes) == 2 * flushes,
+                 f"{len(sizes)} files, {sum(sizes)} bytes")
+    if fmt == "iceberg":
+        commits = sum("weir.commit-id" in s.summary.additional_properties
+                      for s in iceberg_table(root).snapshots())
+    else:
+        commits = con.execute("SELECT count(*) FROM ducklake_snapshots('lake') WHERE "
+                              "len(changes['tables_inserted_into']) > 0").fetchone()[0]
+    checks.check(f"{fmt} before: ingest commits = flushes", commits == flushes, commits)
     prints = {name: fingerprint(con, rel, HASHED) for name, rel in rels.items()}
     expected = prints["duckdb"]
     checks.check(f"{fmt} before: count, distinct ids, id sum are every row once",
@@ -197,7 +207,6 @@ def verify_before(fmt: str, root: Path, rows: int, checks: Checks) -> dict:
     for name, got in prints.items():
         if name != "duckdb":
             checks.check(f"{fmt} before: {name} fingerprint = duckdb's", got == expected, got)
-    print(f"  info  {fmt} before: {len(sizes)} files, {sum(sizes)} bytes", flush=True)
     result = {"fingerprint": expected}
     if fmt == "iceberg":
         result["rows"] = all_rows(con, "duck")
@@ -258,7 +267,7 @@ def bench(fmt: str, weir: Path, flushes: int, rows_per_flush: int, target: str,
     assert code == 0, "ingest failed"
     ingest_s = time.perf_counter() - start
     if checks:
-        expected = verify_before(fmt, root, rows, checks)
+        expected = verify_before(fmt, root, flushes, rows, checks)
     before_s, before = time_query(fmt, root, rows, repeats)
     stats = json.loads(run_measured([str(weir), "maintain", "stats", "--json"], env, root)[1])
     files_before = events_table(stats)["data_files"]
