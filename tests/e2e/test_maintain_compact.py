@@ -77,16 +77,19 @@ def compact(build_dir: Path, env: dict, cwd: Path, *args: str) -> dict:
     return {t["table"]: t for t in json.loads(run.stdout)["tables"]}["main.events"]
 
 
-def fingerprint(con: duckdb.DuckDBPyConnection, relation: str) -> tuple:
-    """Count, distinct ids, id sum and a hash sum over every column of every row."""
+def fingerprint(con: duckdb.DuckDBPyConnection, relation: str,
+                columns: str = COLUMNS + ", _inserted_at") -> tuple:
+    """Count, distinct ids, id sum and a hash sum over every column of every row
+    (bench/compaction_bench.py --verify passes its own columns)."""
     return con.execute(
         f"SELECT count(*), count(DISTINCT id), sum(id), "
-        f"sum(hash(id, grp, v, name, score, ok, _inserted_at)::HUGEINT) FROM {relation}"
+        f"sum(hash({columns})::HUGEINT) FROM {relation}"
     ).fetchone()
 
 
-def big_share(sizes: list[int]) -> float:
-    return sum(s for s in sizes if s >= TARGET // 2) / sum(sizes)
+def big_share(sizes: list[int], target: int = TARGET) -> float:
+    """The share of bytes in files of at least target / 2."""
+    return sum(s for s in sizes if s >= target // 2) / sum(sizes)
 
 
 def check_sorted(con, relation_of_file, files: list[str]) -> None:
@@ -320,16 +323,17 @@ def test_iceberg_compaction_commits_a_replace_snapshot_keeping_every_row(build_d
     assert ledger_before  # the append carried weir's ledger keys
 
 
-def spark_rows(metadata_location: str) -> list[tuple]:
+def spark_rows(metadata_location: str, columns: str = COLUMNS) -> list[tuple]:
     """Every row of the Iceberg table at `metadata_location` as Spark reads it (Iceberg's
-    Spark runtime loading the metadata file directly: no catalog), sorted."""
+    Spark runtime loading the metadata file directly: no catalog), sorted: `columns`, then
+    _inserted_at in microseconds."""
     from tests.harness.spark import spark_session
 
     # The session's REST catalog is never touched: the table is read by its metadata path.
     with spark_session("http://127.0.0.1:9", "unused") as spark:
         frame = spark.read.format("iceberg").load(metadata_location)
         frame.createOrReplaceTempView("t")
-        got = spark.sql(f"SELECT {COLUMNS}, unix_micros(_inserted_at) FROM t").collect()
+        got = spark.sql(f"SELECT {columns}, unix_micros(_inserted_at) FROM t").collect()
     return sorted(tuple(r) for r in got)
 
 
