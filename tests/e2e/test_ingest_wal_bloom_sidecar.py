@@ -18,7 +18,9 @@ from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
+import pytest
 
+from tests.e2e.test_ingest_iceberg import IcebergLake
 from tests.e2e.test_ingest_wal import wal_settings
 from tests.e2e.test_maintain import DAY_S, maintain, plant, stats
 from tests.e2e.weir_run import Lake, WeirIngest, create_topic, event_records, produce, unique, \
@@ -116,7 +118,7 @@ def test_xxh64_matches_its_reference_values():
 # --- The runs ----------------------------------------------------------------------------------
 
 
-def ingested(build_dir: Path, kafka: dict, lake: Lake, sidecar: bool) -> WeirIngest:
+def ingested(build_dir: Path, kafka: dict, lake, sidecar: bool) -> WeirIngest:
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
     topic = unique("sidecar")
     create_topic(bootstrap, topic, 2)
@@ -132,15 +134,27 @@ def ingested(build_dir: Path, kafka: dict, lake: Lake, sidecar: bool) -> WeirIng
                  "every event committed")
     finally:
         assert weir.stop() == 0, weir.log()
-    assert lake.scalar("SELECT count(*) FROM lake.events") == TOTAL
-    assert lake.scalar("SELECT count(DISTINCT id) FROM lake.events") == TOTAL
+    assert lake.count("events") == TOTAL
     return weir
 
 
-def landed_files(lake: Lake) -> list[str]:
+def make_lake(fmt: str, root: Path):
+    return IcebergLake(root) if fmt == "iceberg" else Lake(root)
+
+
+def landed_files(lake) -> list[str]:
+    if isinstance(lake, IcebergLake):
+        return [f["file_path"].removeprefix("file://")
+                for f in lake.table("events").inspect.files().to_pylist()]
     with lake.connect() as con:
         return [r[0] for r in con.execute(
             "SELECT data_file FROM ducklake_list_files('lake', 'events')").fetchall()]
+
+
+def table_dir_of(lake) -> Path:
+    if isinstance(lake, IcebergLake):
+        return Path(lake.table("events").location().removeprefix("file://"))
+    return Path(lake.data_path) / "main" / "events"
 
 
 def file_filters(con: duckdb.DuckDBPyConnection, path: str) -> dict[tuple[int, str], bytes]:
@@ -152,18 +166,19 @@ def file_filters(con: duckdb.DuckDBPyConnection, path: str) -> dict[tuple[int, s
     return {(rg, column): data[offset:offset + length] for rg, column, offset, length in rows}
 
 
+@pytest.mark.parametrize("fmt", ["ducklake", "iceberg"])
 def test_every_landed_file_has_a_sidecar_holding_its_filters_and_maintain_keeps_it(
-        kafka, build_dir, tmp_path):
-    lake = Lake(tmp_path / "lake")
+        kafka, build_dir, tmp_path, fmt):
+    lake = make_lake(fmt, tmp_path / "lake")
     weir = ingested(build_dir, kafka, lake, sidecar=True)
     files = landed_files(lake)
     assert files and all(Path(f).name.startswith("wal-") for f in files), files
-    table_dir = Path(lake.data_path) / "main" / "events"
+    table_dir = table_dir_of(lake)
     sidecars = sorted(str(p) for p in table_dir.rglob("*.bloom"))
     assert sidecars == sorted(str(Path(f).with_suffix(".bloom")) for f in files)
 
     con = duckdb.connect()
-    seen = 0
+    seen = []
     for path in files:
         sidecar = pq.read_table(Path(path).with_suffix(".bloom"))
         meta = {k.decode(): v.decode() for k, v in sidecar.schema.metadata.items()}
@@ -188,17 +203,18 @@ def test_every_landed_file_has_a_sidecar_holding_its_filters_and_maintain_keeps_
             for i, name in zip(group["id"], group["name"]):
                 assert may_contain(ids, struct.pack("<q", i)), (path, rg, i)
                 assert may_contain(names, name.encode()), (path, rg, name)
-            seen += len(group["id"])
+            seen += group["id"]
             absent = sum(may_contain(ids, struct.pack("<q", 10**12 + k)) for k in range(200))
             assert absent < 40, (path, rg, absent)  # fpp 5 %: a few, not most
-    assert seen == TOTAL
+    assert sorted(seen) == list(range(TOTAL))  # every event once, in exactly one row group
 
     # The orphan sweep: every real sidecar (aged past the window) stays with its referenced
     # file; a planted old sidecar of no file goes, a young one stays.
     for sidecar in sidecars:
         plant_age(Path(sidecar), 2 * DAY_S)
-    gone = plant(table_dir / f"wal-{uuid.uuid4()}.bloom", 2 * DAY_S)
-    young = plant(table_dir / f"wal-{uuid.uuid4()}.bloom", 60)
+    beside = Path(files[0]).parent
+    gone = plant(beside / f"wal-{uuid.uuid4()}.bloom", 2 * DAY_S)
+    young = plant(beside / f"wal-{uuid.uuid4()}.bloom", 60)
     report = stats(weir)["main.events"]
     assert sorted(o["path"] for o in report["orphans"]) == sorted([str(gone), str(young)])
     swept = maintain(weir, "orphans", "--yes", "--json")
