@@ -7,6 +7,7 @@ namespace weir::config::table_rows {
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 std::vector<Setting> WalRows() {
   using S = SettingType;
+  constexpr Scope kD = Scope::kDataset;
   return {
       {.name = "ingest.mode",
        .type = S::kEnum,
@@ -62,6 +63,17 @@ std::vector<Setting> WalRows() {
        .description = "WAL mode: every interval (plus or minus a per-process jitter of up to "
                       "10 %) each dataset's uploaded files are committed in one lake commit.",
        WEIR_PROCESS_FIELD(wal.commit_interval)},
+      {.name = "wal.bloom_sidecar",
+       .scope = kD,
+       .type = S::kBool,
+       .description = "WAL mode: the uploader also writes, after each uploaded data file "
+                      "`wal-<uuid>.parquet`, a bloom-filter sidecar `wal-<uuid>.bloom` next to "
+                      "it: the file's Parquet split-block filters of every row group and "
+                      "`bloom_filter_columns` column, readable without opening the data file "
+                      "(docs/WAL_BLOOM_SIDECAR.md). Never read by recovery or the committer. "
+                      "Needs `ingest.mode: wal` and a non-empty `bloom_filter_columns` "
+                      "(refused at startup otherwise).",
+       WEIR_DATASET_FIELD(wal_bloom_sidecar)},
   };
 }
 #pragma GCC diagnostic pop

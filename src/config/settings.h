@@ -130,6 +130,8 @@ struct DatasetSettings {
   std::vector<std::string> sort_by;
   // Columns whose Parquet files carry a native bloom filter per row group (issue 13).
   std::vector<std::string> bloom_filter_columns;
+  // WAL mode: each uploaded file also gets `wal-<uuid>.bloom` (src/wal/bloom_sidecar.h).
+  bool wal_bloom_sidecar = false;
   FlushSettings flush;
   bool rejects_enabled = true;
   int64_t rejects_payload_limit = 65536;

@@ -344,6 +344,14 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
       errors.Dataset(d, settings.datasets[d], "upsert.key",
                      "upsert datasets need ingest.mode direct (the WAL committer only appends)");
     }
+    const DatasetSettings& dataset = settings.datasets[d];
+    if (dataset.wal_bloom_sidecar && settings.ingest_mode != "wal") {
+      errors.Dataset(d, dataset, "wal.bloom_sidecar",
+                     "needs ingest.mode wal (direct mode writes no sidecars)");
+    } else if (dataset.wal_bloom_sidecar && dataset.bloom_filter_columns.empty()) {
+      errors.Dataset(d, dataset, "wal.bloom_sidecar",
+                     "needs a non-empty bloom_filter_columns (the sidecar holds their filters)");
+    }
   }
   const StorageSettings& storage = settings.storage;
   if (storage.data_path.empty()) {

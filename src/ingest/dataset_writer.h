@@ -60,6 +60,9 @@ struct DatasetConfig {
   // Set: an upsert dataset keyed by these columns (ingest/upsert_rows.h): each flush keeps the
   // last row per key, and its commit deletes the table's older rows of its keys.
   std::vector<std::string> upsert_key;
+  // WAL mode (wal.bloom_sidecar): the uploader writes each file's bloom sidecar for
+  // file.bloom_filter_columns (wal/bloom_sidecar.h).
+  bool wal_bloom_sidecar = false;
   int commit_max_attempts = 10;
   // The waits between attempts (its max_attempts is commit_max_attempts); the standard 1 s
   // doubling to 30 s with 0-25 % jitter unless a test shortens it.

@@ -90,6 +90,7 @@ Status WalCommitLoop::EnsureCommitter(Dataset& d) {
   d.committer =
       std::make_unique<wal::WalCommitter>(d.location.directory, d.table.get(), WriterPrefix(),
                                           Clock::System(), seed_++, std::move(rejects));
+  d.committer->WriteBloomSidecars(d.location.bloom_sidecar_columns);
   return Status::OK();
 }
 

@@ -37,7 +37,8 @@ struct WalDatasetLocation {
   std::string name;
   std::string directory;  // wal.dir/<dataset>
   lake::TableSpec spec;
-  std::optional<lake::TableSpec> rejects;  // the rejects table (rejects_enabled)
+  std::optional<lake::TableSpec> rejects;          // the rejects table (rejects_enabled)
+  std::vector<std::string> bloom_sidecar_columns;  // wal.bloom_sidecar; empty: no sidecars
 };
 
 struct WalCommitLoopOptions {

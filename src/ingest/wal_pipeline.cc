@@ -131,8 +131,10 @@ Result<std::unique_ptr<WalPipeline>> WalPipeline::Make(PipelineOptions options, 
     }
     p->by_topic_[o.config.topic] = d.get();
     p->options_.consumer.topics.push_back(o.config.topic);
-    WalDatasetLocation location{o.config.name, d->directory, DatasetWriter::Spec(o.config), {}};
+    WalDatasetLocation location{o.config.name, d->directory, DatasetWriter::Spec(o.config), {}, {}};
     if (o.config.rejects_enabled) location.rejects = RejectsSpec(o.config);
+    if (o.config.wal_bloom_sidecar)
+      location.bloom_sidecar_columns = o.config.file.bloom_filter_columns;
     loop.datasets.push_back(std::move(location));
     p->datasets_.push_back(std::move(d));
   }

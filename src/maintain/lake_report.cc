@@ -9,6 +9,8 @@
 #include <arrow/filesystem/filesystem.h>
 #include <fmt/format.h>
 
+#include "wal/bloom_sidecar.h"
+
 namespace weir::maintain {
 namespace {
 
@@ -116,6 +118,9 @@ Result<TableReport> BuildReport(const lake::TableInspection& inspection,
       for (const std::string& path : inspection.referenced) referenced.insert(Normal(path));
       for (const auto& [path, object] : listed) {
         if (referenced.contains(path)) continue;
+        // A WAL file's bloom sidecar (wal/bloom_sidecar.h) lives and dies with its data file.
+        const auto data = wal::BloomSidecarDataPath(path);
+        if (data && referenced.contains(*data)) continue;
         report.orphans.push_back(Orphan{path, object.size, object.modified_ms});
       }
       for (const lake::LakeFile& file : inspection.live) {

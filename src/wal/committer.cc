@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "wal/bloom_sidecar.h"
 #include "wal/fault.h"
 #include "wal/segment_file.h"
 #include "wal/segment_metadata.h"
@@ -37,6 +38,22 @@ Status CopyToObject(const std::string& from, arrow::fs::FileSystem& fs, const st
       (void)output->Abort();
       return written;
     }
+  }
+  return output->Close();
+}
+
+// Writes the bloom-filter sidecar of the local file `from`, uploaded as `object`.
+Status WriteSidecar(const std::string& from, const std::vector<std::string>& columns,
+                    arrow::fs::FileSystem& fs, const std::string& object, int64_t size) {
+  const size_t slash = object.rfind('/');
+  const std::string name = slash == std::string::npos ? object : object.substr(slash + 1);
+  WEIR_ASSIGN_OR_RAISE(const BloomSidecar sidecar, ReadBloomSidecar(from, columns, name, size));
+  WEIR_ASSIGN_OR_RAISE(const auto bytes, EncodeBloomSidecar(sidecar));
+  WEIR_ASSIGN_OR_RAISE(auto output, fs.OpenOutputStream(BloomSidecarPath(object)));
+  const Status written = output->Write(bytes);
+  if (!written.ok()) {
+    (void)output->Abort();
+    return written;
   }
   return output->Close();
 }
@@ -89,7 +106,14 @@ Result<UploadResult> WalCommitter::Upload() {
       }
       file.relative_path = ObjectPath(*target, footer->partition_values, entry.name->id.ToString());
       file.info.path = target_dir + file.relative_path;
-      const Status copied = CopyToObject(entry.path, *target->filesystem(), file.info.path);
+      Status copied = CopyToObject(entry.path, *target->filesystem(), file.info.path);
+      if (copied.ok() && !footer->rejects && !sidecar_columns_.empty()) {
+        copied = WriteSidecar(entry.path, sidecar_columns_, *target->filesystem(), file.info.path,
+                              entry.size_bytes);
+        if (!copied.ok() && ClassOf(copied) == ErrorClass::kFatal) {
+          return WithContext(copied, "writing the bloom sidecar of WAL file " + entry.path);
+        }
+      }
       if (!copied.ok()) {
         ++result.failed;
         if (result.first_error.ok()) {

@@ -2,7 +2,8 @@
 // lake::Table (docs/ARCHITECTURE.md, "WAL mode"):
 //  - Upload(): every ready file with rows not uploaded yet is copied to its object,
 //    `wal-<uuid>.parquet` in its table partition's directory (a repeat replaces the same
-//    object); a failure leaves the file for the next scan.
+//    object); a failure leaves the file for the next scan. With WriteBloomSidecars, the
+//    object's `wal-<uuid>.bloom` follows it (never read back here or by recovery).
 //  - CommitOnce(): the commit plan (wal/commit_plan.h) against the table's ledger; landed
 //    groups lose their local copies; the chain's uploaded prefix is committed in one commit with
 //    one range per partition, and its local files are deleted only after the commit landed
@@ -24,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -61,6 +63,12 @@ class WalCommitter {
   // Kafka offset commit is decided (a refused one deletes the files): CommitOnce lists the
   // directory under it, so it never commits a file whose offsets the group may still refuse.
   void GuardListing(std::mutex* mutex) { listing_ = mutex; }
+  // `wal.bloom_sidecar`: every uploaded rows file also gets its bloom-filter sidecar
+  // (wal/bloom_sidecar.h) for `columns`, written after the data object; a failure to write it
+  // fails the file's upload (retried at the next scan, both objects replaced).
+  void WriteBloomSidecars(std::vector<std::string> columns) {
+    sidecar_columns_ = std::move(columns);
+  }
 
   Result<UploadResult> Upload();
   // `origin`: where partitions without a ledger may start a chain (commit_plan.h).
@@ -80,6 +88,7 @@ class WalCommitter {
   UuidV7Generator ids_;
   RejectsTableOpener open_rejects_;
   std::mutex* listing_ = nullptr;
+  std::vector<std::string> sidecar_columns_;        // empty: no sidecars
   std::map<std::string, lake::DataFile> uploaded_;  // by local file name
   std::set<std::string> rejects_files_;             // the uploaded_ ones of the rejects table
   // The request of a commit whose outcome was unknown and not resolved yet: retried as is.

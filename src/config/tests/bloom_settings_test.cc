@@ -51,5 +51,27 @@ TEST(BloomSettings, EveryInvalidValueStopsLoadingNamingTheSettingAndTheColumn) {
   }
 }
 
+TEST(BloomSettings, TheWalSidecarNeedsWalModeAndListedColumns) {
+  auto loaded = Load({{"WEIR_INGEST_MODE", "wal"},
+                      {"WEIR_BLOOM_FILTER_COLUMNS", "id"},
+                      {"WEIR_WAL_BLOOM_SIDECAR", "true"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_TRUE(loaded->settings.datasets.at(0).wal_bloom_sidecar);
+  auto defaults = Load({{"WEIR_INGEST_MODE", "wal"}, {"WEIR_BLOOM_FILTER_COLUMNS", "id"}});
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_FALSE(defaults->settings.datasets.at(0).wal_bloom_sidecar);
+  const std::vector<std::pair<Env, std::string>> cases = {
+      {{{"WEIR_BLOOM_FILTER_COLUMNS", "id"}, {"WEIR_WAL_BLOOM_SIDECAR", "true"}},
+       "wal.bloom_sidecar: needs ingest.mode wal"},
+      {{{"WEIR_INGEST_MODE", "wal"}, {"WEIR_WAL_BLOOM_SIDECAR", "true"}},
+       "wal.bloom_sidecar: needs a non-empty bloom_filter_columns"},
+  };
+  for (const auto& [env, message] : cases) {
+    auto bad = Load(env);
+    ASSERT_FALSE(bad.ok()) << message;
+    EXPECT_NE(bad.status().message().find(message), std::string::npos) << bad.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace weir::config

@@ -1,5 +1,6 @@
 #include "maintain/lake_report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -114,6 +115,27 @@ TEST_F(LakeReportTest, SweepDeletesOnlyOrphansOlderThanTheWindowAndNothingOnADry
   EXPECT_FALSE(fs::exists(old_orphan));
   EXPECT_TRUE(fs::exists(young_orphan));
   EXPECT_TRUE(fs::exists(dir_ + "/table/a.parquet"));
+}
+
+TEST_F(LakeReportTest, AWalSidecarIsReferencedWithItsDataFileAndAnOrphanWithout) {
+  Live(Write("p=1/wal-0001.parquet", 10), 10, 1);
+  const std::string kept = Write("p=1/wal-0001.bloom", 4, 7'200'000);
+  const std::string lone = Write("p=1/wal-0002.bloom", 3, 7'200'000);
+  const std::string young = Write("p=1/wal-0003.bloom", 2, 60'000);
+  const std::string other = Write("p=1/data-0001.bloom", 1, 7'200'000);  // not a sidecar name
+  auto report = BuildReport(inspection_, {.now_ms = Now()});
+  ASSERT_TRUE(report.ok()) << report.status();
+  std::vector<std::string> orphans;
+  for (const Orphan& o : report->orphans) orphans.push_back(o.path);
+  std::sort(orphans.begin(), orphans.end());
+  EXPECT_EQ(orphans, (std::vector<std::string>{other, lone, young}));
+  auto swept = SweepOrphans(inspection_, *report, Now(), 3'600'000, /*dry_run=*/false);
+  ASSERT_TRUE(swept.ok()) << swept.status();
+  EXPECT_EQ(swept->deleted, 2);
+  EXPECT_EQ(swept->kept_young, 1);
+  EXPECT_TRUE(fs::exists(kept));
+  EXPECT_FALSE(fs::exists(lone));
+  EXPECT_TRUE(fs::exists(young));
 }
 
 TEST_F(LakeReportTest, SweepRefusesWhenALiveFileIsNotWhereTheCatalogSays) {
