@@ -18,8 +18,8 @@ std::vector<Setting> WalRows() {
            "uploaded and committed in batches, so consumption continues while the object "
            "store or the catalog is down (docs/ARCHITECTURE.md, \"WAL mode\"); recovery runs "
            "at every start (`weir wal check` prints it). WAL mode reads Kafka only (not "
-           "`--from`), refuses routed datasets, and keeps no rejects table (rejected records "
-           "are counted in weir_records_rejected_total).",
+           "`--from`) and refuses routed datasets; rejected records land in the rejects table "
+           "with the rows they travel with (docs/ARCHITECTURE.md, \"Rejects in WAL mode\").",
        WEIR_PROCESS_FIELD(ingest_mode)},
       {.name = "wal.dir",
        .type = S::kString,
