@@ -8,20 +8,13 @@ refuses to plan a scan over equality deletes, which the first test pins."""
 from __future__ import annotations
 
 import json
-import random
-import threading
-import time
 
 import pytest
-from confluent_kafka import Producer
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
-from tests.e2e.test_ingest_upsert import FAST_GROUP_ARGS, KEYS, changelog, key_of
+from tests.e2e.test_ingest_upsert import KEYS, UPSERT, changelog, check_rows, \
+    produce_transactions, upsert_kill_loop
 from tests.e2e.weir_run import WeirIngest, create_topic, produce, unique, wait_for
-
-UPSERT = {"WEIR_UPSERT_KEY": "g,w", "WEIR_UPSERT_KEY_FROM": "kafka_key",
-          "WEIR_FLUSH_MAX_BYTES": "1MiB"}
-
 
 def ledger(lake: IcebergLake, topic: str) -> int:
     """The records the newest snapshot's ledger covers; 0 while there is none."""
@@ -33,23 +26,6 @@ def ledger(lake: IcebergLake, topic: str) -> int:
         return 0
     text = snapshot.summary.additional_properties.get(f"weir.offsets.{topic}")
     return sum(json.loads(text).values()) if text else 0
-
-
-def check_rows(rows: list[tuple], state: dict, reader: str) -> None:
-    got: dict[tuple[str, int], tuple[int, int]] = {}
-    duplicates = 0
-    for g, w, v, n in rows:
-        duplicates += (g, w) in got
-        got[(g, w)] = (v, n)
-    assert duplicates == 0, f"{reader}: {duplicates} keys have more than one row"
-    missing = [k for k in state if k not in got]
-    deleted_present = [k for k in got if k not in state]
-    assert not missing, f"{reader}: {len(missing)} live keys missing, e.g. {missing[:3]}"
-    assert not deleted_present, (
-        f"{reader}: {len(deleted_present)} deleted keys present: {deleted_present[:3]}")
-    wrong = [(k, got[k], state[k]) for k in state if got[k] != state[k]]
-    assert not wrong, f"{reader}: {len(wrong)} keys hold an older value, e.g. {wrong[:3]}"
-    assert len(rows) == len(state)
 
 
 def duckdb_rows(duck, lake: IcebergLake) -> list[tuple]:
@@ -143,47 +119,10 @@ def test_a_changelog_lands_one_row_per_live_key_with_its_latest_value(
 
 
 def test_kill_loop_during_iceberg_upserts_keeps_one_row_per_key(kafka, build_dir, tmp_path, duck):
-    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique("ice_changelog_kills")
-    create_topic(bootstrap, topic, 8)
-    records, state = changelog(100_000, seed=16)
-    # The key in the value this time (upsert.key_from value), and the table partitioned by w.
-    values = []
-    for key, value in records:
-        body = None if value is None else json.dumps({**json.loads(key), **json.loads(value)})
-        values.append((key, None if body is None else body.encode()))
     lake = IcebergLake(tmp_path / "lake")
-    group = unique("group")
-    settings = {"WEIR_UPSERT_KEY": "g,w", "WEIR_PARTITION_BY": "w",
-                "WEIR_FLUSH_MAX_BYTES": "2MiB"}
-    workers = [WeirIngest(build_dir, lake, bootstrap, topic, "agg", group, settings,
-                          name=f"w{i}") for i in range(2)]
-    for w in workers:
-        w.start(*FAST_GROUP_ARGS)
-
-    def run():
-        chunk = len(values) // 40
-        for start in range(0, len(values), chunk):
-            produce(bootstrap, topic, values[start:start + chunk])
-            time.sleep(1)
-
-    producer = threading.Thread(target=run, daemon=True)
-    producer.start()
-    rng = random.Random(20261203)
-    kills = 0
-    try:
-        while kills < 20:
-            time.sleep(rng.uniform(0.5, 3.0))
-            victim = workers[rng.randrange(2)]
-            victim.kill()  # SIGKILL: no flush, no goodbye to the group
-            kills += 1
-            victim.start(*FAST_GROUP_ARGS)  # rejoining forces another rebalance
-        producer.join(timeout=180)
-        assert not producer.is_alive()
-        wait_for(lambda: ledger(lake, topic) >= len(values), 600, "every record committed")
-    finally:
-        codes = [w.stop() for w in workers]
-    assert codes == [0, 0], "\n".join(w.log() for w in workers)
+    topic = unique("ice_changelog_kills")
+    state = upsert_kill_loop(kafka["WEIR_TEST_KAFKA_BOOTSTRAP"], build_dir, lake, topic,
+                             20261203, lambda: ledger(lake, topic), 600)
     check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan")
 
 
@@ -194,10 +133,6 @@ def test_aborted_transactions_never_land_in_iceberg(kafka, build_dir, tmp_path, 
     create_topic(bootstrap, topic, partitions)
     lake = IcebergLake(tmp_path / "lake")
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "agg", unique("group"), UPSERT).start()
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique("tx"),
-                         "linger.ms": 5})
-    producer.init_transactions(30)
-    state: dict[tuple[str, int], tuple[int, int]] = {}
 
     def sentinels() -> int:
         try:
@@ -206,34 +141,7 @@ def test_aborted_transactions_never_land_in_iceberg(kafka, build_dir, tmp_path, 
             return 0
 
     try:
-        for t in range(40):
-            producer.begin_transaction()
-            commit = t % 2 == 0
-            for i in range(250):
-                k = (t * 250 + i) % 5_000
-                key = key_of(k)
-                # An aborted transaction overwrites committed keys with v = -1 and adds keys
-                # of its own (window 99): none of it may appear.
-                value = {"v": t * 1000 + i if commit else -1, "n": t}
-                producer.produce(topic, key=json.dumps(key).encode(),
-                                 value=json.dumps(value).encode())
-                if not commit:
-                    producer.produce(topic, key=json.dumps({"g": f"x{k}", "w": 99}).encode(),
-                                     value=json.dumps({"v": -1, "n": t}).encode())
-                else:
-                    state[(key["g"], key["w"])] = (value["v"], value["n"])
-            producer.flush(30)  # every record acknowledged inside the transaction
-            if commit:
-                producer.commit_transaction(30)
-            else:
-                producer.abort_transaction(30)
-        # A committed sentinel per partition marks the end.
-        producer.begin_transaction()
-        for p in range(partitions):
-            producer.produce(topic, partition=p, key=json.dumps({"g": f"end{p}", "w": -1}).encode(),
-                             value=json.dumps({"v": 0, "n": 0}).encode())
-            state[(f"end{p}", -1)] = (0, 0)
-        producer.commit_transaction(30)
+        state = produce_transactions(bootstrap, topic, partitions)
         wait_for(lambda: sentinels() == partitions, 240, "the sentinels")
     finally:
         code = weir.stop()

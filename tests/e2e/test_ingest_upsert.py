@@ -83,25 +83,31 @@ def ledger(lake: Lake) -> int:
         return 0
 
 
+def check_rows(rows: list[tuple], state: dict, reader: str) -> None:
+    """Exactly one (g, w, v, n) row per live key of `state`, with its latest value."""
+    got: dict[tuple[str, int], tuple[int, int]] = {}
+    duplicates = 0
+    for g, w, v, n in rows:
+        duplicates += (g, w) in got
+        got[(g, w)] = (v, n)
+    assert duplicates == 0, f"{reader}: {duplicates} keys have more than one row"
+    missing = [k for k in state if k not in got]
+    deleted_present = [k for k in got if k not in state]
+    assert not missing, f"{reader}: {len(missing)} live keys missing, e.g. {missing[:3]}"
+    assert not deleted_present, (
+        f"{reader}: {len(deleted_present)} deleted keys present: {deleted_present[:3]}")
+    wrong = [(k, got[k], state[k]) for k in state if got[k] != state[k]]
+    assert not wrong, f"{reader}: {len(wrong)} keys hold an older value, e.g. {wrong[:3]}"
+    assert len(rows) == len(state)
+
+
 def assert_state(lake: Lake, table: str, state: dict) -> None:
     con = lake.connect()
     try:
         rows = con.execute(f"SELECT g, w, v, n FROM lake.{table}").fetchall()
     finally:
         con.close()
-    got: dict[tuple[str, int], tuple[int, int]] = {}
-    duplicates = 0
-    for g, w, v, n in rows:
-        duplicates += (g, w) in got
-        got[(g, w)] = (v, n)
-    assert duplicates == 0, f"{duplicates} keys have more than one row"
-    assert len(rows) == len(state)
-    missing = [k for k in state if k not in got]
-    deleted_present = [k for k in got if k not in state]
-    assert not missing, f"{len(missing)} live keys missing, e.g. {missing[:3]}"
-    assert not deleted_present, f"{len(deleted_present)} deleted keys present: {deleted_present[:3]}"
-    wrong = [(k, got[k], state[k]) for k in state if got[k] != state[k]]
-    assert not wrong, f"{len(wrong)} keys hold an older value, e.g. {wrong[:3]}"
+    check_rows(rows, state, "DuckDB ducklake")
 
 
 UPSERT = {"WEIR_UPSERT_KEY": "g,w", "WEIR_UPSERT_KEY_FROM": "kafka_key",
@@ -134,17 +140,18 @@ def test_a_changelog_lands_one_row_per_live_key_with_its_latest_value(kafka, bui
     assert "older rows deleted" in weir.log_path.read_text()
 
 
-def test_kill_loop_during_upserts_keeps_one_row_per_key(kafka, build_dir, tmp_path):
-    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique("changelog_kills")
+def upsert_kill_loop(bootstrap: str, build_dir, lake, topic: str, seed: int, committed,
+                     timeout: float) -> dict:
+    """Two processes in one group upsert a 100,000-record changelog (the key in the value,
+    the table partitioned by w) while 20 SIGKILLs hit them at random, each victim rejoining at
+    once (another rebalance); returns the expected state once `committed()` covers every
+    record and both processes stopped cleanly."""
     create_topic(bootstrap, topic, 8)
     records, state = changelog(100_000, seed=16)
-    # The key in the value this time (upsert.key_from value), and the table partitioned by w.
     values = []
     for key, value in records:
         body = None if value is None else json.dumps({**json.loads(key), **json.loads(value)})
         values.append((key, None if body is None else body.encode()))
-    lake = Lake(tmp_path / "lake")
     group = unique("group")
     settings = {"WEIR_UPSERT_KEY": "g,w", "WEIR_PARTITION_BY": "w",
                 "WEIR_FLUSH_MAX_BYTES": "2MiB"}
@@ -161,7 +168,7 @@ def test_kill_loop_during_upserts_keeps_one_row_per_key(kafka, build_dir, tmp_pa
 
     producer = threading.Thread(target=run, daemon=True)
     producer.start()
-    rng = random.Random(20261202)
+    rng = random.Random(seed)
     kills = 0
     try:
         while kills < 20:
@@ -172,13 +179,56 @@ def test_kill_loop_during_upserts_keeps_one_row_per_key(kafka, build_dir, tmp_pa
             victim.start(*FAST_GROUP_ARGS)  # rejoining forces another rebalance
         producer.join(timeout=180)
         assert not producer.is_alive()
-        # Each commit rewrites the delete files of every data file its keys touch: seconds per
-        # commit on a loaded machine (docs/ARCHITECTURE.md, "Upsert datasets", costs).
-        wait_for(lambda: ledger(lake) >= len(values), 900, "every record committed")
+        wait_for(lambda: committed() >= len(values), timeout, "every record committed")
     finally:
         codes = [w.stop() for w in workers]
     assert codes == [0, 0], "\n".join(w.log() for w in workers)
+    return state
+
+
+def test_kill_loop_during_upserts_keeps_one_row_per_key(kafka, build_dir, tmp_path):
+    lake = Lake(tmp_path / "lake")
+    # Each commit rewrites the delete files of every data file its keys touch: seconds per
+    # commit on a loaded machine (docs/ARCHITECTURE.md, "Upsert datasets", costs).
+    state = upsert_kill_loop(kafka["WEIR_TEST_KAFKA_BOOTSTRAP"], build_dir, lake,
+                             unique("changelog_kills"), 20261202, lambda: ledger(lake), 900)
     assert_state(lake, "agg", state)
+
+
+def produce_transactions(bootstrap: str, topic: str, partitions: int) -> dict:
+    """40 transactions of 250 keyed records, every other one aborted (overwriting committed keys
+    with v = -1 and adding keys of window 99 that must never appear), then a committed sentinel
+    (window -1) per partition; returns the expected state, sentinels included."""
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique("tx"),
+                         "linger.ms": 5})
+    producer.init_transactions(30)
+    state: dict[tuple[str, int], tuple[int, int]] = {}
+    for t in range(40):
+        producer.begin_transaction()
+        commit = t % 2 == 0
+        for i in range(250):
+            k = (t * 250 + i) % 5_000
+            key = key_of(k)
+            value = {"v": t * 1000 + i if commit else -1, "n": t}
+            producer.produce(topic, key=json.dumps(key).encode(),
+                             value=json.dumps(value).encode())
+            if not commit:
+                producer.produce(topic, key=json.dumps({"g": f"x{k}", "w": 99}).encode(),
+                                 value=json.dumps({"v": -1, "n": t}).encode())
+            else:
+                state[(key["g"], key["w"])] = (value["v"], value["n"])
+        producer.flush(30)  # every record acknowledged inside the transaction
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+    producer.begin_transaction()
+    for p in range(partitions):
+        producer.produce(topic, partition=p, key=json.dumps({"g": f"end{p}", "w": -1}).encode(),
+                         value=json.dumps({"v": 0, "n": 0}).encode())
+        state[(f"end{p}", -1)] = (0, 0)
+    producer.commit_transaction(30)
+    return state
 
 
 def test_aborted_transactions_never_land(kafka, build_dir, tmp_path):
@@ -188,39 +238,8 @@ def test_aborted_transactions_never_land(kafka, build_dir, tmp_path):
     create_topic(bootstrap, topic, partitions)
     lake = Lake(tmp_path / "lake")
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "agg", unique("group"), UPSERT).start()
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": unique("tx"),
-                         "linger.ms": 5})
-    producer.init_transactions(30)
-    state: dict[tuple[str, int], tuple[int, int]] = {}
     try:
-        for t in range(40):
-            producer.begin_transaction()
-            commit = t % 2 == 0
-            for i in range(250):
-                k = (t * 250 + i) % 5_000
-                key = key_of(k)
-                # An aborted transaction overwrites committed keys with v = -1 and adds keys
-                # of its own (window 99): none of it may appear.
-                value = {"v": t * 1000 + i if commit else -1, "n": t}
-                producer.produce(topic, key=json.dumps(key).encode(),
-                                 value=json.dumps(value).encode())
-                if not commit:
-                    producer.produce(topic, key=json.dumps({"g": f"x{k}", "w": 99}).encode(),
-                                     value=json.dumps({"v": -1, "n": t}).encode())
-                else:
-                    state[(key["g"], key["w"])] = (value["v"], value["n"])
-            producer.flush(30)  # every record acknowledged inside the transaction
-            if commit:
-                producer.commit_transaction(30)
-            else:
-                producer.abort_transaction(30)
-        # A committed sentinel per partition marks the end.
-        producer.begin_transaction()
-        for p in range(partitions):
-            producer.produce(topic, partition=p, key=json.dumps({"g": f"end{p}", "w": -1}).encode(),
-                             value=json.dumps({"v": 0, "n": 0}).encode())
-            state[(f"end{p}", -1)] = (0, 0)
-        producer.commit_transaction(30)
+        state = produce_transactions(bootstrap, topic, partitions)
         wait_for(lambda: lake.count("agg") > 0 and lake.scalar(
             "SELECT count(*) FROM lake.agg WHERE w = -1") == partitions, 240, "the sentinels")
     finally:
