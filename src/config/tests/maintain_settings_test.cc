@@ -4,20 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "config/load.h"
+#include "ingest_env.h"
 
 namespace weir::config {
 namespace {
 
-using Env = std::map<std::string, std::string>;
-
-Result<LoadedSettings> Load(const Env& env) {
-  LoadInput in;
-  in.environment = env;
-  in.environment["WEIR_KAFKA_BOOTSTRAP_SERVERS"] = "k:9092";
-  in.environment["WEIR_TOPIC"] = "events";
-  in.environment["WEIR_TABLE"] = "events";
-  return LoadIngestSettings(in);
-}
+using test_env::Env;
+using test_env::Load;
 
 TEST(MaintainSettings, PoliciesAndTheServePortLoadFromVariables) {
   auto loaded = Load({{"WEIR_MAINTAIN_TARGET_FILE_SIZE", "256MiB"},

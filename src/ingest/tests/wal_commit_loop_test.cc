@@ -49,8 +49,8 @@ class WalCommitLoopTest : public ::testing::Test {
   }
   WalCommitLoopOptions Options() {
     WalCommitLoopOptions options;
-    options.datasets = {{"events", Dir("events"), Spec("events"), Spec("events_rejects")},
-                        {"other", Dir("other"), Spec("other"), std::nullopt}};
+    options.datasets = {{"events", Dir("events"), Spec("events"), Spec("events_rejects"), {}},
+                        {"other", Dir("other"), Spec("other"), std::nullopt, {}}};
     options.upload_interval = std::chrono::hours(1);  // only the drain works
     options.commit_interval = std::chrono::hours(1);
     return options;
