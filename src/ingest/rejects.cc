@@ -3,7 +3,9 @@
 #include <arrow/builder.h>
 #include <fmt/format.h>
 
+#include "base/clock.h"
 #include "files/parquet_file_writer.h"
+#include "kafka/consumer.h"
 
 namespace weir::ingest {
 namespace {
@@ -43,6 +45,21 @@ std::vector<std::pair<std::string, lake::ColumnType>> RejectsColumns() {
           {"payload", ColumnType::kVarchar},        {"payload_bytes", ColumnType::kBigint},
           {"reason", ColumnType::kVarchar},         {"error", ColumnType::kVarchar},
           {"received_at", ColumnType::kTimestampTz}};
+}
+
+RejectRecord MakeReject(const kafka::Message& message, std::string_view reason, const Status& error,
+                        size_t payload_limit) {
+  RejectRecord reject;
+  reject.topic = std::string(message.topic);
+  reject.partition = message.partition;
+  reject.offset = message.offset;
+  if (!message.key_is_null) reject.key = SafeText(message.key, payload_limit);
+  reject.payload = SafeText(message.payload, payload_limit);
+  reject.payload_bytes = static_cast<int64_t>(message.payload.size());
+  reject.reason = std::string(reason);
+  reject.error = error.message();
+  reject.received_at_us = UnixMicros(Clock::System().Now());
+  return reject;
 }
 
 std::string SafeText(std::string_view bytes, size_t limit) {

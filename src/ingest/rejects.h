@@ -17,6 +17,10 @@
 #include "base/status.h"
 #include "lake/table.h"
 
+namespace weir::kafka {
+struct Message;
+}  // namespace weir::kafka
+
 namespace weir::ingest {
 
 struct RejectRecord {
@@ -30,6 +34,11 @@ struct RejectRecord {
   std::string error;               // the decoder's message
   int64_t received_at_us = 0;
 };
+
+// The reject of `message`, which the decoder or the mapping refused with `error` (`reason`:
+// its code): key and payload as SafeText of at most `payload_limit` bytes, received now.
+RejectRecord MakeReject(const kafka::Message& message, std::string_view reason, const Status& error,
+                        size_t payload_limit);
 
 // The rejects table's columns, in order.
 std::vector<std::pair<std::string, lake::ColumnType>> RejectsColumns();

@@ -319,17 +319,8 @@ void WalPipeline::Accept(const kafka::Message& message) {
       .Increment();
   if (!d.options.config.rejects_enabled) return;
   // As direct mode's reject; it goes to the partition's rejects segment at the next write.
-  RejectRecord reject;
-  reject.topic = tp.topic;
-  reject.partition = message.partition;
-  reject.offset = message.offset;
-  const auto limit = static_cast<size_t>(d.options.config.rejects_payload_limit);
-  if (!message.key_is_null) reject.key = SafeText(message.key, limit);
-  reject.payload = SafeText(message.payload, limit);
-  reject.payload_bytes = static_cast<int64_t>(message.payload.size());
-  reject.reason = detail->code();
-  reject.error = appended.message();
-  reject.received_at_us = UnixMicros(Clock::System().Now());
+  RejectRecord reject = MakeReject(message, detail->code(), appended,
+                                   static_cast<size_t>(d.options.config.rejects_payload_limit));
   d.rejects[message.partition].push_back(std::move(reject));
 }
 
