@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <arrow/io/interfaces.h>
 #include <arrow/type_traits.h>
@@ -411,6 +412,16 @@ Result<std::shared_ptr<arrow::Schema>> WithFieldIds(const arrow::Schema& schema,
         arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(ids[i])})));
   }
   return arrow::schema(std::move(fields), schema.metadata());
+}
+
+std::optional<int> FieldIdOf(const arrow::Field& field) {
+  const auto& metadata = field.metadata();
+  if (metadata == nullptr) return std::nullopt;
+  const int found = metadata->FindKey("PARQUET:field_id");
+  if (found < 0) return std::nullopt;
+  const auto id = ParseInt64Text(metadata->value(found));
+  if (!id || *id < 0 || *id > std::numeric_limits<int>::max()) return std::nullopt;
+  return static_cast<int>(*id);
 }
 
 }  // namespace weir::files

@@ -103,4 +103,7 @@ class ParquetFileWriter {
 Result<std::shared_ptr<arrow::Schema>> WithFieldIds(const arrow::Schema& schema,
                                                     const std::vector<int>& ids);
 
+// The field id a field read from Parquet carries ("PARQUET:field_id"), if any.
+std::optional<int> FieldIdOf(const arrow::Field& field);
+
 }  // namespace weir::files

@@ -30,6 +30,16 @@ struct PositionDeletes {
   std::string data_file_path;
 };
 
+// An equality delete file (Iceberg) that applies to a data file, which a rewrite of that data
+// file applies by value: the rows of the data file whose columns `field_ids` equal one of the
+// delete file's rows (a null equals a null) are not written again. The delete file stays in
+// the table while a live data file it applies to remains; the rewrite snapshot drops it once
+// none does (Table::Rewrite's `equality_deletes`).
+struct EqualityDeletes {
+  std::string path;  // the delete file, in the table's file system
+  std::vector<int> field_ids;
+};
+
 // One file of the current snapshot.
 struct LakeFile {
   std::string path;  // the table file system's path
@@ -40,8 +50,8 @@ struct LakeFile {
   // of the table's current partitioning.
   std::vector<std::optional<std::string>> partition_values;
   // Whether Table::Rewrite may replace this data file: false when deletes apply to it that a
-  // rewrite cannot apply (DuckLake: deletes inlined into the catalog; Iceberg: equality deletes,
-  // deletion vectors, position delete files that name other data files too), when it was
+  // rewrite cannot apply (DuckLake: deletes inlined into the catalog; Iceberg: deletion vectors,
+  // position delete files that name other data files too), when it was
   // written under another partitioning than the current one, or when it maps its columns
   // otherwise than by the table's field ids (a file registered from outside).
   bool rewritable = false;
@@ -51,6 +61,9 @@ struct LakeFile {
   int64_t deleted_rows = 0;
   // Why a data file is not rewritable, when that is deletes (empty otherwise).
   std::string not_rewritable_reason;
+  // Data files: the equality delete files a rewrite applies by value (their deleted rows are
+  // known only once the rows are read: not in deleted_rows).
+  std::vector<EqualityDeletes> equality_deletes;
 };
 
 // One snapshot the catalog keeps. DuckLake's snapshots belong to the whole catalog, not to

@@ -93,6 +93,12 @@ struct RewriteRequest {
   // the table with them. Every live delete file that applies to a removed file must be here, or
   // the rewrite is refused (kTableChanged): its deletes would be lost.
   std::vector<std::string> remove_deletes;
+  // The equality delete files applied by value while rewriting `remove` (LakeFile::
+  // equality_deletes; Iceberg only) and the rows of `remove` they left out. They stay in the
+  // table while another live data file they apply to remains. As with position deletes, a live
+  // equality delete file that applies to a removed file and is not here refuses the rewrite.
+  std::vector<std::string> equality_deletes;
+  int64_t equality_deleted_rows = 0;
   std::vector<DataFile> add;
   std::string message;  // stored with the snapshot for audit
 };

@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iterator>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -13,6 +18,7 @@
 #include <parquet/arrow/reader.h>
 
 #include "files/rolling_parquet_writer.h"
+#include "maintain/equality_deletes.h"
 #include "maintain/sorted_merge.h"
 
 namespace weir::maintain {
@@ -89,6 +95,8 @@ struct RunOutput {
   std::vector<lake::DataFile> files;
   std::vector<std::string> paths;  // in the table's file system
   bool sorted = false;
+  // Rows of the inputs left out by their equality delete files (and by no position delete).
+  int64_t equality_deleted_rows = 0;
 };
 
 // Merges the run's inputs into new files of the target size; on any error nothing it wrote
@@ -97,17 +105,26 @@ Result<RunOutput> WriteRun(lake::Table& table, const CompactionRun& run,
                            const CompactionOptions& options) {
   std::vector<MergeInput> inputs;
   const auto fs = table.filesystem();
+  RunOutput out;
+  EqualityDeletes equality(fs);
   for (const auto& file : run.inputs) {
     MergeInput input{file.path, {}};
     if (!file.deletes.empty()) {
       WEIR_ASSIGN_OR_RAISE(input.deleted, DeletedPositions(*fs, file));
+    }
+    if (!file.equality_deletes.empty()) {
+      WEIR_ASSIGN_OR_RAISE(const auto by_value, equality.DeletedPositions(file));
+      std::vector<int64_t> both;
+      std::set_union(input.deleted.begin(), input.deleted.end(), by_value.begin(), by_value.end(),
+                     std::back_inserter(both));
+      out.equality_deleted_rows += static_cast<int64_t>(both.size() - input.deleted.size());
+      input.deleted = std::move(both);
     }
     inputs.push_back(std::move(input));
   }
   WEIR_ASSIGN_OR_RAISE(auto merge,
                        SortedMerge::Open(fs, inputs, table.columns(),
                                          MergeOptions{options.sort_keys, options.batch_rows}));
-  RunOutput out;
   out.sorted = merge->sorted();
   std::vector<std::string> relative;
   files::RollingParquetWriter writer(fs, merge->schema(), options.file, options.target_file_bytes,
@@ -132,10 +149,12 @@ Result<RunOutput> WriteRun(lake::Table& table, const CompactionRun& run,
   }
   auto infos = writer.Finish();
   if (!infos.ok()) return fail(infos.status());
-  if (merge->rows_read() != run.input_rows || merge->rows_deleted() != run.deleted_rows) {
+  if (merge->rows_read() != run.input_rows ||
+      merge->rows_deleted() != run.deleted_rows + out.equality_deleted_rows) {
     return fail(Status::Invalid("the files to compact hold ", merge->rows_read(), " rows of which ",
                                 merge->rows_deleted(), " deleted, the catalog says ",
-                                run.input_rows, " and ", run.deleted_rows));
+                                run.input_rows, " and ", run.deleted_rows, " (and ",
+                                out.equality_deleted_rows, " by equality deletes)"));
   }
   for (size_t k = 0; k < infos->size(); ++k) {
     out.paths.push_back(table.DataDirectory() + relative[k]);
@@ -143,6 +162,26 @@ Result<RunOutput> WriteRun(lake::Table& table, const CompactionRun& run,
   }
   return out;
 }
+
+#ifndef NDEBUG
+// The race tests' pause (debug builds only): with WEIR_TEST_COMPACT_PAUSE naming a file, each
+// run, its files written and its commit not yet tried, creates that file and waits (up to 5
+// minutes) until the test deletes it, so a test can commit between the plan and the commit.
+void PauseBeforeCommit() {
+  const char* marker = std::getenv("WEIR_TEST_COMPACT_PAUSE");
+  if (marker == nullptr || *marker == '\0') return;
+  std::FILE* f = std::fopen(marker, "w");
+  if (f == nullptr) return;
+  std::fclose(f);
+  spdlog::info("WEIR_TEST_COMPACT_PAUSE: waiting for {} to be deleted", marker);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (std::filesystem::exists(marker) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+#else
+void PauseBeforeCommit() {}
+#endif
 
 }  // namespace
 
@@ -242,11 +281,16 @@ Result<CompactionReport> Compact(lake::Table& table, const lake::TableInspection
   for (const auto& run : runs) {
     auto written = WriteRun(table, run, options);
     if (!written.ok()) return WithContext(written.status(), "compacting " + table.name());
+    report.rows -= written->equality_deleted_rows;
     lake::RewriteRequest request;
+    std::set<std::string> by_value;
     for (const auto& file : run.inputs) {
       request.remove.push_back(file.path);
       for (const auto& deletes : file.deletes) request.remove_deletes.push_back(deletes.path);
+      for (const auto& deletes : file.equality_deletes) by_value.insert(deletes.path);
     }
+    request.equality_deletes.assign(by_value.begin(), by_value.end());
+    request.equality_deleted_rows = written->equality_deleted_rows;
     request.add = written->files;
     request.message =
         fmt::format("weir compaction: {} files → {}", run.inputs.size(), written->files.size());
@@ -254,11 +298,13 @@ Result<CompactionReport> Compact(lake::Table& table, const lake::TableInspection
       ++report.runs_committed;
       report.files_replaced += static_cast<int64_t>(run.inputs.size());
       report.bytes_replaced += run.input_bytes;
-      report.deletes_applied += run.deleted_rows;
+      report.deletes_applied += run.deleted_rows + written->equality_deleted_rows;
+      report.equality_deletes_applied += written->equality_deleted_rows;
       report.delete_files_dropped += run.delete_files;
       report.files_out += static_cast<int64_t>(written->files.size());
       for (const auto& f : written->files) report.bytes_out += f.info.size_bytes;
     };
+    PauseBeforeCommit();
     bool done = false;
     for (int attempt = 0; attempt < options.max_attempts && !done; ++attempt) {
       auto result = table.Rewrite(request);
@@ -328,6 +374,7 @@ nlohmann::json CompactionToJson(const CompactionReport& r, bool dry_run) {
           {"deleted_rows", r.deleted_rows},
           {"deletes_applied", r.deletes_applied},
           {"delete_files_dropped", r.delete_files_dropped},
+          {"equality_deletes_applied", r.equality_deletes_applied},
           {"files_not_rewritable", r.files_not_rewritable},
           {"files_replaced", r.files_replaced},
           {"bytes_replaced", r.bytes_replaced},

@@ -9,9 +9,11 @@
 // merged whenever a partition has `min_small_files` of them; medium (up to `large_file_bytes`,
 // default target / 2) only once a partition has `min_medium_files` of them, which is rare;
 // large never. Position delete files are applied while rewriting (the deleted rows are not
-// written; the delete files leave the table in the same snapshot); files other deletes apply to
-// (DuckLake's inlined deletes, Iceberg's equality deletes and deletion vectors), or written
-// under an older partitioning, are left alone (lake/inspection.h `rewritable`).
+// written; the delete files leave the table in the same snapshot), and so are Iceberg's
+// equality delete files, by value (maintain/equality_deletes.h; each leaves the table with the
+// last live data file it applies to); files other deletes apply to (DuckLake's inlined
+// deletes, Iceberg's deletion vectors), or written under an older partitioning, are left alone
+// (lake/inspection.h `rewritable`).
 //
 // Safe while ingest runs: ingest only adds files, a rewrite only replaces files it read, and the
 // offset ledger is never touched. A rewrite that loses the race to a commit is retried (the
@@ -73,8 +75,12 @@ struct CompactionReport {
   int64_t conflicts_retried = 0;
   int64_t files_in = 0, bytes_in = 0, rows = 0;  // of the planned runs (rows: those written)
   int64_t deleted_rows = 0;  // rows of the planned runs' inputs their delete files delete
-  // Of the committed runs: the deleted rows left out, and the delete files that left the table.
+  // Of the committed runs: the deleted rows left out, and the position delete files that left
+  // the table (equality delete files leave it once no live data file they apply to remains:
+  // the snapshot's removed-equality-delete-files).
   int64_t deletes_applied = 0, delete_files_dropped = 0;
+  // Of deletes_applied, the rows left out by equality delete files (Iceberg upsert tables).
+  int64_t equality_deletes_applied = 0;
   // Live data files left alone because deletes apply to them that a rewrite cannot apply (or
   // another partitioning, or columns not mapped by field id): `lake::LakeFile::rewritable`
   // false. Position delete files are applied: their rows are left out of the new files.

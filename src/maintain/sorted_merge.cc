@@ -26,18 +26,6 @@ namespace {
 // must not hold a descriptor per input); larger ones stream from the store.
 constexpr int64_t kReadWholeBelow = int64_t{4} << 20;
 
-int FieldIdOf(const arrow::Field& field) {
-  const auto& metadata = field.metadata();
-  if (metadata == nullptr) return -1;
-  const int found = metadata->FindKey("PARQUET:field_id");
-  if (found < 0) return -1;
-  try {
-    return std::stoi(metadata->value(found));
-  } catch (...) {
-    return -1;
-  }
-}
-
 // The wider of two types of one column (a promotion happened between the files), else `a`.
 std::shared_ptr<arrow::DataType> Wider(const std::shared_ptr<arrow::DataType>& a,
                                        const std::shared_ptr<arrow::DataType>& b) {
@@ -298,7 +286,7 @@ Result<std::unique_ptr<SortedMerge>> SortedMerge::Open(std::shared_ptr<arrow::fs
     std::shared_ptr<arrow::DataType> type;
     for (const auto& schema : schemas) {
       for (const auto& field : schema->fields()) {
-        if (FieldIdOf(*field) != column.id) continue;
+        if (files::FieldIdOf(*field) != column.id) continue;
         type = type ? Wider(type, field->type()) : field->type();
       }
     }
@@ -312,7 +300,7 @@ Result<std::unique_ptr<SortedMerge>> SortedMerge::Open(std::shared_ptr<arrow::fs
     cursor.source.assign(ids.size(), -1);
     for (size_t c = 0; c < ids.size(); ++c) {
       for (int f = 0; f < schemas[i]->num_fields(); ++f) {
-        if (FieldIdOf(*schemas[i]->field(f)) == ids[c]) cursor.source[c] = f;
+        if (files::FieldIdOf(*schemas[i]->field(f)) == ids[c]) cursor.source[c] = f;
       }
     }
   }

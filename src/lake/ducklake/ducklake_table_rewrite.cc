@@ -28,6 +28,10 @@ Result<CommitResult> DuckLakeTable::Rewrite(const RewriteRequest& request) {
   if (request.remove.empty() || (request.add.empty() && request.remove_deletes.empty())) {
     return Status::Invalid("a rewrite of ", qualified_name_, " removes and adds files");
   }
+  if (!request.equality_deletes.empty()) {
+    return Status::Invalid("a rewrite of ", qualified_name_,
+                           " names equality delete files, which DuckLake does not have");
+  }
   WEIR_ASSIGN_OR_RAISE(const auto hold, catalog_->LockForWrite());
   WEIR_RETURN_NOT_OK(db_->Begin());
   auto result = TryRewrite(request);

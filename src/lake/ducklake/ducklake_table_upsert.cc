@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "files/object_names.h"
+#include "files/parquet_file_writer.h"
 #include "lake/ducklake/ducklake_catalog.h"
 #include "lake/ducklake/ducklake_table.h"
 #include "lake/row_keys.h"
@@ -71,16 +72,6 @@ bool MayHold(const PruneColumn& c, const std::optional<std::string>& min,
   }
   const auto it = std::lower_bound(c.texts.begin(), c.texts.end(), *min);
   return it != c.texts.end() && *it <= *max;
-}
-
-std::optional<int> FieldId(const arrow::Field& field) {
-  const auto& metadata = field.metadata();
-  if (!metadata) return std::nullopt;
-  const int found = metadata->FindKey("PARQUET:field_id");
-  if (found < 0) return std::nullopt;
-  const auto id = ParseInt(metadata->value(found));
-  if (!id) return std::nullopt;
-  return static_cast<int>(*id);
 }
 
 Result<std::unique_ptr<parquet::arrow::FileReader>> OpenParquet(arrow::fs::FileSystem& fs,
@@ -200,7 +191,7 @@ Result<DuckLakeTable::DeletePlan> DuckLakeTable::PlanKeyDeletes(const KeyDeletes
     for (const Column* column : key_columns) {
       int field = -1;
       for (int f = 0; column != nullptr && f < schema->num_fields(); ++f) {
-        if (FieldId(*schema->field(f)) == column->id) field = f;
+        if (files::FieldIdOf(*schema->field(f)) == column->id) field = f;
       }
       for (int f = 0; column != nullptr && field < 0 && f < schema->num_fields(); ++f) {
         if (SameName(schema->field(f)->name(), column->name)) field = f;

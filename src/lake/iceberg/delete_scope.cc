@@ -6,12 +6,14 @@
 namespace weir::lake::iceberg {
 namespace {
 
-bool IsPuffin(const DataFile& f) {
+std::string FormatOf(const DataFile& f) {
   std::string format = f.file_format;
   std::transform(format.begin(), format.end(), format.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return format == "PUFFIN";
+  return format;
 }
+bool IsPuffin(const DataFile& f) { return FormatOf(f) == "PUFFIN"; }
+bool IsParquet(const DataFile& f) { return FormatOf(f) == "PARQUET"; }
 
 const std::string* Bound(const std::map<int, std::string>& bounds) {
   const auto found = bounds.find(kDeleteFilePathFieldId);
@@ -31,7 +33,7 @@ DeleteScope ScopeOf(const ScopedFile& deletes, const ScopedFile& data) {
         (deletes.spec_id != data.spec_id || d.partition != f.partition)) {
       return DeleteScope::kNone;
     }
-    return DeleteScope::kOther;
+    return d.equality_ids.empty() || !IsParquet(d) ? DeleteScope::kOther : DeleteScope::kEquality;
   }
   if (d.content != FileContent::kPositionDeletes) return DeleteScope::kNone;
   if (delete_seq < data_seq) return DeleteScope::kNone;
@@ -53,7 +55,10 @@ DeleteScope ScopeOf(const ScopedFile& deletes, const ScopedFile& data) {
 
 std::string UnappliedReason(const ManifestEntry& deletes) {
   const DataFile& d = deletes.data_file;
-  if (d.content == FileContent::kEqualityDeletes) return "equality deletes";
+  if (d.content == FileContent::kEqualityDeletes) {
+    return d.equality_ids.empty() ? "equality deletes of no column"
+                                  : "equality deletes not in Parquet";
+  }
   if (IsPuffin(d)) return "deletion vectors";
   return "position delete files that may name other data files too";
 }

@@ -3,8 +3,8 @@
 // same tuple) whose data sequence number is not above its own; an equality delete file to those
 // whose data sequence number is below its own, in its partition or, with an unpartitioned spec,
 // in every partition. Compaction (IcebergTable::Inspect, BuildReplace) uses it to apply the
-// position delete files that name one data file only and to leave alone every data file other
-// deletes may apply to.
+// position delete files that name one data file only and the Parquet equality delete files (by
+// value), and to leave alone every data file other deletes may apply to.
 #pragma once
 
 #include <string>
@@ -20,8 +20,10 @@ inline constexpr int kDeleteFilePathFieldId = 2147483546;
 enum class DeleteScope {
   kNone,      // the delete file does not apply to the data file
   kThisFile,  // a Parquet position delete file naming this data file only: a rewrite applies it
-  kOther,     // it may apply, and a rewrite cannot apply it (equality deletes, a deletion vector,
-              // position deletes that may name other data files too)
+  kEquality,  // a Parquet equality delete file that applies: a rewrite applies it by value
+  kOther,     // it may apply, and a rewrite cannot apply it (a deletion vector, position
+              // deletes that may name other data files too, equality deletes of no column or
+              // not in Parquet)
 };
 
 struct ScopedFile {

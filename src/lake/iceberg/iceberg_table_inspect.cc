@@ -93,7 +93,8 @@ Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadat
                       .rewritable = false,
                       .deletes = {},
                       .deleted_rows = 0,
-                      .not_rewritable_reason = {}};
+                      .not_rewritable_reason = {},
+                      .equality_deletes = {}};
         // Rewritable: a data file of the default spec (its partition tuple is the table's).
         file.rewritable =
             file.kind == LakeFileKind::kData && manifest.partition_spec_id == m.default_spec_id();
@@ -108,8 +109,9 @@ Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadat
       }
     }
   }
-  // The deletes of each data file: Parquet position delete files naming it alone are applied
-  // by a rewrite; any other delete that may apply leaves it as it is (delete_scope.h).
+  // The deletes of each data file: Parquet position delete files naming it alone and Parquet
+  // equality delete files are applied by a rewrite; any other delete that may apply leaves it
+  // as it is (delete_scope.h).
   std::map<std::string, std::vector<const Current*>> deletes_by_partition;
   std::vector<const Current*> global_deletes;
   const auto partition_key = [](const Current& c) {
@@ -144,6 +146,10 @@ Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadat
         case DeleteScope::kThisFile:
           file.deletes.push_back({out.live[d->live].path, c.entry.data_file.file_path});
           file.deleted_rows += d->entry.data_file.record_count;
+          break;
+        case DeleteScope::kEquality:
+          file.equality_deletes.push_back(
+              {out.live[d->live].path, d->entry.data_file.equality_ids});
           break;
         case DeleteScope::kOther:
           file.rewritable = false;

@@ -41,6 +41,7 @@ Result<lake::CommitResult> IcebergTable::Rewrite(const RewriteRequest& request) 
   ReplaceRequest replace;
   replace.remove.insert(request.remove.begin(), request.remove.end());
   replace.remove_deletes.insert(request.remove_deletes.begin(), request.remove_deletes.end());
+  replace.equality_deletes.insert(request.equality_deletes.begin(), request.equality_deletes.end());
   int64_t added_rows = 0;
   for (const auto& file : request.add) {
     WEIR_ASSIGN_OR_RAISE(auto data_file, ManifestFileOf(file));
@@ -73,6 +74,14 @@ Result<lake::CommitResult> IcebergTable::Rewrite(const RewriteRequest& request) 
                                       replace.remove_deletes.size() - check.found_deletes,
                                       replace.remove_deletes.size()));
   }
+  if (check.found_equality != replace.equality_deletes.size()) {
+    remove_written();
+    return RewriteOutcome(
+        CommitStatus::kTableChanged,
+        fmt::format("{} of the {} equality delete files applied are no longer live",
+                    replace.equality_deletes.size() - check.found_equality,
+                    replace.equality_deletes.size()));
+  }
   if (!check.blocked.empty()) {
     remove_written();
     return RewriteOutcome(
@@ -80,10 +89,12 @@ Result<lake::CommitResult> IcebergTable::Rewrite(const RewriteRequest& request) 
         "deletes apply to files to rewrite that the rewrite did not apply: " + check.blocked);
   }
   const int64_t removed_rows = std::stoll(pending.snapshot.summary["deleted-records"]);
-  if (removed_rows - check.deleted_rows != added_rows) {
+  if (removed_rows - check.deleted_rows - request.equality_deleted_rows != added_rows) {
     remove_written();
     return Status::Invalid("a rewrite of ", name_, " adds ", added_rows, " rows for the ",
-                           removed_rows, " it removes less the ", check.deleted_rows, " deleted");
+                           removed_rows, " it removes less the ", check.deleted_rows,
+                           " deleted by position and the ", request.equality_deleted_rows,
+                           " by equality");
   }
   auto committed = store_->Commit(ident_, current_, pending.metadata,
                                   {pending.snapshot, std::nullopt}, pending.written);

@@ -69,6 +69,10 @@ struct ReplaceRequest {
   // Position delete files applied by the rewrite (fs paths): they leave the table with the
   // data files they name, as DELETED entries of their delete manifests.
   std::set<std::string> remove_deletes;
+  // Equality delete files applied by value (fs paths): each stays as an EXISTING entry while a
+  // live data file it applies to remains, and becomes a DELETED one when the rewrite removed
+  // the last (the new files' sequence number is above its own: it applies to none of them).
+  std::set<std::string> equality_deletes;
   std::vector<DataFile> files;
   std::map<std::string, std::string> extra_summary;
   int64_t now_ms = 0;
@@ -81,12 +85,16 @@ struct ReplaceRequest {
 // is still built, so its written files are listed for deletion).
 // `found_deletes` is how many of `remove_deletes` were live, `deleted_rows` the positions
 // they delete; `blocked` names a live delete file that applies to a removed data file and is
-// not among `remove_deletes` (its deletes would be lost), or one of `remove_deletes` that names
-// no removed file: the caller gives the rewrite up.
+// not among `remove_deletes` or `equality_deletes` (its deletes would be lost), or one of
+// `remove_deletes` that names no removed file: the caller gives the rewrite up.
+// `found_equality` is how many of `equality_deletes` were live, `equality_files_dropped` how
+// many of them left the table.
 struct ReplaceCheck {
   size_t found = 0;
   size_t found_deletes = 0;
   int64_t deleted_rows = 0;
+  size_t found_equality = 0;
+  int64_t equality_files_dropped = 0;
   std::string blocked;
 };
 Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& base,

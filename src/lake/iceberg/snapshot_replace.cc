@@ -64,10 +64,14 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
     ++created;
   }
 
-  // The removed data files, for the deletes that apply to them.
-  std::vector<ManifestEntry> removed_entries;
-  std::vector<ScopedFile> removed;
+  // The removed data files, for the deletes that apply to them; with delete files in the table,
+  // the data files that remain, for the equality delete files that still apply to one.
+  std::vector<ManifestEntry> removed_entries, remaining_entries;
+  std::vector<ScopedFile> removed, remaining;
   std::vector<const ManifestFile*> delete_manifests;
+  const bool any_delete_manifest =
+      std::any_of(existing.begin(), existing.end(),
+                  [](const ManifestFile& m) { return m.content != ManifestContent::kData; });
   for (const ManifestFile& manifest : existing) {
     if (manifest.content != ManifestContent::kData) {
       delete_manifests.push_back(&manifest);
@@ -97,6 +101,11 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
         e.snapshot_id = snapshot_id;  // the snapshot that deleted it
       } else {
         e.status = EntryStatus::kExisting;
+        if (any_delete_manifest) {
+          remaining_entries.push_back(e);
+          remaining.push_back(
+              {nullptr, manifest.partition_spec_id, manifest_spec->is_unpartitioned()});
+        }
       }
       kept.push_back(std::move(e));
     }
@@ -115,10 +124,23 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
   }
 
   for (size_t i = 0; i < removed.size(); ++i) removed[i].entry = &removed_entries[i];
+  for (size_t i = 0; i < remaining.size(); ++i) remaining[i].entry = &remaining_entries[i];
+  const auto in_removed_partition = [&](const ScopedFile& deletes) {
+    return std::any_of(removed.begin(), removed.end(), [&](const ScopedFile& data) {
+      return deletes.spec_unpartitioned ||
+             (deletes.spec_id == data.spec_id &&
+              deletes.entry->data_file.partition == data.entry->data_file.partition);
+    });
+  };
+  const auto applies_to_remaining = [&](const ScopedFile& deletes) {
+    return std::any_of(remaining.begin(), remaining.end(), [&](const ScopedFile& data) {
+      return ScopeOf(deletes, data) != DeleteScope::kNone;
+    });
+  };
 
   // Delete manifests: the applied delete files become DELETED entries; any other live delete
   // file that applies to a removed data file blocks the rewrite.
-  int64_t dropped_files = 0, dropped_positions = 0;
+  int64_t dropped_files = 0, dropped_positions = 0, dropped_equality_deletes = 0;
   for (const ManifestFile* manifest : delete_manifests) {
     const PartitionSpec* manifest_spec = base.SpecById(manifest->partition_spec_id);
     if (manifest_spec == nullptr) {
@@ -139,15 +161,37 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
       WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(e.data_file.file_path));
       const ScopedFile scoped{&e, manifest->partition_spec_id, manifest_spec->is_unpartitioned()};
       const bool applied = request.remove_deletes.contains(path);
+      const bool applied_by_value = request.equality_deletes.contains(path);
       bool names_removed = false;
       for (const ScopedFile& data : removed) {
         const DeleteScope scope = ScopeOf(scoped, data);
         if (scope == DeleteScope::kNone) continue;
         if (applied && scope == DeleteScope::kThisFile) {
           names_removed = true;
+        } else if (applied_by_value && scope == DeleteScope::kEquality) {
+          continue;
         } else if (check.blocked.empty()) {
-          check.blocked = e.data_file.file_path + " (" + UnappliedReason(e) + ") applies to " +
+          const std::string reason = scope == DeleteScope::kEquality
+                                         ? "equality deletes the rewrite did not apply"
+                                         : UnappliedReason(e);
+          check.blocked = e.data_file.file_path + " (" + reason + ") applies to " +
                           data.entry->data_file.file_path;
+        }
+      }
+      if (applied_by_value) ++check.found_equality;
+      // An equality delete file applied, or of a partition the rewrite touched, that no
+      // remaining data file needs any more (it applies to no later file either: their
+      // sequence numbers are above its own) leaves the table.
+      if (e.data_file.content == FileContent::kEqualityDeletes &&
+          (applied_by_value || in_removed_partition(scoped))) {
+        if (!applies_to_remaining(scoped)) {
+          touched = true;
+          ++check.equality_files_dropped;
+          dropped_equality_deletes += e.data_file.record_count;
+          e.status = EntryStatus::kDeleted;
+          e.snapshot_id = snapshot_id;
+          kept.push_back(std::move(e));
+          continue;
         }
       }
       if (applied) {
@@ -215,14 +259,23 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
        {"total-delete-files", "total-position-deletes", "total-equality-deletes"}) {
     bool known = true;
     int64_t value = SummaryLong(*parent, key, known);
-    if (std::string_view(key) == "total-delete-files") value -= dropped_files;
+    if (std::string_view(key) == "total-delete-files") {
+      value -= dropped_files + check.equality_files_dropped;
+    }
     if (std::string_view(key) == "total-position-deletes") value -= dropped_positions;
+    if (std::string_view(key) == "total-equality-deletes") value -= dropped_equality_deletes;
     if (known) summary[key] = std::to_string(std::max<int64_t>(0, value));
   }
+  if (dropped_files + check.equality_files_dropped > 0) {
+    summary["removed-delete-files"] = std::to_string(dropped_files + check.equality_files_dropped);
+  }
   if (dropped_files > 0) {
-    summary["removed-delete-files"] = std::to_string(dropped_files);
     summary["removed-position-delete-files"] = std::to_string(dropped_files);
     summary["removed-position-deletes"] = std::to_string(dropped_positions);
+  }
+  if (check.equality_files_dropped > 0) {
+    summary["removed-equality-delete-files"] = std::to_string(check.equality_files_dropped);
+    summary["removed-equality-deletes"] = std::to_string(dropped_equality_deletes);
   }
   summary["manifests-created"] = std::to_string(created);
   summary["manifests-replaced"] = std::to_string(replaced);

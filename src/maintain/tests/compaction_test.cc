@@ -1,13 +1,17 @@
 #include "maintain/compaction.h"
 
 #include <filesystem>
+#include <optional>
 
 #include <arrow/array/builder_binary.h>
 #include <arrow/array/builder_primitive.h>
 #include <arrow/filesystem/localfs.h>
 #include <gtest/gtest.h>
 
+#include "assert_status.h"
+
 #include "files/parquet_file_writer.h"
+#include "maintain/equality_deletes.h"
 #include "maintain/policy.h"
 #include "maintain/sorted_merge.h"
 
@@ -18,8 +22,8 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 
 lake::LakeFile File(const std::string& path, int64_t bytes, std::string partition,
                     bool rewritable = true) {
-  return lake::LakeFile{path, lake::LakeFileKind::kData, bytes, 10, {partition}, rewritable, {}, 0,
-                        {}};
+  return lake::LakeFile{
+      path, lake::LakeFileKind::kData, bytes, 10, {partition}, rewritable, {}, 0, {}, {}};
 }
 
 TEST(PlanCompactionTest, MergesSmallFilesPerPartitionAndLeavesLargeOnesAlone) {
@@ -203,6 +207,65 @@ TEST_F(SortedMergeTest, SkipsDeletedPositionsAcrossBatches) {
   EXPECT_EQ(ids, (std::vector<int32_t>{3, 6, 8, 9}));
   EXPECT_EQ(merge->rows_read(), 10);
   EXPECT_EQ(merge->rows_deleted(), 6);
+}
+
+// Equality deletes by value: each delete file's key columns (by field id) against the data
+// file's, across integer widths, a key column the data file lacks reading as null (a null equal
+// to a null), several delete files unioned; a delete file without one of its equality columns
+// is an error naming it.
+TEST_F(SortedMergeTest, EqualityDeletesDeleteTheRowsWhoseKeysMatchByValue) {
+  const auto write = [&](const std::string& name, std::vector<std::shared_ptr<arrow::Field>> fields,
+                         std::vector<std::shared_ptr<arrow::Array>> columns,
+                         const std::vector<int>& ids) {
+    auto schema = *files::WithFieldIds(*arrow::schema(fields), ids);
+    const std::string path = dir_ + "/" + name;
+    auto writer = *files::ParquetFileWriter::Create(fs_, path, schema, files::FileConfig{});
+    const int64_t rows = columns.front()->length();
+    EXPECT_TRUE(writer->Append(*arrow::RecordBatch::Make(schema, rows, columns)).ok());
+    EXPECT_TRUE(writer->Finish().ok());
+    return path;
+  };
+  const auto longs = [](const std::vector<std::optional<int64_t>>& values) {
+    arrow::Int64Builder b;
+    for (const auto& v : values) EXPECT_TRUE((v ? b.Append(*v) : b.AppendNull()).ok());
+    return *b.Finish();
+  };
+  const auto strings = [](const std::vector<std::string>& values) {
+    arrow::StringBuilder b;
+    EXPECT_TRUE(b.AppendValues(values).ok());
+    return *b.Finish();
+  };
+  lake::LakeFile data;
+  data.path = Write("data.parquet", {1, 2, 3, 4, 5}, true);  // int32 ids (1), names n1.. (2)
+  data.record_count = 5;
+  const std::string by_id =
+      write("by_id.parquet", {arrow::field("id", arrow::int64())}, {longs({2, 5, 99})}, {1});
+  const std::string by_name =
+      write("by_name.parquet", {arrow::field("name", arrow::utf8())}, {strings({"n4"})}, {2});
+  // Field 3 is not in the data file: its rows read null there, so (3, null) deletes id 3 and
+  // (1, 7) deletes nothing.
+  const std::string with_missing = write(
+      "missing.parquet", {arrow::field("id", arrow::int64()), arrow::field("x", arrow::int64())},
+      {longs({3, 1}), longs({std::nullopt, 7})}, {1, 3});
+  data.equality_deletes = {{by_id, {1}}, {by_name, {2}}, {with_missing, {1, 3}}};
+  EqualityDeletes deletes(fs_);
+  ASSERT_OK_AND_ASSIGN(const auto positions, deletes.DeletedPositions(data));
+  EXPECT_EQ(positions, (std::vector<int64_t>{1, 2, 3, 4}));
+  // The key sets are kept: a second file of the run reads no delete file again.
+  std::filesystem::remove(by_id);
+  lake::LakeFile other = data;
+  other.path = Write("other.parquet", {2, 6}, true);
+  other.equality_deletes = {{by_id, {1}}};
+  ASSERT_OK_AND_ASSIGN(const auto again, deletes.DeletedPositions(other));
+  EXPECT_EQ(again, (std::vector<int64_t>{0}));
+
+  lake::LakeFile bad = data;
+  bad.equality_deletes = {{by_name, {1}}};
+  const auto refused = EqualityDeletes(fs_).DeletedPositions(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(by_name + " has no column of field id 1"),
+            std::string::npos)
+      << refused.status().ToString();
 }
 
 }  // namespace

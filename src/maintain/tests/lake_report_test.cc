@@ -33,7 +33,7 @@ class LakeReportTest : public ::testing::Test {
   }
   void Live(const std::string& path, int64_t bytes, int64_t rows,
             lake::LakeFileKind kind = lake::LakeFileKind::kData) {
-    inspection_.live.push_back(lake::LakeFile{path, kind, bytes, rows, {}, false, {}, 0, {}});
+    inspection_.live.push_back(lake::LakeFile{path, kind, bytes, rows, {}, false, {}, 0, {}, {}});
     inspection_.referenced.insert(path);
   }
   int64_t Now() const {
@@ -73,7 +73,7 @@ TEST_F(LakeReportTest, CountsFilesRowsBytesAndBucketsBySize) {
 TEST_F(LakeReportTest, BucketBoundsAreUpperExclusive) {
   for (int64_t bytes : {(int64_t{1} << 20) - 1, int64_t{1} << 20, int64_t{600} << 20}) {
     inspection_.live.push_back(
-        lake::LakeFile{"x", lake::LakeFileKind::kData, bytes, 1, {}, false, {}, 0, {}});
+        lake::LakeFile{"x", lake::LakeFileKind::kData, bytes, 1, {}, false, {}, 0, {}, {}});
   }
   auto report = BuildReport(inspection_, {.now_ms = Now(), .list_objects = false});
   ASSERT_TRUE(report.ok()) << report.status();

@@ -43,8 +43,8 @@ class ScriptedTable final : public lake::Table {
     }
     lake::TableInspection out;
     out.fs = std::make_shared<arrow::fs::LocalFileSystem>();
-    out.live = {{"/t/a.parquet", lake::LakeFileKind::kData, 100, 10, {}, false, {}, 0, {}},
-                {"/t/b.parquet", lake::LakeFileKind::kData, 2 << 20, 20, {}, false, {}, 0, {}}};
+    out.live = {{"/t/a.parquet", lake::LakeFileKind::kData, 100, 10, {}, false, {}, 0, {}, {}},
+                {"/t/b.parquet", lake::LakeFileKind::kData, 2 << 20, 20, {}, false, {}, 0, {}, {}}};
     out.snapshots = {{1, 1000, true}, {2, 2000, true}};
     return out;
   }
