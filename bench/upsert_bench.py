@@ -1,22 +1,25 @@
 """Upsert datasets (issue 15): events/s of `weir ingest` landing a keyed changelog as an upsert
 at 10 % and 50 % key overlap per flush, against plain append of the same records in the same
 run; and the time of `SELECT count(*), sum(v)` on the upserted table after its ~100 flushes,
-before and after maintenance.
+before and after maintenance. DuckLake (positional delete files) or Iceberg (`--format
+iceberg`: equality delete files, SQL catalog on SQLite).
 
 Run under the harness (Kafka), from the repository root:
 
-    .deps/venv/bin/python -m tests.harness run --only kafka -- \\
-        .deps/venv/bin/python bench/upsert_bench.py --build build/debug --events 200000 --runs 3
+    .deps/venv/bin/python -m tests.harness run --only kafka -- \
+        .deps/venv/bin/python bench/upsert_bench.py --build build/release --events 200000 \
+        --runs 3 --format ducklake   # or iceberg
 
 Per run and mode (append, upsert-10, upsert-50; the order rotates between runs): a new topic of
 4 partitions is filled with N records (a record reuses a key already emitted with probability
-= the overlap, else takes a new one; the message key is the JSON key), a fresh SQLite DuckLake
-catalog and local data directory; `weir ingest` (flush.max_bytes sized for ~100 flushes) runs
+= the overlap, else takes a new one; the message key is the JSON key), a fresh SQLite catalog
+and local data directory; `weir ingest` (flush.max_bytes sized for ~100 flushes) runs
 from the start of the topic until the ledger holds every record, and its events/s is N over
 that time. Rows are checked: append N, upsert the distinct keys. After the upsert-50 run, the
-query is timed (median of 5) before maintenance, after `weir maintain compact` (which refuses
-files with deletes) and after DuckDB's `ducklake_merge_adjacent_files` +
-`ducklake_rewrite_data_files` (which apply the deletes). Prints medians over the runs.
+query is timed (median of 5; DuckDB's ducklake or iceberg extension) before maintenance, after
+`weir maintain compact` (which applies the delete files while merging) and, for DuckLake, after
+DuckDB's `ducklake_rewrite_data_files` + `ducklake_merge_adjacent_files`; the rows are checked
+again after each. Prints medians over the runs.
 """
 
 from __future__ import annotations
@@ -75,7 +78,31 @@ def fill(bootstrap: str, topic: str, recs) -> None:
     assert p.flush(60) == 0
 
 
-def connect(root: Path, read_only: bool = True):
+def plain_duckdb():
+    return duckdb.connect(config={"extension_directory": str(EXTENSIONS),
+                                  "autoinstall_known_extensions": False,
+                                  "autoload_known_extensions": False})
+
+
+def iceberg_table(root: Path):
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    catalog = SqlCatalog("weir", uri=f"sqlite:///{root / 'catalog.db'}",
+                         warehouse=(root / "warehouse").as_uri())
+    return catalog.load_table(("main", "agg"))
+
+
+def relation(con, root: Path, fmt: str) -> str:
+    """The table as a DuckDB relation: the attached DuckLake, or iceberg_scan of its metadata."""
+    if fmt == "ducklake":
+        return "lake.agg"
+    con.execute("LOAD iceberg")
+    return f"iceberg_scan('{iceberg_table(root).metadata_location}')"
+
+
+def connect(root: Path, read_only: bool = True, fmt: str = "ducklake"):
+    if fmt == "iceberg":
+        return plain_duckdb()
     con = duckdb.connect(config={"extension_directory": str(EXTENSIONS),
                                  "autoinstall_known_extensions": False,
                                  "autoload_known_extensions": False})
@@ -85,7 +112,15 @@ def connect(root: Path, read_only: bool = True):
     return con
 
 
-def ledger(root: Path) -> int:
+def ledger(root: Path, fmt: str, topic: str) -> int:
+    if fmt == "iceberg":
+        try:
+            snapshot = iceberg_table(root).current_snapshot()
+        except Exception:  # no catalog or table yet
+            return 0
+        text = snapshot.summary.additional_properties.get(f"weir.offsets.{topic}") \
+            if snapshot else None
+        return sum(json.loads(text).values()) if text else 0
     try:
         con = duckdb.connect(config={"extension_directory": str(EXTENSIONS),
                                      "autoinstall_known_extensions": False,
@@ -97,7 +132,8 @@ def ledger(root: Path) -> int:
         return 0
 
 
-def env_for(root: Path, bootstrap: str, topic: str, upsert: bool, max_bytes: str) -> dict:
+def env_for(root: Path, bootstrap: str, topic: str, upsert: bool, max_bytes: str,
+            fmt: str = "ducklake") -> dict:
     env = dict(os.environ)
     env.update({"WEIR_KAFKA_BOOTSTRAP_SERVERS": bootstrap, "WEIR_TOPIC": topic,
                 "WEIR_TABLE": "agg", "WEIR_KAFKA_GROUP_ID": unique("g"),
@@ -106,9 +142,23 @@ def env_for(root: Path, bootstrap: str, topic: str, upsert: bool, max_bytes: str
                 "WEIR_STORAGE_DATA_PATH": str(root / "data") + "/",
                 "WEIR_FLUSH_MAX_BYTES": max_bytes, "WEIR_FLUSH_INTERVAL": "60s",
                 "WEIR_HTTP_PORT": "0", "WEIR_LOG_LEVEL": "warn"})
+    if fmt == "iceberg":
+        env.update({"WEIR_LAKE_FORMAT": "iceberg", "WEIR_SCHEMA": "main",
+                    "WEIR_ICEBERG_SQLITE_PATH": str(root / "catalog.db"),
+                    "WEIR_ICEBERG_WAREHOUSE": str(root / "warehouse")})
     if upsert:
         env.update({"WEIR_UPSERT_KEY": "g,w", "WEIR_UPSERT_KEY_FROM": "kafka_key"})
     return env
+
+
+def check_rows(root: Path, fmt: str, expected: int, keys: int | None) -> None:
+    con = connect(root, fmt=fmt)
+    # Append mode has no key columns (the key is the message's, and only an upsert reads it).
+    distinct = "count(DISTINCT (g, w))" if keys is not None else "NULL"
+    rows, distinct = con.execute(
+        f"SELECT count(*), {distinct} FROM {relation(con, root, fmt)}").fetchone()
+    con.close()
+    assert rows == expected and (keys is None or distinct == keys), (rows, distinct, keys)
 
 
 def run_mode(args, bootstrap: str, mode: str, run: int) -> dict:
@@ -117,52 +167,63 @@ def run_mode(args, bootstrap: str, mode: str, run: int) -> dict:
     topic = unique(mode.replace("-", ""))
     fill(bootstrap, topic, recs)
     root = Path(tempfile.mkdtemp(prefix=f"upsert-bench-{mode}-"))
-    env = env_for(root, bootstrap, topic, mode != "append", args.max_bytes)
+    env = env_for(root, bootstrap, topic, mode != "append", args.max_bytes, args.format)
     log = open(root / "weir.log", "wb")
     started = time.monotonic()
-    proc = subprocess.Popen([str(Path(args.build) / "weir"), "ingest"], env=env, cwd=root,
+    proc = subprocess.Popen([str(Path(args.build).resolve() / "weir"), "ingest"], env=env, cwd=root,
                             stdout=log, stderr=subprocess.STDOUT)
-    while ledger(root) < args.events:
+    while ledger(root, args.format, topic) < args.events:
         if proc.poll() is not None:
             sys.exit(f"weir exited {proc.returncode}: {(root / 'weir.log').read_text()[-3000:]}")
         time.sleep(0.2)
     elapsed = time.monotonic() - started
     proc.terminate()
     assert proc.wait(120) == 0
-    con = connect(root)
-    rows, distinct = con.execute("SELECT count(*), count(DISTINCT (g, w)) FROM lake.agg").fetchone()
-    snapshots = con.execute("SELECT count(*) FROM ducklake_snapshots('lake')").fetchone()[0]
-    con.close()
     expected = args.events if mode == "append" else keys
-    assert rows == expected and (mode == "append" or distinct == keys), (mode, rows, distinct, keys)
-    return {"mode": mode, "eps": args.events / elapsed, "rows": rows, "snapshots": snapshots,
-            "root": root}
+    check_rows(root, args.format, expected, None if mode == "append" else keys)
+    if args.format == "iceberg":
+        snapshots = len(iceberg_table(root).snapshots())
+    else:
+        con = connect(root)
+        snapshots = con.execute("SELECT count(*) FROM ducklake_snapshots('lake')").fetchone()[0]
+        con.close()
+    return {"mode": mode, "eps": args.events / elapsed, "rows": expected, "keys": keys,
+            "snapshots": snapshots, "root": root}
 
 
-def time_query(root: Path) -> float:
+def time_query(root: Path, fmt: str) -> float:
     times = []
     for _ in range(5):
-        con = connect(root)
+        con = connect(root, fmt=fmt)
+        table = relation(con, root, fmt)
         t = time.monotonic()
-        con.execute("SELECT count(*), sum(v) FROM lake.agg").fetchone()
+        con.execute(f"SELECT count(*), sum(v) FROM {table}").fetchone()
         times.append(time.monotonic() - t)
         con.close()
     return statistics.median(times)
 
 
-def maintenance_figures(args, root: Path) -> dict:
-    out = {"before": time_query(root)}
-    env = env_for(root, "unused:9092", "unused", True, args.max_bytes)
-    compact = subprocess.run([str(Path(args.build) / "weir"), "maintain", "compact"], env=env,
+def maintenance_figures(args, root: Path, keys: int) -> dict:
+    fmt = args.format
+    out = {"before": time_query(root, fmt)}
+    env = env_for(root, "unused:9092", "unused", True, args.max_bytes, fmt)
+    compact = subprocess.run([str(Path(args.build).resolve() / "weir"), "maintain", "compact"], env=env,
                              cwd=root, capture_output=True, text=True)
     out["weir_compact_exit"] = compact.returncode
     out["weir_compact_said"] = (compact.stdout + compact.stderr).strip().splitlines()[-1:]
-    out["after_weir_compact"] = time_query(root)
+    check_rows(root, fmt, keys, keys)
+    out["after_weir_compact"] = time_query(root, fmt)
+    if fmt == "iceberg":
+        files = iceberg_table(root).inspect.files().to_pylist()
+        out["files_after"] = sum(1 for f in files if f["content"] == 0)
+        out["delete_files_after"] = sum(1 for f in files if f["content"] != 0)
+        return out
     con = connect(root, read_only=False)
     con.execute("CALL ducklake_rewrite_data_files('lake', 'agg')")
     con.execute("CALL ducklake_merge_adjacent_files('lake')")
     con.close()
-    out["after_duckdb_rewrite_merge"] = time_query(root)
+    check_rows(root, fmt, keys, keys)
+    out["after_duckdb_rewrite_merge"] = time_query(root, fmt)
     con = connect(root)
     out["files_after"] = con.execute(
         "SELECT count(*) FROM ducklake_list_files('lake', 'agg')").fetchone()[0]
@@ -176,6 +237,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--max-bytes", default="256KiB", help="flush.max_bytes (~100 flushes)")
+    parser.add_argument("--format", choices=("ducklake", "iceberg"), default="ducklake")
     args = parser.parse_args()
     bootstrap = os.environ["WEIR_TEST_KAFKA_BOOTSTRAP"]
     modes = ["append", "upsert-10", "upsert-50"]
@@ -189,13 +251,15 @@ def main() -> None:
             print(f"run {run} {mode}: {r['eps']:.0f} events/s, {r['rows']} rows, "
                   f"{r['snapshots']} snapshots", flush=True)
             if mode == "upsert-50":
-                m = maintenance_figures(args, r["root"])
+                m = maintenance_figures(args, r["root"], r["keys"])
                 maint.append(m)
                 print(f"run {run} query: {m}", flush=True)
     print("median events/s:", {m: round(statistics.median(v)) for m, v in results.items()})
     for m in modes[1:]:
         print(f"{m} / append: {statistics.median(results[m]) / statistics.median(results['append']):.2f}")
     for k in ("before", "after_weir_compact", "after_duckdb_rewrite_merge"):
+        if k not in maint[0]:
+            continue
         print(f"median SELECT count(*), sum(v) {k}: {statistics.median(x[k] for x in maint) * 1000:.1f} ms")
 
 

@@ -8,12 +8,27 @@ starts its component for the session and stops it at the end, also on failure or
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.harness.components import COMPONENTS, DEPS, ROOT
 from tests.harness.stack import Stack
+
+# When this worker's session began (conftest is imported as the session starts).
+_SESSION_STARTED = time.monotonic()
+
+
+def pytest_runtest_setup(item):
+    """WEIR_PYTEST_BUDGET (seconds): once a session has run that long, every test not yet
+    started fails at once, naming the budget. A run under a hard time limit (CI) then still
+    ends with pytest's summary naming each failure, instead of being killed without one."""
+    budget = os.environ.get("WEIR_PYTEST_BUDGET")
+    if budget and time.monotonic() - _SESSION_STARTED > float(budget):
+        pytest.fail(f"not run: the session's budget of {budget} s (WEIR_PYTEST_BUDGET) was "
+                    "spent before this test started", pytrace=False)
+
 
 # The settings variable that proves a component is already up, per component.
 _MARKER = {

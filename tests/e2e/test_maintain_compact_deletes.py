@@ -17,6 +17,20 @@ from tests.e2e.weir_run import Lake
 META = "__ducklake_metadata_lake"
 
 
+def upsert_pass(build_dir, env, lake, tmp_path, n: int, keys, expected: dict) -> int:
+    """Ingests one pass over `keys` (id, v = id * 10 + n, name) from a file; `expected` takes
+    the new values. Returns the lines written."""
+    lines = []
+    for i in keys:
+        v = i * 10 + n
+        expected[i] = (v, f"n{n}-{i}")
+        lines.append(json.dumps({"id": i, "v": v, "name": f"n{n}-{i}"}))
+    src = tmp_path / f"p{n}.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    ingest(build_dir, env, lake.root, src)
+    return len(lines)
+
+
 def live_delete_files(con) -> int:
     return con.execute(f"SELECT count(*) FROM {META}.ducklake_delete_file "
                        "WHERE end_snapshot IS NULL").fetchone()[0]
@@ -28,20 +42,13 @@ def test_ducklake_upsert_table_is_compacted_to_one_row_per_key(build_dir, tmp_pa
     env = env_of(lake)
     env.update({"WEIR_UPSERT_KEY": "id", "WEIR_PARTITION_BY": "", "WEIR_SORT_BY": "id"})
     keys = 2000
-    expected = {}
+    expected: dict = {}
     # Three passes over the keys, each a few dozen flushes: every later pass re-emits a third
     # of the keys with a new value (the upsert deletes the older row by a delete file).
-    for n in range(3):
-        lines = []
-        for i in range(keys):
-            if n > 0 and i % 3 != n:
-                continue
-            v = i * 10 + n
-            expected[i] = (v, f"n{n}-{i}")
-            lines.append(json.dumps({"id": i, "v": v, "name": f"n{n}-{i}"}))
-        src = tmp_path / f"p{n}.jsonl"
-        src.write_text("\n".join(lines) + "\n")
-        ingest(build_dir, env, lake.root, src)
+    upsert_pass(build_dir, env, lake, tmp_path, 0, range(keys), expected)
+    for n in (1, 2):
+        upsert_pass(build_dir, env, lake, tmp_path, n, [i for i in range(keys) if i % 3 == n],
+                    expected)
     con = lake.connect()
     rows = con.execute("SELECT id, v, name FROM lake.events").fetchall()
     deletes_before = live_delete_files(con)

@@ -20,7 +20,8 @@ import pytest
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
 from tests.e2e.weir_run import Lake
-from tests.e2e.test_maintain_compact import env_of, ingest, plain_duckdb, run_weir, spark_rows
+from tests.e2e.test_maintain_compact import env_of, plain_duckdb, run_weir, spark_rows
+from tests.e2e.test_maintain_compact_deletes import upsert_pass
 
 KEYS = 2000
 COLUMNS = "id, v, name"
@@ -52,18 +53,6 @@ def pyiceberg_rows(lake: IcebergLake) -> dict:
     rows = lake.table("events").scan(selected_fields=("id", "v", "name")).to_arrow().to_pylist()
     assert len(rows) == len({r["id"] for r in rows}), "one row per key"
     return {r["id"]: (r["v"], r["name"]) for r in rows}
-
-
-def upsert_pass(build_dir, env, lake, tmp_path, n: int, keys, expected: dict) -> int:
-    lines = []
-    for i in keys:
-        v = i * 10 + n
-        expected[i] = (v, f"n{n}-{i}")
-        lines.append(json.dumps({"id": i, "v": v, "name": f"n{n}-{i}"}))
-    src = tmp_path / f"p{n}.jsonl"
-    src.write_text("\n".join(lines) + "\n")
-    ingest(build_dir, env, lake.root, src)
-    return len(lines)
 
 
 def test_iceberg_upsert_table_is_compacted_to_one_row_per_key_without_equality_deletes(
