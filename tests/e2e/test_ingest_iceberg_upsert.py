@@ -2,12 +2,17 @@
 delete files on the key columns (a delete manifest) plus the new rows, so a windowed
 aggregation's changelog keyed by (g, w) reads as one row per live key with its latest value,
 through re-emissions (byte-identical and new values), tombstones, SIGKILLs with rebalances and
-aborted transactions. Read back by DuckDB's iceberg extension and Spark; pyiceberg (0.12)
-refuses to plan a scan over equality deletes, which the first test pins."""
+aborted transactions, and `weir maintain compact` running alongside (it applies the equality
+deletes by value; a flush landing between its plan and its commit gives its run up). Read back
+by DuckDB's iceberg extension and Spark; pyiceberg (0.12) refuses to plan a scan over equality
+deletes, which the first test pins."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import threading
+import time
 
 import pytest
 
@@ -17,15 +22,21 @@ from tests.e2e.test_ingest_upsert import KEYS, UPSERT, changelog, check_rows, \
 from tests.e2e.weir_run import WeirIngest, create_topic, produce, unique, wait_for
 
 def ledger(lake: IcebergLake, topic: str) -> int:
-    """The records the newest snapshot's ledger covers; 0 while there is none."""
+    """The records the newest ledger covers, read as weir reads it: from the newest snapshot
+    of main's ancestry that carries one (a compaction's `replace` snapshot carries none); 0
+    while there is none."""
     try:
-        snapshot = lake.table("agg").current_snapshot()
+        table = lake.table("agg")
     except Exception:  # no catalog, namespace or table yet
         return 0
-    if snapshot is None:
-        return 0
-    text = snapshot.summary.additional_properties.get(f"weir.offsets.{topic}")
-    return sum(json.loads(text).values()) if text else 0
+    snapshot = table.current_snapshot()
+    while snapshot is not None:
+        text = snapshot.summary.additional_properties.get(f"weir.offsets.{topic}")
+        if text:
+            return sum(json.loads(text).values())
+        parent = snapshot.parent_snapshot_id
+        snapshot = table.snapshot_by_id(parent) if parent is not None else None
+    return 0
 
 
 def duckdb_rows(duck, lake: IcebergLake) -> list[tuple]:
@@ -149,3 +160,68 @@ def test_aborted_transactions_never_land_in_iceberg(kafka, build_dir, tmp_path, 
     rows = duckdb_rows(duck, lake)
     assert [r for r in rows if r[2] == -1 or r[1] == 99] == []
     check_rows(rows, state, "DuckDB iceberg_scan")
+
+
+def test_weirs_compaction_during_iceberg_upserts_keeps_one_row_per_key(
+        kafka, build_dir, tmp_path, duck):
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("ice_changelog_compact")
+    create_topic(bootstrap, topic, 4)
+    records, state = changelog(100_000, seed=19)
+    lake = IcebergLake(tmp_path / "lake")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "agg", unique("group"), UPSERT).start()
+    stop = threading.Event()
+    reports: list[dict] = []
+    failures: list[str] = []
+
+    def compact():
+        env = dict(weir.env, WEIR_HTTP_PORT="0", WEIR_LOG_LEVEL="warn")
+        while not stop.is_set():
+            run = subprocess.run([str(build_dir / "weir"), "maintain", "compact", "--json",
+                                  "--target-size", "16MiB"], env=env, cwd=lake.root,
+                                 capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                 timeout=600)
+            if run.returncode != 0:
+                failures.append(run.stdout[-2000:] + run.stderr[-2000:])
+                return
+            tables = {t["table"]: t for t in json.loads(run.stdout)["tables"]}
+            if "main.agg" in tables:
+                reports.append(tables["main.agg"]["compact"])
+            time.sleep(0.5)
+
+    compactor = threading.Thread(target=compact, daemon=True)
+    try:
+        produce(bootstrap, topic, records[:20_000])
+        wait_for(lambda: ledger(lake, topic) >= 20_000 or not weir.alive(), 240,
+                 "the first keys committed")
+        compactor.start()
+        chunk = 8_000
+        for start in range(20_000, len(records), chunk):
+            produce(bootstrap, topic, records[start:start + chunk])
+            time.sleep(1)
+        wait_for(lambda: ledger(lake, topic) >= len(records) or not weir.alive(), 300,
+                 "every record committed")
+        assert weir.alive(), weir.log()
+    finally:
+        stop.set()
+        compactor.join(timeout=600)
+        code = weir.stop()
+    assert code == 0, weir.log()
+    assert failures == [], failures
+    committed = sum(r["runs_committed"] for r in reports)
+    assert committed > 0, reports
+    assert sum(r["equality_deletes_applied"] for r in reports) > 0, reports
+    check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan")
+    # A last compaction with ingest stopped merges every file and drops every delete file, so
+    # pyiceberg (which refuses equality deletes) reads the table too.
+    env = dict(weir.env, WEIR_HTTP_PORT="0", WEIR_LOG_LEVEL="warn")
+    run = subprocess.run([str(build_dir / "weir"), "maintain", "compact", "--json",
+                          "--target-size", "16MiB"], env=env, cwd=lake.root, capture_output=True,
+                         text=True, stdin=subprocess.DEVNULL, timeout=600)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    files = lake.table("agg").inspect.files().to_pylist()
+    assert [f["file_path"] for f in files if f["content"] != 0] == []
+    assert len(files) == 1, [f["file_path"] for f in files]
+    check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan after a last compaction")
+    scanned = lake.table("agg").scan(selected_fields=("g", "w", "v", "n")).to_arrow().to_pylist()
+    check_rows([(r["g"], r["w"], r["v"], r["n"]) for r in scanned], state, "pyiceberg")
