@@ -13,7 +13,8 @@ Run under the harness (Kafka), from the repository root:
 Per run and mode (append, upsert-10, upsert-50; the order rotates between runs): a new topic of
 4 partitions is filled with N records (a record reuses a key already emitted with probability
 = the overlap, else takes a new one; the message key is the JSON key), a fresh SQLite catalog
-and local data directory; `weir ingest` (flush.max_bytes sized for ~100 flushes) runs
+and local data directory; `weir ingest` (flush.max_bytes sized for ~100 flushes, flush.interval
+1 s so that the last flush does not wait long) runs
 from the start of the topic until the ledger holds every record, and its events/s is N over
 that time. Rows are checked: append N, upsert the distinct keys. After the upsert-50 run, the
 query is timed (median of 5; DuckDB's ducklake or iceberg extension) before maintenance, after
@@ -140,7 +141,7 @@ def env_for(root: Path, bootstrap: str, topic: str, upsert: bool, max_bytes: str
                 "WEIR_CATALOG_KIND": "sqlite",
                 "WEIR_CATALOG_SQLITE_PATH": str(root / "catalog.sqlite"),
                 "WEIR_STORAGE_DATA_PATH": str(root / "data") + "/",
-                "WEIR_FLUSH_MAX_BYTES": max_bytes, "WEIR_FLUSH_INTERVAL": "60s",
+                "WEIR_FLUSH_MAX_BYTES": max_bytes, "WEIR_FLUSH_INTERVAL": "1s",
                 "WEIR_HTTP_PORT": "0", "WEIR_LOG_LEVEL": "warn"})
     if fmt == "iceberg":
         env.update({"WEIR_LAKE_FORMAT": "iceberg", "WEIR_SCHEMA": "main",
