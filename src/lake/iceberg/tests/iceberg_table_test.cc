@@ -453,6 +453,17 @@ TEST_F(IcebergTableTest, DeletionVectorUpsertsKeepOneMergedVectorPerDataFile) {
   EXPECT_EQ(deleted_now, 0);
   ASSERT_OK_AND_ASSIGN(auto ledger, table.ReadLedger("events"));
   EXPECT_EQ(ledger.at(0), 103);
+
+  // A repair dropping the first data file drops its vector with it.
+  ASSERT_OK_AND_ASSIGN(const std::string first_path, io.PathOf(data_file));
+  ASSERT_OK_AND_ASSIGN(const auto dropped, table.DropDataFiles({first_path}, "test"));
+  EXPECT_EQ(dropped.files, 1);
+  ASSERT_OK(table.ReadLedger("events").status());  // reads the table again
+  live = LiveDeletes(table, deleted_now);
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(deleted_now, 1);
+  EXPECT_NE(live[0].referenced_data_file, data_file);
+  EXPECT_EQ(*table.metadata().RefSnapshot()->SummaryValue("total-delete-files"), "1");
 }
 
 TEST_F(IcebergTableTest, DeletionVectorsRefuseAFormat2TableNamingTheSettingAndTheTable) {
