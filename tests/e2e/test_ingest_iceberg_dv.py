@@ -9,21 +9,26 @@ value through DuckDB's iceberg extension, pyiceberg (0.12 reads deletion vectors
 from __future__ import annotations
 
 import collections
+import json
+from pathlib import Path
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
 from tests.e2e.test_ingest_iceberg_upsert import duckdb_rows, ledger
 from tests.e2e.test_ingest_upsert import KEYS, UPSERT, changelog, check_rows, upsert_kill_loop
+from tests.e2e.test_maintain import expire, maintain, stats
 from tests.e2e.test_maintain_compact import spark_rows
 from tests.e2e.weir_run import WeirIngest, create_topic, produce, unique, wait_for
 
 DV = {"WEIR_UPSERT_ICEBERG_DELETES": "deletion_vectors"}
 
 
-def check_dv_snapshots(lake: IcebergLake, duck) -> None:
+def check_dv_snapshots(lake: IcebergLake, duck, history: bool = True) -> list[tuple]:
     """A format 3 table whose delete files are all deletion vectors: PUFFIN position deletes
     naming a live data file each (`referenced_data_file`, read with DuckDB's avro extension:
     pyiceberg's DataFile has no accessor for it), at most one live vector per data file, and no
-    equality delete file; some snapshot replaced a vector (merged with new positions)."""
+    equality delete file; with `history`, some snapshot replaced a vector (merged with new
+    positions). Returns the live vectors' (content, format, referenced data file, offset, size,
+    cardinality, Puffin file)."""
     from pyiceberg.manifest import ManifestContent
 
     table = lake.table("agg")
@@ -38,22 +43,51 @@ def check_dv_snapshots(lake: IcebergLake, duck) -> None:
         path = manifest.manifest_path.removeprefix("file://")
         vectors += duck.execute(
             "SELECT data_file.content, data_file.file_format, data_file.referenced_data_file, "
-            "data_file.content_offset, data_file.content_size_in_bytes, data_file.record_count "
+            "data_file.content_offset, data_file.content_size_in_bytes, data_file.record_count, "
+            "data_file.file_path "
             f"FROM read_avro('{path}') WHERE status <> 2").fetchall()
     assert vectors
     assert {(content, fmt) for content, fmt, *_ in vectors} == {(1, "PUFFIN")}
-    assert all(offset is not None and size > 0 for *_, offset, size, _ in vectors)
+    assert all(offset is not None and size > 0 for *_, offset, size, _, _ in vectors)
     per_file = collections.Counter(v[2] for v in vectors)
     assert None not in per_file
     assert max(per_file.values()) == 1, per_file.most_common(3)
     assert set(per_file) <= live_data
     summaries = [s.summary.additional_properties for s in table.snapshots()]
     assert not any("added-equality-delete-files" in s for s in summaries)
-    assert sum(int(s.get("added-dvs", 0)) for s in summaries) > len(vectors)
-    assert any(int(s.get("removed-dvs", 0)) > 0 for s in summaries)
+    if history:  # every snapshot is still there
+        assert sum(int(s.get("added-dvs", 0)) for s in summaries) > len(vectors)
+        assert any(int(s.get("removed-dvs", 0)) > 0 for s in summaries)
     summary = snapshot.summary.additional_properties
     assert int(summary["total-delete-files"]) == len(vectors)
     assert int(summary["total-position-deletes"]) == sum(v[5] for v in vectors)
+    return vectors
+
+
+def check_maintenance(weir: WeirIngest, lake: IcebergLake, duck, state: dict,
+                      vectors: list[tuple]) -> None:
+    """weir maintain on a deletion vector table: the Puffin files count as referenced (no
+    orphans); compaction leaves the files with vectors as they are (it does not apply them,
+    and says so); expiry releases the Puffin files whose vectors were all replaced, keeps the
+    others, and the table reads the same."""
+    report = stats(weir)["main.agg"]
+    assert report["orphan_files"] == 0, report["orphans"]
+    assert report["delete_files"] == len(vectors)
+    run = maintain(weir, "compact", "--json", "--target-size", "16MiB")
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    compacted = json.loads(run.stdout)["tables"][0]["compact"]
+    assert compacted["files_replaced"] == 0 and compacted["runs_committed"] == 0
+    assert compacted["files_not_rewritable"] == len(vectors)
+    assert any("(deletion vectors)" in note for note in compacted["notes"]), compacted["notes"]
+    data = Path(lake.table("agg").location().removeprefix("file://")) / "data"
+    before = {str(p) for p in data.glob("*.puffin")}
+    expired = expire(weir, "--retain-last", "1", "--yes")["main.agg"]
+    released = {p for p in expired["released"] if p.endswith(".puffin")}
+    live = {v[6].removeprefix("file://") for v in check_dv_snapshots(lake, duck, history=False)}
+    assert released and released <= before and not released & live
+    assert {str(p) for p in data.glob("*.puffin")} == before - released == live
+    check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan after expiry")
+    check_rows(pyiceberg_rows(lake), state, "pyiceberg after expiry")
 
 
 def pyiceberg_rows(lake: IcebergLake) -> list[tuple]:
@@ -100,8 +134,11 @@ def test_a_changelog_lands_one_row_per_live_key_through_deletion_vectors(
     check_rows(spark_dv_rows(lake), state, "Spark")
 
 
-def test_an_unpartitioned_table_and_a_format_2_table(kafka, build_dir, tmp_path, duck):
-    """Without partitions the vectors are planned by the key columns' bounds alone; and a
+def test_an_unpartitioned_table_under_maintenance_and_a_format_2_table(
+    kafka, build_dir, tmp_path, duck
+):
+    """Without partitions the vectors are planned by the key columns' bounds alone; weir
+    maintain's stats, compaction and expiry handle the vectors (check_maintenance); and a
     format 2 table (created by an equality-deletes run) stops a deletion-vector run at startup,
     naming the setting and the table."""
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
@@ -120,9 +157,10 @@ def test_an_unpartitioned_table_and_a_format_2_table(kafka, build_dir, tmp_path,
     finally:
         code = weir.stop()
     assert code == 0, weir.log()
-    check_dv_snapshots(lake, duck)
+    vectors = check_dv_snapshots(lake, duck)
     check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan")
     check_rows(pyiceberg_rows(lake), state, "pyiceberg")
+    check_maintenance(weir, lake, duck, state, vectors)
 
     v2_lake = IcebergLake(tmp_path / "v2")
     v2_topic = unique("ice_dv_v2")
