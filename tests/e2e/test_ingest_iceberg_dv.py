@@ -12,8 +12,11 @@ import collections
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_ingest_iceberg import IcebergLake
 from tests.e2e.test_ingest_iceberg_upsert import duckdb_rows, ledger
+from tests.e2e.test_ingest_iceberg_upsert import spark_rows as spark_catalog_rows
 from tests.e2e.test_ingest_upsert import KEYS, UPSERT, changelog, check_rows, upsert_kill_loop
 from tests.e2e.test_maintain import expire, maintain, stats
 from tests.e2e.test_maintain_compact import spark_rows
@@ -99,8 +102,9 @@ def spark_dv_rows(lake: IcebergLake) -> list[tuple]:
     return [r[:4] for r in spark_rows(lake.table("agg").metadata_location, "g, w, v, n")]
 
 
+@pytest.mark.parametrize("catalog", ["sql", "rest"])
 def test_a_changelog_lands_one_row_per_live_key_through_deletion_vectors(
-    kafka, build_dir, tmp_path, duck
+    catalog, kafka, build_dir, tmp_path, duck, request
 ):
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
     topic = unique("ice_dv_changelog")
@@ -108,7 +112,13 @@ def test_a_changelog_lands_one_row_per_live_key_through_deletion_vectors(
     records, state = changelog(200_000, seed=17)
     assert sum(1 for _, v in records if v is None) > 10_000  # tombstones
     assert len(state) < KEYS  # some keys end deleted
-    lake = IcebergLake(tmp_path / "lake")
+    rest = None
+    if catalog == "rest":
+        rest = request.getfixturevalue("iceberg_rest")
+        lake = IcebergLake(tmp_path / "lake", rest_uri=rest["WEIR_TEST_ICEBERG_REST_URI"],
+                           namespace=unique("ns"))
+    else:
+        lake = IcebergLake(tmp_path / "lake")
     settings = {**UPSERT, **DV, "WEIR_PARTITION_BY": "w"}  # vectors planned per partition
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "agg", unique("group"), settings)
     weir.start()
@@ -131,7 +141,10 @@ def test_a_changelog_lands_one_row_per_live_key_through_deletion_vectors(
     check_dv_snapshots(lake, duck)
     check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan")
     check_rows(pyiceberg_rows(lake), state, "pyiceberg")
-    check_rows(spark_dv_rows(lake), state, "Spark")
+    if rest is None:
+        check_rows(spark_dv_rows(lake), state, "Spark (the metadata file)")
+    else:
+        check_rows(spark_catalog_rows(lake, rest), state, "Spark (the REST catalog)")
 
 
 def test_an_unpartitioned_table_under_maintenance_and_a_format_2_table(
