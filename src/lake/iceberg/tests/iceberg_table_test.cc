@@ -1,115 +1,25 @@
 // The Iceberg table layer on a temporary SQLite catalog: create from a spec (field ids, the
 // partition spec), partition rows with Iceberg's transforms, commit with the ledger fence,
-// recognise an earlier landing, evolve the schema, and refuse a different layout.
+// recognise an earlier landing, evolve the schema, and refuse a different layout. Deletion
+// vector upserts: iceberg_table_dv_test.cc.
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <utility>
 
 #include <arrow/builder.h>
 #include <arrow/compute/api.h>
-#include <arrow/filesystem/localfs.h>
 #include <gtest/gtest.h>
 
 #include "assert_status.h"
 #include "base/uuid_arrow.h"
 #include "files/parquet_file_writer.h"
-#include "lake/iceberg/deletion_vector.h"
+#include "iceberg_table_fixture.h"
 #include "lake/iceberg/iceberg_lake_catalog.h"
 #include "lake/iceberg/iceberg_table.h"
 #include "lake/iceberg/sql_catalog.h"
 
 namespace weir::lake {
 namespace {
-
-class IcebergTableTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("weir-iceberg-table-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    iceberg::IcebergLakeConfig config;
-    config.sqlite_path = (dir_ / "catalog.db").string();
-    config.warehouse = (dir_ / "warehouse").string();
-    auto opened = iceberg::IcebergLakeCatalog::Open(config);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    catalog_ = std::move(*opened);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  TableSpec Spec() const {
-    TableSpec spec;
-    spec.schema = "ns";
-    spec.table = "events";
-    spec.columns = {{"id", ColumnType::kBigint},
-                    {"name", ColumnType::kVarchar},
-                    {"_inserted_at", ColumnType::kTimestampTz}};
-    spec.partitioning = {{"id", {TransformKind::kBucket, 4}},
-                         {"_inserted_at", {TransformKind::kDay, 0}}};
-    return spec;
-  }
-
-  // A batch of ids [from, to) with the table's field ids.
-  std::shared_ptr<arrow::RecordBatch> Rows(const Table& table, int64_t from, int64_t to) {
-    arrow::Int64Builder ids;
-    arrow::StringBuilder names;
-    arrow::TimestampBuilder ts(arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"),
-                               arrow::default_memory_pool());
-    for (int64_t i = from; i < to; ++i) {
-      EXPECT_TRUE(ids.Append(i).ok());
-      EXPECT_TRUE(names.Append("n" + std::to_string(i)).ok());
-      EXPECT_TRUE(ts.Append(1'764'547'200'000'000 + i).ok());  // 2025-12-01
-    }
-    std::vector<std::shared_ptr<arrow::Array>> arrays(3);
-    EXPECT_TRUE(ids.Finish(&arrays[0]).ok());
-    EXPECT_TRUE(names.Finish(&arrays[1]).ok());
-    EXPECT_TRUE(ts.Finish(&arrays[2]).ok());
-    std::vector<std::shared_ptr<arrow::Field>> fields;
-    std::vector<int> field_ids;
-    for (size_t c = 0; c < 3; ++c) {
-      fields.push_back(arrow::field(table.columns()[c].name, arrays[c]->type()));
-      field_ids.push_back(static_cast<int>(table.columns()[c].id));
-    }
-    auto schema = files::WithFieldIds(*arrow::schema(fields), field_ids);
-    EXPECT_TRUE(schema.ok());
-    return arrow::RecordBatch::Make(*schema, to - from, arrays);
-  }
-
-  // Writes one file per partition group of the rows.
-  std::vector<DataFile> Write(Table& table, const arrow::RecordBatch& rows) {
-    auto groups = table.Partition(rows);
-    EXPECT_TRUE(groups.ok()) << groups.status().ToString();
-    std::vector<DataFile> out;
-    for (const auto& group : *groups) {
-      arrow::Int64Builder indices;
-      EXPECT_TRUE(indices.AppendValues(group.rows).ok());
-      std::shared_ptr<arrow::Array> index;
-      EXPECT_TRUE(indices.Finish(&index).ok());
-      std::vector<std::shared_ptr<arrow::Array>> columns;
-      for (int c = 0; c < rows.num_columns(); ++c) {
-        auto taken = arrow::compute::Take(*rows.column(c), *index);
-        columns.push_back(*taken);
-      }
-      auto part = arrow::RecordBatch::Make(rows.schema(), group.rows.size(), columns);
-      DataFile file;
-      file.relative_path = table.NewFilePath(group.values);
-      file.partition_values = group.values;
-      auto writer = files::ParquetFileWriter::Create(
-          table.filesystem(), table.DataDirectory() + file.relative_path, rows.schema(), {});
-      EXPECT_TRUE(writer.ok()) << writer.status().ToString();
-      EXPECT_TRUE((*writer)->Append(*part).ok());
-      auto info = (*writer)->Finish();
-      EXPECT_TRUE(info.ok());
-      file.info = *info;
-      out.push_back(std::move(file));
-    }
-    return out;
-  }
-
-  std::filesystem::path dir_;
-  std::unique_ptr<iceberg::IcebergLakeCatalog> catalog_;
-};
 
 TEST_F(IcebergTableTest, CreatesTheTableWithFieldIdsAndThePartitionSpec) {
   ASSERT_OK_AND_ASSIGN(auto missing, catalog_->OpenTable(Spec(), OpenMode::kOpenOnly));
@@ -345,138 +255,6 @@ TEST_F(IcebergTableTest, CommitsOnItsOwnAnswerAndRetriesAStaleBaseOnAFreshRead) 
   EXPECT_EQ(*metadata.RefSnapshot()->SummaryValue("total-records"), "45");
   // Each landed commit wrote a manifest, a list and a metadata file; the refused ones none.
   EXPECT_EQ(FilesIn(metadata_dir), before + 5 * 3);
-}
-
-// The live delete entries of the table's current snapshot (and how many DELETED ones it made).
-std::vector<iceberg::DataFile> LiveDeletes(const iceberg::IcebergTable& table, int& deleted_now) {
-  const iceberg::TableIo io{std::make_shared<arrow::fs::LocalFileSystem>()};
-  const auto& metadata = table.metadata();
-  auto list = iceberg::ReadManifestList(io, metadata.RefSnapshot()->manifest_list);
-  EXPECT_TRUE(list.ok()) << list.status().ToString();
-  auto type = iceberg::PartitionType(metadata.default_spec(), metadata.current_schema());
-  std::vector<iceberg::DataFile> out;
-  deleted_now = 0;
-  for (const auto& m : *list) {
-    if (m.content != iceberg::ManifestContent::kDeletes) continue;
-    auto entries = iceberg::ReadManifest(io, m, *type);
-    EXPECT_TRUE(entries.ok()) << entries.status().ToString();
-    for (const auto& e : *entries) {
-      if (e.status != iceberg::EntryStatus::kDeleted) {
-        out.push_back(e.data_file);
-      } else if (e.snapshot_id == metadata.RefSnapshot()->snapshot_id) {
-        ++deleted_now;
-      }
-    }
-  }
-  return out;
-}
-
-TEST_F(IcebergTableTest, DeletionVectorUpsertsKeepOneMergedVectorPerDataFile) {
-  TableSpec spec = Spec();
-  spec.partitioning.clear();
-  spec.deletion_vectors = true;
-  ASSERT_OK_AND_ASSIGN(auto opened, catalog_->OpenTable(spec, OpenMode::kOpenOrCreate));
-  auto& table = static_cast<iceberg::IcebergTable&>(*opened.table);
-  EXPECT_EQ(table.metadata().format_version(), 3);
-  CommitRequest first;
-  first.files = Write(table, *Rows(table, 0, 100));
-  ASSERT_EQ(first.files.size(), 1u);
-  first.offsets = {{"events", 0, 0, 100}};
-  first.writer = "test/1";
-  ASSERT_OK_AND_ASSIGN(auto landed, table.Commit(first));
-  ASSERT_EQ(landed.status, CommitStatus::kCommitted);
-  const std::string data_file =
-      table.metadata().location() + "/data/" + first.files[0].relative_path;
-
-  const auto upsert = [&](int64_t id, int64_t offset) {
-    CommitRequest request;
-    request.files = Write(table, *Rows(table, id, id + 1));
-    request.offsets = {{"events", 0, offset, offset + 1}};
-    request.writer = "test/" + std::to_string(offset);
-    auto deletes = std::make_shared<KeyDeletes>();
-    deletes->columns = {"id"};
-    arrow::Int64Builder keys;
-    EXPECT_TRUE(keys.AppendValues({id, 5000}).ok());  // 5000: a key no row has
-    std::shared_ptr<arrow::Array> key_array;
-    EXPECT_TRUE(keys.Finish(&key_array).ok());
-    deletes->keys = arrow::RecordBatch::Make(arrow::schema({arrow::field("id", arrow::int64())}), 2,
-                                             {key_array});
-    request.key_deletes = deletes;
-    return table.Commit(request);
-  };
-  ASSERT_OK_AND_ASSIGN(auto one, upsert(10, 100));
-  ASSERT_EQ(one.status, CommitStatus::kCommitted);
-  EXPECT_EQ(one.rows_deleted, 1);
-  EXPECT_EQ(one.delete_files, 1);
-  EXPECT_EQ(one.keys_deleted, 0);
-  int deleted_now = 0;
-  auto live = LiveDeletes(table, deleted_now);
-  ASSERT_EQ(live.size(), 1u);
-  EXPECT_EQ(deleted_now, 0);
-  EXPECT_EQ(live[0].content, iceberg::FileContent::kPositionDeletes);
-  EXPECT_EQ(live[0].file_format, "PUFFIN");
-  EXPECT_EQ(live[0].referenced_data_file, data_file);
-  EXPECT_EQ(live[0].record_count, 1);
-  const auto* summary = table.metadata().RefSnapshot();
-  EXPECT_EQ(*summary->SummaryValue("operation"), "overwrite");
-  EXPECT_EQ(*summary->SummaryValue("added-dvs"), "1");
-  EXPECT_EQ(*summary->SummaryValue("added-position-deletes"), "1");
-
-  // Key 20 is in the same data file: its vector is merged with the current one, which leaves.
-  ASSERT_OK_AND_ASSIGN(auto two, upsert(20, 101));
-  ASSERT_EQ(two.status, CommitStatus::kCommitted);
-  EXPECT_EQ(two.rows_deleted, 1);
-  live = LiveDeletes(table, deleted_now);
-  ASSERT_EQ(live.size(), 1u);
-  EXPECT_EQ(deleted_now, 1);
-  EXPECT_EQ(live[0].referenced_data_file, data_file);
-  EXPECT_EQ(live[0].record_count, 2);
-  const iceberg::TableIo io{std::make_shared<arrow::fs::LocalFileSystem>()};
-  ASSERT_OK_AND_ASSIGN(const std::string puffin, io.PathOf(live[0].file_path));
-  std::ifstream in(puffin, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(static_cast<int64_t>(bytes.size()), live[0].file_size_in_bytes);
-  ASSERT_OK_AND_ASSIGN(const auto dv,
-                       iceberg::DeletionVector::DecodeBlob(std::string_view(bytes).substr(
-                           *live[0].content_offset, *live[0].content_size_in_bytes)));
-  EXPECT_EQ(dv.Positions(), (std::vector<int64_t>{10, 20}));
-  summary = table.metadata().RefSnapshot();
-  EXPECT_EQ(*summary->SummaryValue("removed-dvs"), "1");
-  EXPECT_EQ(*summary->SummaryValue("total-delete-files"), "1");
-  EXPECT_EQ(*summary->SummaryValue("total-position-deletes"), "2");
-
-  // Key 10 again: its live row is now in the first upsert's file, which gets its own vector.
-  ASSERT_OK_AND_ASSIGN(auto three, upsert(10, 102));
-  EXPECT_EQ(three.rows_deleted, 1);
-  live = LiveDeletes(table, deleted_now);
-  ASSERT_EQ(live.size(), 2u);
-  EXPECT_EQ(deleted_now, 0);
-  ASSERT_OK_AND_ASSIGN(auto ledger, table.ReadLedger("events"));
-  EXPECT_EQ(ledger.at(0), 103);
-
-  // A repair dropping the first data file drops its vector with it.
-  ASSERT_OK_AND_ASSIGN(const std::string first_path, io.PathOf(data_file));
-  ASSERT_OK_AND_ASSIGN(const auto dropped, table.DropDataFiles({first_path}, "test"));
-  EXPECT_EQ(dropped.files, 1);
-  ASSERT_OK(table.ReadLedger("events").status());  // reads the table again
-  live = LiveDeletes(table, deleted_now);
-  ASSERT_EQ(live.size(), 1u);
-  EXPECT_EQ(deleted_now, 1);
-  EXPECT_NE(live[0].referenced_data_file, data_file);
-  EXPECT_EQ(*table.metadata().RefSnapshot()->SummaryValue("total-delete-files"), "1");
-}
-
-TEST_F(IcebergTableTest, DeletionVectorsRefuseAFormat2TableNamingTheSettingAndTheTable) {
-  TableSpec spec = Spec();
-  ASSERT_OK_AND_ASSIGN(auto opened, catalog_->OpenTable(spec, OpenMode::kOpenOrCreate));
-  EXPECT_EQ(static_cast<iceberg::IcebergTable&>(*opened.table).metadata().format_version(), 2);
-  spec.deletion_vectors = true;
-  auto refused = catalog_->OpenTable(spec, OpenMode::kOpenOnly);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("upsert.iceberg_deletes"), std::string::npos);
-  EXPECT_NE(refused.status().message().find("ns.events is format version 2"), std::string::npos)
-      << refused.status().message();
-  EXPECT_EQ(ClassOf(refused.status()), ErrorClass::kFatal);
 }
 
 TEST_F(IcebergTableTest, CheckSpecNamesTheSetting) {
