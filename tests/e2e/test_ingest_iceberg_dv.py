@@ -137,7 +137,7 @@ def test_a_changelog_lands_one_row_per_live_key_through_deletion_vectors(
     assert code == 0, weir.log()
     log = weir.log_path.read_text()
     assert "created Iceberg table" in log and "(format version 3)" in log
-    assert "older rows deleted by" in log and "equality delete file(s)" not in log
+    assert "deletion vector(s))" in log and "equality delete file(s)" not in log
     check_dv_snapshots(lake, duck)
     check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan")
     check_rows(pyiceberg_rows(lake), state, "pyiceberg")
