@@ -64,3 +64,9 @@ find_package(ZLIB REQUIRED)
 # zstd for `weir ingest --from` (Debian libzstd-dev, pinned in versions.env for librdkafka).
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET GLOBAL libzstd)
 add_library(weir::zstd ALIAS PkgConfig::ZSTD)
+# CRoaring for Iceberg v3 deletion vectors (Debian libroaring-dev 0.2.66 ships no .pc file).
+find_library(ROARING_LIBRARY roaring REQUIRED)
+find_path(ROARING_INCLUDE_DIR roaring/roaring.h REQUIRED)
+add_library(weir::roaring UNKNOWN IMPORTED GLOBAL)
+set_target_properties(weir::roaring PROPERTIES IMPORTED_LOCATION "${ROARING_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${ROARING_INCLUDE_DIR}")

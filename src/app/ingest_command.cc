@@ -166,6 +166,8 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
     o.config.target_file_size = d.flush.target_file_size;
     o.config.commit_max_attempts = s.commit_max_attempts;
     o.config.upsert_key = d.upsert.key;
+    o.config.upsert_deletion_vectors =
+        d.upsert.iceberg_deletes == config::IcebergDeletes::kDeletionVectors;
     o.config.wal_bloom_sidecar = d.wal_bloom_sidecar;
     o.upsert_key_from_kafka_key = d.upsert.key_from == "kafka_key";
     o.flush_max_bytes = d.flush.max_bytes;

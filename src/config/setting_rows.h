@@ -38,6 +38,11 @@ inline void Assign(const Value& value, CatalogKind* field) {
       std::get<std::string>(value) == "postgres" ? CatalogKind::kPostgres : CatalogKind::kSqlite;
 }
 
+inline void Assign(const Value& value, IcebergDeletes* field) {
+  *field = std::get<std::string>(value) == "deletion_vectors" ? IcebergDeletes::kDeletionVectors
+                                                              : IcebergDeletes::kEquality;
+}
+
 inline Value ToValue(const std::string& field) { return field; }
 inline Value ToValue(int field) { return int64_t{field}; }
 inline Value ToValue(int64_t field) { return field; }
@@ -47,6 +52,7 @@ inline Value ToValue(const std::vector<std::string>& field) { return field; }
 inline Value ToValue(const std::map<std::string, std::string>& field) { return field; }
 inline Value ToValue(Assignment field) { return std::string(ToString(field)); }
 inline Value ToValue(CatalogKind field) { return std::string(ToString(field)); }
+inline Value ToValue(IcebergDeletes field) { return std::string(ToString(field)); }
 
 // Binds a table entry to its field. Non-capturing lambdas, so the table holds plain pointers.
 #define WEIR_PROCESS_FIELD(field)                                                \

@@ -20,7 +20,8 @@ std::vector<Setting> UpsertRows() {
            "one snapshot, with the offset ledger. A record with a key and a null value (a "
            "tombstone) deletes its key; its key values are read from the message key, a JSON "
            "object. Partition source columns must be key columns. DuckLake (positional delete "
-           "files) and Iceberg v2 (equality delete files); not in ingest.mode wal.",
+           "files) and Iceberg (equality delete files, or deletion vectors: see "
+           "`upsert.iceberg_deletes`); not in ingest.mode wal.",
        WEIR_DATASET_FIELD(upsert.key)},
       {.name = "upsert.key_from",
        .scope = kD,
@@ -31,6 +32,21 @@ std::vector<Setting> UpsertRows() {
            "`kafka_key`, the message key, a JSON object whose fields (named in `upsert.key`) "
            "are added to the row and win over fields of the same name in the value.",
        WEIR_DATASET_FIELD(upsert.key_from)},
+      {.name = "upsert.iceberg_deletes",
+       .scope = kD,
+       .type = S::kEnum,
+       .allowed = {"equality", "deletion_vectors"},
+       .description =
+           "How an Iceberg upsert deletes the older rows of its keys. `equality`: one equality "
+           "delete file on the key columns per partition tuple and flush (format version 2 or "
+           "3; readers match the keys). `deletion_vectors`: the commit finds the rows' "
+           "positions (the live files of the keys' partitions whose key column bounds admit "
+           "them, read by their key columns) and writes one deletion vector per data file, "
+           "merged with the file's current one, as blobs of a Puffin file: Iceberg format "
+           "version 3. A table weir creates is then format version 3; an existing table of an "
+           "older format version stops startup. Needs `upsert.key` and `lake.format: "
+           "iceberg`.",
+       WEIR_DATASET_FIELD(upsert.iceberg_deletes)},
   };
 }
 #pragma GCC diagnostic pop

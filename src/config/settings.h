@@ -20,6 +20,9 @@ enum class CatalogKind { kSqlite, kPostgres };
 
 std::string_view ToString(Assignment assignment);
 std::string_view ToString(CatalogKind kind);
+// How an Iceberg upsert deletes the older rows of its keys (upsert.iceberg_deletes).
+enum class IcebergDeletes { kEquality, kDeletionVectors };
+std::string_view ToString(IcebergDeletes deletes);  // "equality" | "deletion_vectors"
 
 struct KafkaSettings {
   std::string bootstrap_servers;                   // required
@@ -117,6 +120,7 @@ struct MaintainSettings {
 struct UpsertSettings {
   std::vector<std::string> key;    // the key columns
   std::string key_from = "value";  // value | kafka_key (the message key's JSON fields)
+  IcebergDeletes iceberg_deletes = IcebergDeletes::kEquality;  // equality | deletion_vectors
 };
 
 struct DatasetSettings {

@@ -345,6 +345,12 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
                      "upsert datasets need ingest.mode direct (the WAL committer only appends)");
     }
     const DatasetSettings& dataset = settings.datasets[d];
+    if (dataset.upsert.iceberg_deletes == IcebergDeletes::kDeletionVectors &&
+        settings.lake_format != "iceberg") {
+      errors.Dataset(d, dataset, "upsert.iceberg_deletes",
+                     "value \"deletion_vectors\" needs lake.format iceberg (DuckLake upserts "
+                     "write positional delete files)");
+    }
     if (dataset.wal_bloom_sidecar && settings.ingest_mode != "wal") {
       errors.Dataset(d, dataset, "wal.bloom_sidecar",
                      "needs ingest.mode wal (direct mode writes no sidecars)");

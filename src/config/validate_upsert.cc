@@ -19,6 +19,10 @@ std::vector<std::pair<std::string, std::string>> UpsertSettingProblems(
                                         "that make the key)",
                                         upsert.key_from));
     }
+    if (upsert.iceberg_deletes != IcebergDeletes::kEquality) {
+      problems.emplace_back("upsert.iceberg_deletes",
+                            "value \"deletion_vectors\" needs upsert.key (only upserts delete)");
+    }
     return problems;
   }
   std::set<std::string> keys;

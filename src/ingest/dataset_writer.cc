@@ -79,8 +79,8 @@ Result<std::map<int32_t, int64_t>> DatasetWriter::ReadLedger(lake::Catalog& cata
 
 lake::TableSpec DatasetWriter::Spec(const DatasetConfig& config,
                                     std::vector<lake::NewColumn> columns) {
-  return lake::TableSpec{config.schema, config.table, std::move(columns), config.partitioning,
-                         config.sort_keys};
+  return lake::TableSpec{config.schema,       config.table,     std::move(columns),
+                         config.partitioning, config.sort_keys, config.upsert_deletion_vectors};
 }
 
 Result<std::map<int32_t, int64_t>> DatasetWriter::ReadLedger(const std::string& topic) {

@@ -60,6 +60,9 @@ struct DatasetConfig {
   // Set: an upsert dataset keyed by these columns (ingest/upsert_rows.h): each flush keeps the
   // last row per key, and its commit deletes the table's older rows of its keys.
   std::vector<std::string> upsert_key;
+  // Iceberg upserts (upsert.iceberg_deletes: deletion_vectors): deletion vectors on a format 3
+  // table rather than equality delete files.
+  bool upsert_deletion_vectors = false;
   // WAL mode (wal.bloom_sidecar): the uploader writes each file's bloom sidecar for
   // file.bloom_filter_columns (wal/bloom_sidecar.h).
   bool wal_bloom_sidecar = false;

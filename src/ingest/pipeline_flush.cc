@@ -173,9 +173,11 @@ void Pipeline::FlushLoop(Dataset& d) {
                               outcome->upsert_superseded, outcome->keys_deleted,
                               outcome->delete_files)
                 : fmt::format(" (upsert: {} superseded in the flush, {} older rows deleted by {} "
-                              "delete file(s))",
+                              "{})",
                               outcome->upsert_superseded, outcome->rows_deleted,
-                              outcome->delete_files));
+                              outcome->delete_files,
+                              d.options.config.upsert_deletion_vectors ? "deletion vector(s)"
+                                                                       : "delete file(s)"));
         std::lock_guard lock(mutex_);
         for (const auto& range : flush.offsets) {
           committed_[{range.topic, range.partition}] = range.end;

@@ -100,6 +100,9 @@ struct TableSpec {
   // The layout asked for; a live table laid out differently is refused (see Catalog::OpenTable).
   std::vector<PartitionKey> partitioning;
   std::vector<SortKey> sort_keys;
+  // Iceberg: an upsert's deletes as deletion vectors (upsert.iceberg_deletes:
+  // deletion_vectors). A created table is format version 3; an older existing one is refused.
+  bool deletion_vectors = false;
 };
 
 }  // namespace weir::lake

@@ -141,7 +141,7 @@ def test_a_changelog_lands_one_row_per_live_key_with_its_latest_value(kafka, bui
 
 
 def upsert_kill_loop(bootstrap: str, build_dir, lake, topic: str, seed: int, committed,
-                     timeout: float) -> dict:
+                     timeout: float, extra_settings: dict | None = None) -> dict:
     """Two processes in one group upsert a 100,000-record changelog (the key in the value,
     the table partitioned by w) while 20 SIGKILLs hit them at random, each victim rejoining at
     once (another rebalance); returns the expected state once `committed()` covers every
@@ -154,7 +154,7 @@ def upsert_kill_loop(bootstrap: str, build_dir, lake, topic: str, seed: int, com
         values.append((key, None if body is None else body.encode()))
     group = unique("group")
     settings = {"WEIR_UPSERT_KEY": "g,w", "WEIR_PARTITION_BY": "w",
-                "WEIR_FLUSH_MAX_BYTES": "2MiB"}
+                "WEIR_FLUSH_MAX_BYTES": "2MiB", **(extra_settings or {})}
     workers = [WeirIngest(build_dir, lake, bootstrap, topic, "agg", group, settings,
                           name=f"w{i}") for i in range(2)]
     for w in workers:

@@ -35,6 +35,17 @@ TEST(UpsertSettings, AnIcebergLakeTakesUpsertDatasetsPartitionedByKeyColumns) {
   EXPECT_EQ(loaded->settings.datasets.at(0).upsert.key, (std::vector<std::string>{"g", "w"}));
 }
 
+TEST(UpsertSettings, IcebergDeletesAreEqualityByDefaultAndDeletionVectorsWhenAsked) {
+  auto defaults = Load({{"WEIR_UPSERT_KEY", "g"}, {"WEIR_LAKE_FORMAT", "iceberg"}});
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_EQ(defaults->settings.datasets.at(0).upsert.iceberg_deletes, IcebergDeletes::kEquality);
+  auto dv = Load({{"WEIR_UPSERT_KEY", "g"},
+                  {"WEIR_LAKE_FORMAT", "iceberg"},
+                  {"WEIR_UPSERT_ICEBERG_DELETES", "deletion_vectors"}});
+  ASSERT_TRUE(dv.ok()) << dv.status().message();
+  EXPECT_EQ(dv->settings.datasets.at(0).upsert.iceberg_deletes, IcebergDeletes::kDeletionVectors);
+}
+
 TEST(UpsertSettings, EveryInvalidValueStopsLoadingNamingTheSetting) {
   const std::vector<std::pair<Env, std::string>> cases = {
       {{{"WEIR_UPSERT_KEY", "merchant,w"}, {"WEIR_PARTITION_BY", "day(_inserted_at),team"}},
@@ -50,6 +61,14 @@ TEST(UpsertSettings, EveryInvalidValueStopsLoadingNamingTheSetting) {
         {"WEIR_LAKE_FORMAT", "iceberg"},
         {"WEIR_PARTITION_BY", "a,bucket[4](b)"}},
        "partition_by: partition source column(s) b are not in upsert.key (a)"},
+      {{{"WEIR_UPSERT_KEY", "a"}, {"WEIR_UPSERT_ICEBERG_DELETES", "deletion_vectors"}},
+       "upsert.iceberg_deletes: value \"deletion_vectors\" needs lake.format iceberg"},
+      {{{"WEIR_LAKE_FORMAT", "iceberg"}, {"WEIR_UPSERT_ICEBERG_DELETES", "deletion_vectors"}},
+       "upsert.iceberg_deletes: value \"deletion_vectors\" needs upsert.key"},
+      {{{"WEIR_UPSERT_KEY", "a"},
+        {"WEIR_LAKE_FORMAT", "iceberg"},
+        {"WEIR_UPSERT_ICEBERG_DELETES", "positional"}},
+       "upsert.iceberg_deletes"},
       {{{"WEIR_UPSERT_KEY", "a"}, {"WEIR_ROUTE_TEMPLATE", "t_{a}"}},
        "route.template: an upsert dataset (upsert.key) cannot be routed"},
   };

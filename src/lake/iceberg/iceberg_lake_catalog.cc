@@ -276,6 +276,7 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
     NewTable table;
     table.schema = Schema(0, std::move(fields));
     table.format_version = FormatVersionFor(table.schema);  // 3 for a variant column
+    if (spec.deletion_vectors) table.format_version = std::max(table.format_version, 3);
     for (const auto& key : spec.partitioning) {
       const NestedField* source = table.schema.FindTopLevel(key.column);
       if (source == nullptr) {
@@ -353,7 +354,16 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
     WEIR_RETURN_NOT_OK(
         WithContext(ProbeLocation(loaded->metadata.location()), "table " + ident.ToString()));
   }
+  if (spec.deletion_vectors && loaded->metadata.format_version() < 3) {
+    return ClassifiedError(
+        ErrorClass::kFatal, "iceberg", "deletion_vectors_need_v3",
+        fmt::format("upsert.iceberg_deletes is deletion_vectors, which needs an Iceberg format "
+                    "version 3 table, and table {} is format version {} (set upsert."
+                    "iceberg_deletes: equality, or upgrade the table to format version 3)",
+                    ident.ToString(), loaded->metadata.format_version()));
+  }
   auto opened = std::make_unique<IcebergTable>(std::move(store), *io, ident, std::move(*loaded));
+  opened->UseDeletionVectors(spec.deletion_vectors);
   WEIR_RETURN_NOT_OK(opened->CheckPartitioning(spec.partitioning));
   WEIR_RETURN_NOT_OK(CheckSortOrder(opened->metadata(), ident.ToString(), spec.sort_keys));
   return OpenResult{OpenStatus::kOpened, std::move(opened), ""};

@@ -485,7 +485,27 @@ Result<std::optional<lake::CommitResult>> IcebergTable::TryCommit(const CommitRe
   const auto remove_deletes = [&] {
     for (const auto& path : delete_paths) (void)io_.fs->DeleteFile(path);
   };
-  if (request.key_deletes) {
+  const Snapshot* parent = base.RefSnapshot(kMainBranch);
+  if (parent != nullptr && last_list_ && last_list_->first == parent->manifest_list) {
+    append.parent_manifests = &last_list_->second;  // the list this handle wrote: not re-read
+  }
+  DvPlan dvs;
+  if (request.key_deletes && deletion_vectors_) {
+    std::vector<ManifestFile> read;
+    if (parent != nullptr && !append.parent_manifests && !parent->manifest_list.empty()) {
+      WEIR_ASSIGN_OR_RAISE(read, ReadManifestList(io_, parent->manifest_list));
+    }
+    auto planned = PlanDeletionVectors(*request.key_deletes,
+                                       append.parent_manifests ? *append.parent_manifests : read,
+                                       delete_paths);
+    if (!planned.ok()) {
+      remove_deletes();
+      return planned.status();
+    }
+    dvs = std::move(*planned);
+    append.delete_files = std::move(dvs.files);
+    append.replaced_dvs = std::move(dvs.replaced);
+  } else if (request.key_deletes) {
     auto written_deletes = WriteEqualityDeletes(*request.key_deletes, delete_paths);
     if (!written_deletes.ok()) {
       remove_deletes();
@@ -497,10 +517,6 @@ Result<std::optional<lake::CommitResult>> IcebergTable::TryCommit(const CommitRe
   append.ledger = std::move(ledger);
   if (!request.message.empty()) append.extra_summary["weir.message"] = request.message;
   append.now_ms = NowMs();
-  const Snapshot* parent = base.RefSnapshot(kMainBranch);
-  if (parent != nullptr && last_list_ && last_list_->first == parent->manifest_list) {
-    append.parent_manifests = &last_list_->second;  // the list this handle wrote: not re-read
-  }
   auto built = BuildAppend(io_, base, append, random_);
   if (!built.ok()) remove_deletes();
   WEIR_ASSIGN_OR_RAISE(PendingSnapshot pending, std::move(built));
@@ -543,7 +559,11 @@ Result<std::optional<lake::CommitResult>> IcebergTable::TryCommit(const CommitRe
   }
   lake::CommitResult done = Outcome(CommitStatus::kCommitted, "", snapshot_id);
   done.delete_files = static_cast<int64_t>(append.delete_files.size());
-  for (const auto& file : append.delete_files) done.keys_deleted += file.record_count;
+  if (deletion_vectors_) {
+    done.rows_deleted = dvs.rows;
+  } else {
+    for (const auto& file : append.delete_files) done.keys_deleted += file.record_count;
+  }
   return Answer(std::move(done));
 }
 

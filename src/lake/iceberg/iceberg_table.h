@@ -10,9 +10,11 @@
 // attempt and never waits: conflicts are the caller's to retry (lake/table.h).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,7 +53,8 @@ class IcebergTable final : public lake::Table {
   // With key_deletes, the snapshot also adds equality delete files on the key columns, one
   // per partition tuple of the keys, in a delete manifest: an `overwrite` (`delete` when the
   // flush holds only tombstones) that deletes every older row of those keys
-  // (iceberg_table_upsert.cc).
+  // (iceberg_table_upsert.cc); with UseDeletionVectors, one deletion vector per data file
+  // holding such rows instead, replacing the file's current one (iceberg_table_dv.cc).
   Result<lake::CommitResult> Commit(const CommitRequest& request) override;
   bool DeletesByKey() const override { return true; }
   // The snapshot of main's ancestry whose summary carries the request's writer id.
@@ -75,6 +78,9 @@ class IcebergTable final : public lake::Table {
                                         const std::string& reason) override;
 
   const TableMetadata& metadata() const { return current_.metadata; }
+  // An upsert's deletes as deletion vectors (format 3 tables; upsert.iceberg_deletes) rather
+  // than equality delete files. Set once, after opening.
+  void UseDeletionVectors(bool on) { deletion_vectors_ = on; }
   // Compares the live default spec with `wanted` (a fatal error naming both layouts).
   Status CheckPartitioning(const std::vector<PartitionKey>& wanted) const;
 
@@ -88,6 +94,20 @@ class IcebergTable final : public lake::Table {
   // are added to `paths` before each is written, so a failed attempt can delete them).
   Result<std::vector<iceberg::DataFile>> WriteEqualityDeletes(const KeyDeletes& deletes,
                                                               std::vector<std::string>& paths);
+  // The deletion vectors of an upsert's keys on current_, whose main head lists `manifests`
+  // (iceberg_table_dv.cc): one per data file holding rows of the keys, merged with its current
+  // vector, all in one Puffin file under the data directory (its fs path is added to `paths`
+  // before it is written).
+  struct DvPlan {
+    std::vector<iceberg::DataFile> files;  // the new vectors' manifest entries
+    // The vectors they replace: delete manifest path → referenced data files.
+    std::map<std::string, std::set<std::string>> replaced;
+    int64_t rows = 0;        // positions deleted that were not deleted before
+    int64_t files_read = 0;  // data files whose key columns were read
+  };
+  Result<DvPlan> PlanDeletionVectors(const KeyDeletes& deletes,
+                                     const std::vector<ManifestFile>& manifests,
+                                     std::vector<std::string>& paths);
   // One commit attempt on current_. `verified`: current_ was just read from the catalog; when
   // false (the state this handle's previous commit left), an answer that a stale state could
   // cause (fenced, table changed, conflict, refused) is nullopt: read the table and try again.
@@ -107,6 +127,7 @@ class IcebergTable final : public lake::Table {
   UuidV7Generator uuids_;
   // current_ is the catalog's answer to this handle's last commit, not read since.
   bool current_is_own_commit_ = false;
+  bool deletion_vectors_ = false;
   // The manifest list this handle last committed (its location and entries).
   std::optional<std::pair<std::string, std::vector<ManifestFile>>> last_list_;
 };

@@ -2,10 +2,13 @@
 // (`weir maintain fsck --repair`): one `delete` snapshot on main whose manifest list keeps every
 // manifest that holds none of them, and rewrites each one that does with those entries DELETED
 // (the others EXISTING, their ids and sequence numbers kept), as Iceberg's own DeleteFiles
-// does. Committed with one compare-and-swap, retried on conflict. It carries no ledger keys:
+// does; the deletion vectors of the dropped files are DELETED in their delete manifests too.
+// Committed with one compare-and-swap, retried on conflict. It carries no ledger keys:
 // weir reads its ledger from the newest weir snapshot of main's ancestry, which this is not.
+#include <algorithm>
 #include <chrono>
 #include <set>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -60,7 +63,7 @@ Result<DropFilesResult> IcebergTable::DropDataFiles(const std::vector<std::strin
       }
     };
     DropFilesResult result;
-    std::set<std::string> found;
+    std::set<std::string> found, dropped_uris;
     std::vector<ManifestFile> list;
     Status built = Status::OK();
     for (const ManifestFile& manifest : manifests) {
@@ -89,6 +92,7 @@ Result<DropFilesResult> IcebergTable::DropDataFiles(const std::vector<std::strin
         if (path.ok() && wanted.contains(*path)) {
           hit = true;
           found.insert(*path);
+          dropped_uris.insert(entry.data_file.file_path);
           ++result.files;
           result.rows += entry.data_file.record_count;
           result.bytes += entry.data_file.file_size_in_bytes;
@@ -122,6 +126,50 @@ Result<DropFilesResult> IcebergTable::DropDataFiles(const std::vector<std::strin
         break;
       }
     }
+    // The deletion vectors of the dropped files leave with them (the spec: a data file's removal
+    // removes the vectors that apply to it).
+    int64_t dropped_dvs = 0, dropped_positions = 0;
+    for (ManifestFile& manifest : list) {
+      if (!built.ok() || manifest.content != ManifestContent::kDeletes) continue;
+      const PartitionSpec* spec = m.SpecById(manifest.partition_spec_id);
+      if (spec == nullptr) continue;
+      auto type = PartitionType(*spec, m.current_schema());
+      auto entries = type.ok() ? ReadManifest(io_, manifest, *type)
+                               : Result<std::vector<ManifestEntry>>(type.status());
+      if (!entries.ok()) {
+        built = entries.status();
+        break;
+      }
+      std::vector<ManifestEntry> rewritten;
+      bool hit = false;
+      for (ManifestEntry& entry : *entries) {
+        if (entry.status == EntryStatus::kDeleted) continue;
+        const DataFile& f = entry.data_file;
+        if (f.file_format == "PUFFIN" && f.referenced_data_file &&
+            dropped_uris.contains(*f.referenced_data_file)) {
+          hit = true;
+          ++dropped_dvs;
+          dropped_positions += f.record_count;
+          entry.status = EntryStatus::kDeleted;
+          entry.snapshot_id = snapshot_id;
+        } else {
+          entry.status = EntryStatus::kExisting;
+        }
+        rewritten.push_back(std::move(entry));
+      }
+      if (!hit) continue;
+      const std::string uri = prefix + "-m" + std::to_string(written.size()) + ".avro";
+      auto rewrote = WriteManifest(io_, uri,
+                                   {&m.current_schema(), spec, snapshot_id, sequence,
+                                    m.format_version(), ManifestContent::kDeletes},
+                                   rewritten);
+      if (!rewrote.ok()) {
+        built = rewrote.status();
+        break;
+      }
+      written.push_back(uri);
+      manifest = std::move(*rewrote);
+    }
     if (!built.ok()) {
       remove_written();
       return built;
@@ -153,7 +201,16 @@ Result<DropFilesResult> IcebergTable::DropDataFiles(const std::vector<std::strin
     }
     for (const char* key :
          {"total-delete-files", "total-position-deletes", "total-equality-deletes"}) {
-      if (auto value = SummaryLong(*parent, key)) summary[key] = std::to_string(*value);
+      auto value = SummaryLong(*parent, key);
+      if (!value) continue;
+      if (std::string_view(key) == "total-delete-files") *value -= dropped_dvs;
+      if (std::string_view(key) == "total-position-deletes") *value -= dropped_positions;
+      summary[key] = std::to_string(std::max<int64_t>(0, *value));
+    }
+    if (dropped_dvs > 0) {
+      summary["removed-dvs"] = std::to_string(dropped_dvs);
+      summary["removed-delete-files"] = std::to_string(dropped_dvs);
+      summary["removed-position-deletes"] = std::to_string(dropped_positions);
     }
     if (!reason.empty()) summary["weir.repair"] = reason;
     const Status listed = WriteSnapshotList(io_, m, snapshot, list);

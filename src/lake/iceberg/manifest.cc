@@ -90,8 +90,8 @@ Status EncodeEntry(AvroEncoder& e, const ManifestEntry& entry,
   if (format_version >= 3) EncodeOptionalLong(e, f.first_row_id);
   EncodeOptionalBytes(e, f.referenced_data_file);
   if (format_version >= 3) {
-    e.Branch(0);  // content_offset: deletion vectors only
-    e.Branch(0);  // content_size_in_bytes
+    EncodeOptionalLong(e, f.content_offset);  // deletion vectors only
+    EncodeOptionalLong(e, f.content_size_in_bytes);
   }
   return Status::OK();
 }
@@ -251,6 +251,8 @@ Result<ManifestEntry> DecodeEntry(avro_value_t& record, const ManifestFile& mani
   if (sort_order) f.sort_order_id = static_cast<int>(*sort_order);
   WEIR_ASSIGN_OR_RAISE(f.referenced_data_file, DecodeOptionalBytes(file, "referenced_data_file"));
   WEIR_ASSIGN_OR_RAISE(f.first_row_id, DecodeOptionalLong(file, "first_row_id"));
+  WEIR_ASSIGN_OR_RAISE(f.content_offset, DecodeOptionalLong(file, "content_offset"));
+  WEIR_ASSIGN_OR_RAISE(f.content_size_in_bytes, DecodeOptionalLong(file, "content_size_in_bytes"));
   return entry;
 }
 

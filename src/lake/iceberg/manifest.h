@@ -44,7 +44,12 @@ struct DataFile {
   // from the manifest's first_row_id); explicit once the file is rewritten into another
   // manifest (EXISTING, DELETED). ReadManifest resolves the inheritance.
   std::optional<int64_t> first_row_id;
+  // The data file a position delete file or a deletion vector applies to (required for DVs).
   std::optional<std::string> referenced_data_file;
+  // Format 3 deletion vectors (file_format PUFFIN, content kPositionDeletes): the blob's offset
+  // and length in the Puffin file, equal to the footer's.
+  std::optional<int64_t> content_offset;
+  std::optional<int64_t> content_size_in_bytes;
 };
 
 struct ManifestEntry {

@@ -105,10 +105,60 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
     WEIR_ASSIGN_OR_RAISE(existing, ReadManifestList(io, parent->manifest_list));
   }
 
-  // The new manifests: one of the data files, one of the delete files.
+  // The delete manifests holding replaced deletion vectors, written again with them DELETED.
   const int format = base.format_version();
+  int64_t removed_dvs = 0, removed_dv_positions = 0, rewritten_count = 0;
+  int64_t entries_processed = 0;
+  int replaced = 0;
+  std::set<std::string> rewritten_paths;
+  for (ManifestFile& m : existing) {
+    const auto replacing = request.replaced_dvs.find(m.manifest_path);
+    if (replacing == request.replaced_dvs.end()) continue;
+    const PartitionSpec* m_spec = base.SpecById(m.partition_spec_id);
+    if (m_spec == nullptr) {
+      return Status::Invalid("manifest ", m.manifest_path, " names partition spec ",
+                             m.partition_spec_id, ", which the table lacks");
+    }
+    WEIR_ASSIGN_OR_RAISE(const auto m_type, PartitionType(*m_spec, schema));
+    WEIR_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(io, m, m_type));
+    entries_processed += static_cast<int64_t>(entries.size());
+    std::vector<ManifestEntry> kept;
+    size_t found = 0;
+    for (ManifestEntry& e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;  // deleted by an earlier snapshot
+      const DataFile& f = e.data_file;
+      if (f.content == FileContent::kPositionDeletes && f.file_format == "PUFFIN" &&
+          f.referenced_data_file && replacing->second.contains(*f.referenced_data_file)) {
+        ++found;
+        ++removed_dvs;
+        removed_dv_positions += f.record_count;
+        e.status = EntryStatus::kDeleted;
+        e.snapshot_id = snapshot_id;  // the snapshot that deleted it
+      } else {
+        e.status = EntryStatus::kExisting;
+      }
+      kept.push_back(std::move(e));
+    }
+    if (found != replacing->second.size()) {
+      return Status::Invalid("delete manifest ", m.manifest_path, " holds ", found, " of the ",
+                             replacing->second.size(), " deletion vectors to replace");
+    }
+    const std::string uri = prefix + "-r" + std::to_string(++rewritten_count) + ".avro";
+    const ManifestContext context{&schema,  m_spec, snapshot_id,
+                                  sequence, format, ManifestContent::kDeletes};
+    WEIR_ASSIGN_OR_RAISE(m, WriteManifest(io, uri, context, kept));
+    out.written.push_back(uri);
+    rewritten_paths.insert(uri);
+    ++replaced;
+  }
+  if (static_cast<size_t>(rewritten_count) != request.replaced_dvs.size()) {
+    return Status::Invalid("a deletion vector to replace is in a manifest the parent lacks");
+  }
+
+  // The new manifests: one of the data files, one of the delete files.
   std::set<std::string> partitions;
   int64_t added_records = 0, added_size = 0, added_deletes = 0, added_delete_size = 0;
+  int64_t added_dvs = 0, added_dv_positions = 0;
   const auto write_new = [&](const std::vector<DataFile>& files, ManifestContent content,
                              const std::string& uri) -> Result<std::optional<ManifestFile>> {
     if (files.empty()) return std::optional<ManifestFile>();
@@ -119,6 +169,10 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
       if (content == ManifestContent::kData) {
         added_records += file.record_count;
         added_size += file.file_size_in_bytes;
+      } else if (file.content == FileContent::kPositionDeletes) {
+        ++added_dvs;
+        added_dv_positions += file.record_count;
+        added_delete_size += file.file_size_in_bytes;
       } else {
         added_deletes += file.record_count;
         added_delete_size += file.file_size_in_bytes;
@@ -155,9 +209,9 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
     return (added && m.manifest_path == added->manifest_path) ||
            (added_delete && m.manifest_path == added_delete->manifest_path);
   };
-  int created = (added ? 1 : 0) + (added_delete ? 1 : 0), replaced = 0, merged_count = 0;
+  int created = (added ? 1 : 0) + (added_delete ? 1 : 0) + static_cast<int>(rewritten_count);
+  int merged_count = 0;
   std::vector<std::string> merged_away;  // new manifests folded into a merged one
-  int64_t entries_processed = 0;
   for (const GroupKey& key : group_order) {
     const std::vector<ManifestFile>& group = groups[key];
     if (!policy.enabled) {
@@ -187,7 +241,7 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
         WEIR_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(io, m, bin_type));
         entries_processed += static_cast<int64_t>(entries.size());
         const bool fresh = is_new(m);
-        if (fresh) {
+        if (fresh || rewritten_paths.contains(m.manifest_path)) {
           --created;  // folded into the merged one
           merged_away.push_back(m.manifest_path);
         } else {
@@ -200,6 +254,8 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
           } else if (e.status != EntryStatus::kDeleted) {
             e.status = EntryStatus::kExisting;  // ids and sequence numbers stay explicit
             merged.push_back(std::move(e));
+          } else if (e.snapshot_id == snapshot_id) {
+            merged.push_back(std::move(e));  // a replaced deletion vector: deleted now
           }
         }
       }
@@ -242,10 +298,22 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
   summary["changed-partition-count"] = std::to_string(partitions.size());
   summary["total-records"] = std::to_string(total_records);
   summary["total-data-files"] = std::to_string(total_files);
+  const auto added_equality_files = static_cast<int64_t>(request.delete_files.size()) - added_dvs;
   if (deletes) {
     summary["added-delete-files"] = std::to_string(request.delete_files.size());
-    summary["added-equality-delete-files"] = std::to_string(request.delete_files.size());
-    summary["added-equality-deletes"] = std::to_string(added_deletes);
+    if (added_equality_files > 0) {
+      summary["added-equality-delete-files"] = std::to_string(added_equality_files);
+      summary["added-equality-deletes"] = std::to_string(added_deletes);
+    }
+    if (added_dvs > 0) {
+      summary["added-dvs"] = std::to_string(added_dvs);
+      summary["added-position-deletes"] = std::to_string(added_dv_positions);
+    }
+  }
+  if (removed_dvs > 0) {
+    summary["removed-dvs"] = std::to_string(removed_dvs);
+    summary["removed-delete-files"] = std::to_string(removed_dvs);
+    summary["removed-position-deletes"] = std::to_string(removed_dv_positions);
   }
   bool sizes_known = true;
   const int64_t parent_size = SummaryLong(parent, "total-files-size", sizes_known);
@@ -253,8 +321,8 @@ Result<PendingSnapshot> BuildAppend(const TableIo& io, const TableMetadata& base
     summary["total-files-size"] = std::to_string(parent_size + added_size + added_delete_size);
   }
   const std::pair<const char*, int64_t> totals[] = {
-      {"total-delete-files", static_cast<int64_t>(request.delete_files.size())},
-      {"total-position-deletes", 0},
+      {"total-delete-files", static_cast<int64_t>(request.delete_files.size()) - removed_dvs},
+      {"total-position-deletes", added_dv_positions - removed_dv_positions},
       {"total-equality-deletes", added_deletes}};
   for (const auto& [key, added_now] : totals) {
     bool known = true;

@@ -38,7 +38,13 @@ struct AppendRequest {
   // Delete files of the default spec (an upsert's equality deletes, content kEqualityDeletes,
   // metrics filled in), added in one new delete manifest of the same snapshot. With any, the
   // snapshot is an `overwrite` (a `delete` when `files` is empty): Iceberg's row delta.
+  // Format 3 deletion vectors (content kPositionDeletes, file_format PUFFIN) go here too.
   std::vector<DataFile> delete_files;
+  // The live deletion vectors this snapshot replaces (their data files' new vectors in
+  // delete_files hold their positions too): delete manifest path → the vectors'
+  // referenced_data_file values. Those manifests are written again with the vectors DELETED,
+  // so a data file keeps at most one live vector.
+  std::map<std::string, std::set<std::string>> replaced_dvs;
   // weir's ledger (see snapshot_ledger.h); an empty commit id writes no ledger keys.
   std::string commit_id;
   OffsetLedger ledger;

@@ -114,6 +114,49 @@ TEST_F(IcebergManifest, WritesEntriesAndReadsThemBackWithInheritance) {
   }
 }
 
+TEST_F(IcebergManifest, DeletionVectorEntriesOfAFormat3DeleteManifestRoundTrip) {
+  DataFile dv = File(1, int32_t{20000}, std::string("ab"));
+  dv.content = FileContent::kPositionDeletes;
+  dv.file_format = "PUFFIN";
+  dv.file_path = (dir_ / "data/d1.puffin").string();
+  dv.record_count = 3;  // the vector's cardinality
+  dv.column_sizes = dv.value_counts = dv.null_value_counts = {};
+  dv.lower_bounds = dv.upper_bounds = {};
+  dv.split_offsets = {};
+  dv.sort_order_id = std::nullopt;
+  dv.referenced_data_file = (dir_ / "data/f1.parquet").string();
+  dv.content_offset = 4;
+  dv.content_size_in_bytes = 44;
+  const std::string uri = (dir_ / "metadata/d1.avro").string();
+  ASSERT_OK_AND_ASSIGN(
+      const ManifestFile m,
+      WriteManifest(io_, uri, {&schema_, &spec_, 99, 5, 3, ManifestContent::kDeletes},
+                    {{EntryStatus::kAdded, std::nullopt, std::nullopt, std::nullopt, dv}}));
+  EXPECT_EQ(m.content, ManifestContent::kDeletes);
+  ASSERT_OK_AND_ASSIGN(const auto partition_type, PartitionType(spec_, schema_));
+  ASSERT_OK_AND_ASSIGN(const std::vector<ManifestEntry> back, ReadManifest(io_, m, partition_type));
+  ASSERT_EQ(back.size(), 1u);
+  const DataFile& got = back[0].data_file;
+  EXPECT_EQ(got.content, FileContent::kPositionDeletes);
+  EXPECT_EQ(got.file_format, "PUFFIN");
+  EXPECT_EQ(got.record_count, 3);
+  EXPECT_EQ(got.referenced_data_file, dv.referenced_data_file);
+  EXPECT_EQ(got.content_offset, 4);
+  EXPECT_EQ(got.content_size_in_bytes, 44);
+  EXPECT_FALSE(got.first_row_id.has_value());  // row ids are for data files
+
+  // A data file of a format 3 manifest carries neither.
+  ASSERT_OK_AND_ASSIGN(
+      const ManifestFile data,
+      WriteManifest(io_, (dir_ / "metadata/m3.avro").string(), {&schema_, &spec_, 99, 5, 3},
+                    {{EntryStatus::kAdded, std::nullopt, std::nullopt, std::nullopt,
+                      File(2, int32_t{20000}, std::string("ab"))}}));
+  ASSERT_OK_AND_ASSIGN(const auto data_back, ReadManifest(io_, data, partition_type));
+  ASSERT_EQ(data_back.size(), 1u);
+  EXPECT_FALSE(data_back[0].data_file.content_offset.has_value());
+  EXPECT_FALSE(data_back[0].data_file.content_size_in_bytes.has_value());
+}
+
 TEST_F(IcebergManifest, CarriesTheSpecsSchemasAndMetadataInTheAvroHeader) {
   const std::string uri = (dir_ / "metadata/m2.avro").string();
   ASSERT_OK(WriteManifest(io_, uri, {&schema_, &spec_, 1, 1},

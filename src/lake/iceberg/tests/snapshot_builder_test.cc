@@ -425,6 +425,84 @@ TEST_F(IcebergSnapshotBuilder, ARewriteAppliesEqualityDeletesAndDropsThoseNoLive
   EXPECT_EQ(check.found_equality, 0u);
 }
 
+TEST_F(IcebergSnapshotBuilder, AReplacedDeletionVectorIsDeletedInTheSameSnapshotThroughMerges) {
+  TableMetadata m = NewTableMetadata({{"commit.manifest.min-count-to-merge", "3"}}, 3);
+  const DataFile data = File(0, 0);
+  const auto vector = [&](int commit) {
+    DataFile f = File(commit, 0);
+    f.content = FileContent::kPositionDeletes;
+    f.file_format = "PUFFIN";
+    f.file_path = (dir_ / "data" / ("c" + std::to_string(commit) + "-dv.puffin")).string();
+    f.partition = data.partition;
+    f.record_count = commit;  // the vector of commit c holds c positions
+    f.value_counts = {};
+    f.referenced_data_file = data.file_path;
+    f.content_offset = 4;
+    f.content_size_in_bytes = 40;
+    return f;
+  };
+  const auto type = *PartitionType(m.default_spec(), m.current_schema());
+  std::vector<int> delete_manifests;
+  for (int commit = 0; commit < 7; ++commit) {
+    AppendRequest request;
+    request.files = {File(commit, 1)};
+    if (commit == 0) request.files.push_back(data);
+    if (commit > 0) request.delete_files = {vector(commit)};
+    if (commit > 1) {
+      // The delete manifest of main's head that holds the data file's live vector.
+      for (const ManifestFile& manifest : *ReadManifestList(io_, m.RefSnapshot()->manifest_list)) {
+        if (manifest.content != ManifestContent::kDeletes) continue;
+        for (const ManifestEntry& e : *ReadManifest(io_, manifest, type)) {
+          if (e.status != EntryStatus::kDeleted) {
+            request.replaced_dvs[manifest.manifest_path].insert(data.file_path);
+          }
+        }
+      }
+      ASSERT_EQ(request.replaced_dvs.size(), 1u);
+    }
+    request.now_ms = 10 + commit;
+    ASSERT_OK_AND_ASSIGN(PendingSnapshot next, BuildAppend(io_, m, request, random_));
+    m = std::move(next.metadata);
+    const auto& summary = next.snapshot.summary;
+    if (commit == 0) continue;
+    EXPECT_EQ(summary.at("added-dvs"), "1");
+    EXPECT_EQ(summary.at("added-position-deletes"), std::to_string(commit));
+    EXPECT_EQ(summary.at("total-delete-files"), "1");
+    EXPECT_EQ(summary.at("total-position-deletes"), std::to_string(commit));
+    EXPECT_EQ(summary.count("removed-dvs"), commit > 1 ? 1u : 0u);
+    if (commit > 1) {
+      EXPECT_EQ(summary.at("removed-position-deletes"), std::to_string(commit - 1));
+    }
+    // One live vector, this commit's; the one it replaced is a DELETED entry of this snapshot.
+    int live = 0, deleted_now = 0;
+    for (const ManifestFile& manifest : next.manifests) {
+      EXPECT_TRUE(std::filesystem::exists(manifest.manifest_path)) << manifest.manifest_path;
+      if (manifest.content != ManifestContent::kDeletes) continue;
+      for (const ManifestEntry& e : *ReadManifest(io_, manifest, type)) {
+        if (e.status != EntryStatus::kDeleted) {
+          ++live;
+          EXPECT_EQ(e.data_file.file_path, vector(commit).file_path);
+          EXPECT_EQ(e.data_file.content_offset, 4);
+          EXPECT_EQ(*e.sequence_number, commit + 1);
+        } else if (e.snapshot_id == next.snapshot.snapshot_id) {
+          ++deleted_now;
+          EXPECT_EQ(e.data_file.file_path, vector(commit - 1).file_path);
+        }
+      }
+    }
+    EXPECT_EQ(live, 1) << commit;
+    EXPECT_EQ(deleted_now, commit > 1 ? 1 : 0) << commit;
+    delete_manifests.push_back(static_cast<int>(std::count_if(
+        next.manifests.begin(), next.manifests.end(),
+        [](const ManifestFile& f) { return f.content == ManifestContent::kDeletes; })));
+  }
+  // Merged at three: the new manifest, the rewritten one and the others fold into one.
+  EXPECT_EQ(delete_manifests, (std::vector<int>{1, 2, 1, 2, 1, 2}));
+  AppendRequest missing;
+  missing.replaced_dvs["nowhere.avro"] = {data.file_path};
+  EXPECT_TRUE(BuildAppend(io_, m, missing, random_).status().IsInvalid());
+}
+
 }  // namespace
 }  // namespace weir::lake::iceberg
 
