@@ -28,6 +28,11 @@ struct PositionDeletes {
   // The `file_path` value of this data file's rows in it; empty: every row of it applies (a
   // DuckLake delete file belongs to one data file).
   std::string data_file_path;
+  // A deletion vector (Iceberg v3): the blob at [vector_offset, vector_offset + vector_length)
+  // of the Puffin file `path`, read by Table::ReadDeletionVector; -1: a Parquet delete file.
+  // Other vectors of the same Puffin file (other data files') stay in the table.
+  int64_t vector_offset = -1;
+  int64_t vector_length = 0;
 };
 
 // An equality delete file (Iceberg) that applies to a data file, which a rewrite of that data

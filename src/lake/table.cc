@@ -24,6 +24,10 @@ Result<TableInspection> Table::Inspect() {
   return Status::NotImplemented("inspecting a table of this format");
 }
 
+Result<std::vector<int64_t>> Table::ReadDeletionVector(const PositionDeletes& /*deletes*/) {
+  return Status::NotImplemented("deletion vectors in a table of this format");
+}
+
 Result<CommitResult> Table::Rewrite(const RewriteRequest& /*request*/) {
   return Status::NotImplemented("rewriting files of this format");
 }

@@ -210,6 +210,10 @@ class Table {
   // catalog; changes nothing. A format without it answers NotImplemented.
   virtual Result<TableInspection> Inspect();
 
+  // The row positions (ascending) a deletion vector of Inspect's (PositionDeletes with a
+  // vector_offset) deletes. A format without vectors answers NotImplemented.
+  virtual Result<std::vector<int64_t>> ReadDeletionVector(const PositionDeletes& deletes);
+
   // Removes the snapshots `ids` (none of Inspect's protected_snapshots: those are refused) in
   // one catalog change that conflicts cleanly with concurrent commits (retried), and deletes or
   // queues what no kept snapshot references any more; a queued file is deleted once it has

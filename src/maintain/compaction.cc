@@ -40,10 +40,15 @@ void DeleteAll(arrow::fs::FileSystem& fs, const std::vector<std::string>& paths)
 
 // The positions of `file` its position delete files delete, ascending and distinct, checked
 // against the catalog's count (a disagreement is an error: never a guess at which rows remain).
-Result<std::vector<int64_t>> DeletedPositions(arrow::fs::FileSystem& fs,
-                                              const lake::LakeFile& file) {
+Result<std::vector<int64_t>> DeletedPositions(lake::Table& lake_table, const lake::LakeFile& file) {
+  arrow::fs::FileSystem& fs = *lake_table.filesystem();
   std::vector<int64_t> positions;
   for (const lake::PositionDeletes& deletes : file.deletes) {
+    if (deletes.vector_offset >= 0) {  // a deletion vector: the format reads its blob
+      WEIR_ASSIGN_OR_RAISE(const auto vector, lake_table.ReadDeletionVector(deletes));
+      positions.insert(positions.end(), vector.begin(), vector.end());
+      continue;
+    }
     WEIR_ASSIGN_OR_RAISE(auto input, fs.OpenInputFile(deletes.path));
     parquet::arrow::FileReaderBuilder builder;
     if (Status opened = builder.Open(input); !opened.ok()) return WithContext(opened, deletes.path);
@@ -110,7 +115,7 @@ Result<RunOutput> WriteRun(lake::Table& table, const CompactionRun& run,
   for (const auto& file : run.inputs) {
     MergeInput input{file.path, {}};
     if (!file.deletes.empty()) {
-      WEIR_ASSIGN_OR_RAISE(input.deleted, DeletedPositions(*fs, file));
+      WEIR_ASSIGN_OR_RAISE(input.deleted, DeletedPositions(table, file));
     }
     if (!file.equality_deletes.empty()) {
       WEIR_ASSIGN_OR_RAISE(const auto by_value, equality.DeletedPositions(file));

@@ -8,11 +8,12 @@
 // Tiers, by a live data file's size: small (below `small_file_bytes`, default target / 8) are
 // merged whenever a partition has `min_small_files` of them; medium (up to `large_file_bytes`,
 // default target / 2) only once a partition has `min_medium_files` of them, which is rare;
-// large never. Position delete files are applied while rewriting (the deleted rows are not
-// written; the delete files leave the table in the same snapshot), and so are Iceberg's
-// equality delete files, by value (maintain/equality_deletes.h; each leaves the table with the
-// last live data file it applies to); files other deletes apply to (DuckLake's inlined
-// deletes, Iceberg's deletion vectors), or written under an older partitioning, are left alone
+// large never. Position delete files and Iceberg's deletion vectors are applied while
+// rewriting (the deleted rows are not written; the delete files, or the vectors, leave the
+// table in the same snapshot), and so are Iceberg's equality delete files, by value
+// (maintain/equality_deletes.h; each leaves the table with the last live data file it applies
+// to); files other deletes apply to (DuckLake's inlined deletes, Iceberg's partition-scoped
+// position deletes), or written under an older partitioning, are left alone
 // (lake/inspection.h `rewritable`).
 //
 // Safe while ingest runs: ingest only adds files, a rewrite only replaces files it read, and the

@@ -70,18 +70,13 @@ def check_dv_snapshots(lake: IcebergLake, duck, history: bool = True) -> list[tu
 def check_maintenance(weir: WeirIngest, lake: IcebergLake, duck, state: dict,
                       vectors: list[tuple]) -> None:
     """weir maintain on a deletion vector table: the Puffin files count as referenced (no
-    orphans); compaction leaves the files with vectors as they are (it does not apply them,
-    and says so); expiry releases the Puffin files whose vectors were all replaced, keeps the
-    others, and the table reads the same."""
+    orphans); expiry releases the Puffin files whose vectors were all replaced, keeps the
+    others, and the table reads the same; compaction applies the vectors while rewriting (each
+    vector leaves the table with its data file, in the `replace` snapshot) and the table still
+    reads the same."""
     report = stats(weir)["main.agg"]
     assert report["orphan_files"] == 0, report["orphans"]
     assert report["delete_files"] == len(vectors)
-    run = maintain(weir, "compact", "--json", "--target-size", "16MiB")
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-    compacted = json.loads(run.stdout)["tables"][0]["compact"]
-    assert compacted["files_replaced"] == 0 and compacted["runs_committed"] == 0
-    assert compacted["files_not_rewritable"] == len(vectors)
-    assert any("(deletion vectors)" in note for note in compacted["notes"]), compacted["notes"]
     data = Path(lake.table("agg").location().removeprefix("file://")) / "data"
     before = {str(p) for p in data.glob("*.puffin")}
     expired = expire(weir, "--retain-last", "1", "--yes")["main.agg"]
@@ -91,6 +86,24 @@ def check_maintenance(weir: WeirIngest, lake: IcebergLake, duck, state: dict,
     assert {str(p) for p in data.glob("*.puffin")} == before - released == live
     check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan after expiry")
     check_rows(pyiceberg_rows(lake), state, "pyiceberg after expiry")
+
+    # Every file is small (16 MiB target): one run merges them all, applying every vector.
+    live = check_dv_snapshots(lake, duck, history=False)
+    run = maintain(weir, "compact", "--json", "--target-size", "16MiB")
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    compacted = json.loads(run.stdout)["tables"][0]["compact"]
+    assert compacted["files_not_rewritable"] == 0, compacted["notes"]
+    assert compacted["runs_committed"] == compacted["runs_planned"] == 1, compacted
+    assert compacted["delete_files_dropped"] == len(live)
+    assert compacted["deletes_applied"] == compacted["deleted_rows"] == sum(v[5] for v in live)
+    assert compacted["rows"] == len(state)
+    summary = lake.table("agg").current_snapshot().summary
+    assert summary.operation.value == "replace"
+    extra = summary.additional_properties
+    assert extra["removed-dvs"] == str(len(live)) and extra["total-delete-files"] == "0"
+    assert extra["total-records"] == str(len(state))
+    check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan after compaction")
+    check_rows(pyiceberg_rows(lake), state, "pyiceberg after compaction")
 
 
 def pyiceberg_rows(lake: IcebergLake) -> list[tuple]:

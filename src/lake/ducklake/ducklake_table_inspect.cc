@@ -85,7 +85,7 @@ Result<TableInspection> DuckLakeTable::Inspect() {
     WEIR_ASSIGN_OR_RAISE(std::string path, path_of(row[1], row[2]));
     WEIR_ASSIGN_OR_RAISE(const int64_t count, ToInt(row[3], "delete_count"));
     FileDeletes& d = deletes_of[id];
-    d.files.push_back({std::move(path), std::string()});
+    d.files.push_back({std::move(path), std::string(), -1, 0});
     d.rows += count;
     if (row[4].value_or("parquet") != "parquet") d.applicable = false;
   }

@@ -45,12 +45,17 @@ DeleteScope ScopeOf(const ScopedFile& deletes, const ScopedFile& data) {
   if (!named && lower != nullptr && upper != nullptr && *lower == *upper) named = *lower;
   if (named) {
     if (*named != f.file_path) return DeleteScope::kNone;
-    return IsPuffin(d) ? DeleteScope::kOther : DeleteScope::kThisFile;
+    if (!IsPuffin(d)) return DeleteScope::kThisFile;
+    return d.content_offset && d.content_size_in_bytes ? DeleteScope::kVector : DeleteScope::kOther;
   }
   // Bounds (never truncated for file_path by Iceberg's writers) that exclude the file.
   if (lower != nullptr && f.file_path < *lower) return DeleteScope::kNone;
   if (upper != nullptr && f.file_path > *upper) return DeleteScope::kNone;
   return DeleteScope::kOther;
+}
+
+bool IsDeletionVector(const DataFile& deletes) {
+  return deletes.content == FileContent::kPositionDeletes && IsPuffin(deletes);
 }
 
 std::string UnappliedReason(const ManifestEntry& deletes) {
@@ -59,7 +64,7 @@ std::string UnappliedReason(const ManifestEntry& deletes) {
     return d.equality_ids.empty() ? "equality deletes of no column"
                                   : "equality deletes not in Parquet";
   }
-  if (IsPuffin(d)) return "deletion vectors";
+  if (IsPuffin(d)) return "deletion vectors without a blob offset";
   return "position delete files that may name other data files too";
 }
 

@@ -21,9 +21,11 @@ enum class DeleteScope {
   kNone,      // the delete file does not apply to the data file
   kThisFile,  // a Parquet position delete file naming this data file only: a rewrite applies it
   kEquality,  // a Parquet equality delete file that applies: a rewrite applies it by value
-  kOther,     // it may apply, and a rewrite cannot apply it (a deletion vector, position
-              // deletes that may name other data files too, equality deletes of no column or
-              // not in Parquet)
+  kVector,    // a deletion vector (Puffin) naming this data file: a rewrite applies it (and
+              // drops that vector alone: other vectors of its Puffin file stay)
+  kOther,     // it may apply, and a rewrite cannot apply it (position deletes that may name
+              // other data files too, a vector without its blob's offset, equality deletes of
+              // no column or not in Parquet)
 };
 
 struct ScopedFile {
@@ -33,6 +35,9 @@ struct ScopedFile {
 };
 
 DeleteScope ScopeOf(const ScopedFile& deletes, const ScopedFile& data);
+
+// Whether a delete file is a deletion vector (a Puffin blob of position deletes for one file).
+bool IsDeletionVector(const DataFile& deletes);
 
 // Why a delete file of scope kOther cannot be applied, for the report's notes.
 std::string UnappliedReason(const ManifestEntry& deletes);

@@ -66,6 +66,7 @@ class IcebergTable final : public lake::Table {
   Result<lake::CommitResult> Rewrite(const RewriteRequest& request) override;
   // Every kept snapshot's manifest list and manifests, read fresh (iceberg_table_inspect.cc).
   Result<TableInspection> Inspect() override;
+  Result<std::vector<int64_t>> ReadDeletionVector(const PositionDeletes& deletes) override;
   // One metadata change removing the snapshots (REST: remove-snapshots with main's head
   // asserted; SQL: compare-and-swap), retried on conflict; then deletes every object the removed
   // snapshots alone referenced (manifest lists, manifests, data files), as Iceberg's own expiry

@@ -95,16 +95,22 @@ Result<std::vector<std::shared_ptr<arrow::Array>>> ReadKeyColumns(arrow::fs::Fil
   return out;
 }
 
-Result<DeletionVector> ReadDeletionVector(const TableIo& io, const DataFile& dv) {
+// The vector whose blob lies at [offset, offset + length) of the Puffin file `path` (fs).
+Result<DeletionVector> ReadBlob(arrow::fs::FileSystem& fs, const std::string& path, int64_t offset,
+                                int64_t length) {
+  WEIR_ASSIGN_OR_RAISE(auto input, fs.OpenInputFile(path));
+  WEIR_ASSIGN_OR_RAISE(auto blob, input->ReadAt(offset, length));
+  auto decoded = DeletionVector::DecodeBlob(blob->ToString());
+  if (!decoded.ok()) return WithContext(decoded.status(), "deletion vector in " + path);
+  return decoded;
+}
+
+Result<DeletionVector> ReadVectorOf(const TableIo& io, const DataFile& dv) {
   if (!dv.content_offset || !dv.content_size_in_bytes) {
     return Status::Invalid("deletion vector ", dv.file_path, " has no content offset or size");
   }
   WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(dv.file_path));
-  WEIR_ASSIGN_OR_RAISE(auto input, io.fs->OpenInputFile(path));
-  WEIR_ASSIGN_OR_RAISE(auto blob, input->ReadAt(*dv.content_offset, *dv.content_size_in_bytes));
-  auto decoded = DeletionVector::DecodeBlob(blob->ToString());
-  if (!decoded.ok()) return WithContext(decoded.status(), "deletion vector in " + dv.file_path);
-  return decoded;
+  return ReadBlob(*io.fs, path, *dv.content_offset, *dv.content_size_in_bytes);
 }
 
 }  // namespace
@@ -251,8 +257,7 @@ Result<IcebergTable::DvPlan> IcebergTable::PlanDeletionVectors(
   for (Hit& hit : hits) {
     const int64_t added = hit.positions.Cardinality();
     if (const auto old = current.find(hit.file.file_path); old != current.end()) {
-      WEIR_ASSIGN_OR_RAISE(const DeletionVector previous,
-                           ReadDeletionVector(io_, old->second.second));
+      WEIR_ASSIGN_OR_RAISE(const DeletionVector previous, ReadVectorOf(io_, old->second.second));
       const int64_t before = previous.Cardinality();
       hit.positions.Merge(previous);
       if (hit.positions.Cardinality() == before) continue;  // every hit was deleted already
@@ -298,6 +303,16 @@ Result<IcebergTable::DvPlan> IcebergTable::PlanDeletionVectors(
     ++b;
   }
   return plan;
+}
+
+Result<std::vector<int64_t>> IcebergTable::ReadDeletionVector(const PositionDeletes& deletes) {
+  if (deletes.vector_offset < 0) {
+    return Status::Invalid(deletes.path, " is not a deletion vector");
+  }
+  WEIR_ASSIGN_OR_RAISE(
+      const DeletionVector vector,
+      ReadBlob(*io_.fs, deletes.path, deletes.vector_offset, deletes.vector_length));
+  return vector.Positions();
 }
 
 }  // namespace weir::lake::iceberg

@@ -144,7 +144,13 @@ Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadat
         case DeleteScope::kNone:
           break;
         case DeleteScope::kThisFile:
-          file.deletes.push_back({out.live[d->live].path, c.entry.data_file.file_path});
+          file.deletes.push_back({out.live[d->live].path, c.entry.data_file.file_path, -1, 0});
+          file.deleted_rows += d->entry.data_file.record_count;
+          break;
+        case DeleteScope::kVector:
+          file.deletes.push_back({out.live[d->live].path, c.entry.data_file.file_path,
+                                  *d->entry.data_file.content_offset,
+                                  *d->entry.data_file.content_size_in_bytes});
           file.deleted_rows += d->entry.data_file.record_count;
           break;
         case DeleteScope::kEquality:

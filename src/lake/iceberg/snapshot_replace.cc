@@ -140,7 +140,9 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
 
   // Delete manifests: the applied delete files become DELETED entries; any other live delete
   // file that applies to a removed data file blocks the rewrite.
-  int64_t dropped_files = 0, dropped_positions = 0, dropped_equality_deletes = 0;
+  int64_t dropped_files = 0, dropped_vectors = 0, dropped_positions = 0,
+          dropped_equality_deletes = 0;
+  std::set<std::string> applied_paths;  // of remove_deletes, those found live
   for (const ManifestFile* manifest : delete_manifests) {
     const PartitionSpec* manifest_spec = base.SpecById(manifest->partition_spec_id);
     if (manifest_spec == nullptr) {
@@ -160,20 +162,25 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
       if (e.status == EntryStatus::kDeleted) continue;
       WEIR_ASSIGN_OR_RAISE(const std::string path, io.PathOf(e.data_file.file_path));
       const ScopedFile scoped{&e, manifest->partition_spec_id, manifest_spec->is_unpartitioned()};
-      const bool applied = request.remove_deletes.contains(path);
+      // A Puffin file holds the vectors of many data files: one of its entries is applied when
+      // its path is among remove_deletes and it names a removed file; the others stay.
+      const bool vector = IsDeletionVector(e.data_file);
+      const bool path_applied = request.remove_deletes.contains(path);
       const bool applied_by_value = request.equality_deletes.contains(path);
       bool names_removed = false;
       for (const ScopedFile& data : removed) {
         const DeleteScope scope = ScopeOf(scoped, data);
         if (scope == DeleteScope::kNone) continue;
-        if (applied && scope == DeleteScope::kThisFile) {
+        if (path_applied &&
+            (scope == DeleteScope::kThisFile || (vector && scope == DeleteScope::kVector))) {
           names_removed = true;
         } else if (applied_by_value && scope == DeleteScope::kEquality) {
           continue;
         } else if (check.blocked.empty()) {
-          const std::string reason = scope == DeleteScope::kEquality
-                                         ? "equality deletes the rewrite did not apply"
-                                         : UnappliedReason(e);
+          const std::string reason =
+              scope == DeleteScope::kEquality ? "equality deletes the rewrite did not apply"
+              : scope == DeleteScope::kVector ? "a deletion vector the rewrite did not apply"
+                                              : UnappliedReason(e);
           check.blocked = e.data_file.file_path + " (" + reason + ") applies to " +
                           data.entry->data_file.file_path;
         }
@@ -194,13 +201,14 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
           continue;
         }
       }
+      const bool applied = path_applied && (names_removed || !vector);
       if (applied) {
         if (!names_removed && check.blocked.empty()) {
           check.blocked = e.data_file.file_path + " names none of the files to rewrite";
         }
         touched = true;
-        ++check.found_deletes;
-        ++dropped_files;
+        applied_paths.insert(path);
+        ++(vector ? dropped_vectors : dropped_files);
         dropped_positions += e.data_file.record_count;
         e.status = EntryStatus::kDeleted;
         e.snapshot_id = snapshot_id;
@@ -224,6 +232,7 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
     result.push_back(std::move(rewritten));
   }
   check.deleted_rows = dropped_positions;
+  check.found_deletes = applied_paths.size();
 
   Snapshot& snapshot = out.snapshot;
   snapshot.snapshot_id = snapshot_id;
@@ -260,15 +269,17 @@ Result<PendingSnapshot> BuildReplace(const TableIo& io, const TableMetadata& bas
     bool known = true;
     int64_t value = SummaryLong(*parent, key, known);
     if (std::string_view(key) == "total-delete-files") {
-      value -= dropped_files + check.equality_files_dropped;
+      value -= dropped_files + dropped_vectors + check.equality_files_dropped;
     }
     if (std::string_view(key) == "total-position-deletes") value -= dropped_positions;
     if (std::string_view(key) == "total-equality-deletes") value -= dropped_equality_deletes;
     if (known) summary[key] = std::to_string(std::max<int64_t>(0, value));
   }
-  if (dropped_files + check.equality_files_dropped > 0) {
-    summary["removed-delete-files"] = std::to_string(dropped_files + check.equality_files_dropped);
+  if (const int64_t dropped = dropped_files + dropped_vectors + check.equality_files_dropped;
+      dropped > 0) {
+    summary["removed-delete-files"] = std::to_string(dropped);
   }
+  if (dropped_vectors > 0) summary["removed-dvs"] = std::to_string(dropped_vectors);
   if (dropped_files > 0) {
     summary["removed-position-delete-files"] = std::to_string(dropped_files);
     summary["removed-position-deletes"] = std::to_string(dropped_positions);

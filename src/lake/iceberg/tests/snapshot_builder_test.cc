@@ -7,67 +7,10 @@
 
 #include "assert_status.h"
 #include "lake/iceberg/snapshot_builder.h"
+#include "snapshot_builder_fixture.h"
 
 namespace weir::lake::iceberg {
 namespace {
-
-class IcebergSnapshotBuilder : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("iceberg_snapshot_builder_test_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    io_.fs = std::make_shared<arrow::fs::LocalFileSystem>();
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  TableMetadata NewTableMetadata(std::map<std::string, std::string> properties = {},
-                                 int format_version = 2) {
-    NewTable table;
-    table.format_version = format_version;
-    table.location = dir_.string();
-    table.schema = Schema(
-        0, {NestedField{1, "id", false, Type::Primitive(TypeId::kLong), {}},
-            NestedField{2, "_inserted_at", false, Type::Primitive(TypeId::kTimestampTz), {}}});
-    table.partition_fields = {{2, 0, "_inserted_at_day", *Transform::Parse("day")}};
-    table.properties = std::move(properties);
-    table.table_uuid = "01890a5d-ac96-774b-bcce-b302099a8057";
-    table.now_ms = 1;
-    return *TableMetadata::Create(table);
-  }
-
-  DataFile File(int commit, int i) {
-    DataFile f;
-    f.file_path =
-        (dir_ / "data" / ("c" + std::to_string(commit) + "-" + std::to_string(i) + ".parquet"))
-            .string();
-    f.partition = {int32_t{20000 + commit % 3}};
-    f.record_count = commit + 1;
-    f.file_size_in_bytes = 100;
-    f.value_counts = {{1, commit + 1}};
-    return f;
-  }
-
-  // Every live file of main's head, read back through the manifest list and the manifests.
-  std::vector<ManifestEntry> LiveEntries(const TableMetadata& m) {
-    std::vector<ManifestEntry> out;
-    auto manifests = ReadManifestList(io_, m.RefSnapshot()->manifest_list);
-    EXPECT_TRUE(manifests.ok()) << manifests.status().ToString();
-    const auto type = *PartitionType(m.default_spec(), m.current_schema());
-    for (const ManifestFile& manifest : *manifests) {
-      auto entries = ReadManifest(io_, manifest, type);
-      EXPECT_TRUE(entries.ok()) << entries.status().ToString();
-      for (ManifestEntry& e : *entries) {
-        if (e.status != EntryStatus::kDeleted) out.push_back(std::move(e));
-      }
-    }
-    return out;
-  }
-
-  std::filesystem::path dir_;
-  TableIo io_;
-  std::mt19937_64 random_{42};
-};
 
 TEST_F(IcebergSnapshotBuilder, HundredsOfAppendsPlanFromAtMostAHundredManifests) {
   // 250 commits merge twice (commits 100 and 199); the e2e test runs 1,000.
@@ -340,89 +283,6 @@ TEST_F(IcebergSnapshotBuilder, AnUpgradedTableGivesRowIdsToEveryFileAtItsFirstV3
   EXPECT_EQ(m.next_row_id(), 14);
   // Snapshots from before the upgrade keep no row lineage.
   EXPECT_FALSE(m.snapshots().front().first_row_id);
-}
-
-TEST_F(IcebergSnapshotBuilder, ARewriteAppliesEqualityDeletesAndDropsThoseNoLiveFileNeeds) {
-  // Partition p = 20000 + commit % 3. Equality deletes apply to the older data files of their
-  // partition: e0 to none; e3 to c0; e4 to c1; e5 to c2; e8 to c2 and c5.
-  TableMetadata m = NewTableMetadata();
-  const auto equality_deletes = [&](int commit) {
-    DataFile f = File(commit, 9);
-    f.content = FileContent::kEqualityDeletes;
-    f.file_path += "-eq-delete.parquet";
-    f.record_count = 10;
-    f.equality_ids = {1};
-    return f;
-  };
-  const std::map<int, std::pair<bool, bool>> commits{
-      // commit → data file, delete file
-      {0, {true, true}},  {1, {true, false}}, {2, {true, false}}, {3, {true, true}},
-      {4, {false, true}}, {5, {true, true}},  {8, {false, true}}};
-  for (const auto& [commit, files] : commits) {
-    AppendRequest request;
-    if (files.first) request.files = {File(commit, 0)};
-    if (files.second) request.delete_files = {equality_deletes(commit)};
-    request.now_ms = 10 + commit;
-    ASSERT_OK_AND_ASSIGN(PendingSnapshot next, BuildAppend(io_, m, request, random_));
-    m = std::move(next.metadata);
-  }
-  const auto path = [](const DataFile& f) { return f.file_path; };
-  const auto replace = [&](std::set<std::string> remove, std::set<std::string> equality,
-                           int partition_commit, ReplaceCheck& check) {
-    ReplaceRequest request;
-    request.remove = std::move(remove);
-    request.equality_deletes = std::move(equality);
-    DataFile merged = File(partition_commit, 7);
-    merged.file_path += "-merged.parquet";
-    request.files = {merged};
-    request.now_ms = 100;
-    return BuildReplace(io_, m, request, random_, check);
-  };
-
-  ReplaceCheck check;
-  ASSERT_OK_AND_ASSIGN(PendingSnapshot a, replace({path(File(0, 0)), path(File(3, 0))},
-                                                  {path(equality_deletes(3))}, 0, check));
-  EXPECT_EQ(check.blocked, "");
-  EXPECT_EQ(check.found, 2u);
-  // e3 applied; e0, of the partition rewritten, applies to nothing: both leave.
-  EXPECT_EQ(check.found_equality, 1u);
-  EXPECT_EQ(check.equality_files_dropped, 2);
-  EXPECT_EQ(a.snapshot.summary.at("removed-equality-delete-files"), "2");
-  EXPECT_EQ(a.snapshot.summary.at("removed-equality-deletes"), "20");
-  EXPECT_EQ(a.snapshot.summary.at("removed-delete-files"), "2");
-  EXPECT_EQ(a.snapshot.summary.at("total-equality-deletes"), "30");
-  EXPECT_EQ(a.snapshot.summary.at("total-delete-files"), "3");
-  EXPECT_FALSE(a.snapshot.summary.count("removed-position-delete-files"));
-  std::set<std::string> live;
-  for (const ManifestEntry& e : LiveEntries(a.metadata)) live.insert(e.data_file.file_path);
-  EXPECT_FALSE(live.contains(path(equality_deletes(3))));
-  EXPECT_FALSE(live.contains(path(equality_deletes(0))));
-  EXPECT_FALSE(live.contains(path(File(0, 0))));
-  for (const int c : {4, 5, 8}) EXPECT_TRUE(live.contains(path(equality_deletes(c)))) << c;
-
-  // e5 applied to c2 alone: dropped; e8 applied to c2 and still needed by c5: kept.
-  ASSERT_OK_AND_ASSIGN(PendingSnapshot b,
-                       replace({path(File(2, 0))},
-                               {path(equality_deletes(5)), path(equality_deletes(8))}, 2, check));
-  EXPECT_EQ(check.blocked, "");
-  EXPECT_EQ(check.found_equality, 2u);
-  EXPECT_EQ(check.equality_files_dropped, 1);
-  live.clear();
-  for (const ManifestEntry& e : LiveEntries(b.metadata)) live.insert(e.data_file.file_path);
-  EXPECT_FALSE(live.contains(path(equality_deletes(5))));
-  EXPECT_TRUE(live.contains(path(equality_deletes(8))));
-  EXPECT_TRUE(live.contains(path(File(5, 0))));
-
-  // An equality delete file that applies and is not applied refuses the rewrite.
-  ASSERT_OK(replace({path(File(2, 0))}, {path(equality_deletes(5))}, 2, check).status());
-  EXPECT_NE(check.blocked.find(path(equality_deletes(8)) +
-                               " (equality deletes the rewrite did not apply) applies to " +
-                               path(File(2, 0))),
-            std::string::npos)
-      << check.blocked;
-  ASSERT_OK(replace({path(File(1, 0))}, {}, 1, check).status());
-  EXPECT_NE(check.blocked.find(path(equality_deletes(4))), std::string::npos) << check.blocked;
-  EXPECT_EQ(check.found_equality, 0u);
 }
 
 TEST_F(IcebergSnapshotBuilder, AReplacedDeletionVectorIsDeletedInTheSameSnapshotThroughMerges) {
