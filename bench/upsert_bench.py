@@ -16,7 +16,9 @@ Per run and mode (append, upsert-10, upsert-50; the order rotates between runs):
 and local data directory; `weir ingest` (flush.max_bytes sized for ~100 flushes, flush.interval
 1 s so that the last flush does not wait long) runs
 from the start of the topic until the ledger holds every record, and its events/s is N over
-that time. Rows are checked: append N, upsert the distinct keys. After the upsert-50 run, the
+that time, with weir's peak RSS (the upsert's key lookup holds the flush's keys and one candidate
+file's key columns at a time: no index stays in memory). Rows are checked: append N, upsert the
+distinct keys. After the upsert-50 run, the
 query is timed (median of 5; DuckDB's ducklake or iceberg extension) before maintenance, after
 `weir maintain compact` (which applies the delete files while merging) and, for DuckLake, after
 DuckDB's `ducklake_rewrite_data_files` + `ducklake_merge_adjacent_files`; the rows are checked
@@ -179,7 +181,10 @@ def run_mode(args, bootstrap: str, mode: str, run: int) -> dict:
         time.sleep(0.2)
     elapsed = time.monotonic() - started
     proc.terminate()
-    assert proc.wait(120) == 0
+    # The child's peak RSS (the upsert's key lookup against plain append's).
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, (root / "weir.log").read_text()[-3000:]
     expected = args.events if mode == "append" else keys
     check_rows(root, args.format, expected, None if mode == "append" else keys)
     if args.format == "iceberg":
@@ -188,7 +193,8 @@ def run_mode(args, bootstrap: str, mode: str, run: int) -> dict:
         con = connect(root)
         snapshots = con.execute("SELECT count(*) FROM ducklake_snapshots('lake')").fetchone()[0]
         con.close()
-    return {"mode": mode, "eps": args.events / elapsed, "rows": expected, "keys": keys,
+    return {"mode": mode, "eps": args.events / elapsed, "rss_mib": usage.ru_maxrss / 1024,
+            "rows": expected, "keys": keys,
             "snapshots": snapshots, "root": root}
 
 
@@ -243,19 +249,22 @@ def main() -> None:
     bootstrap = os.environ["WEIR_TEST_KAFKA_BOOTSTRAP"]
     modes = ["append", "upsert-10", "upsert-50"]
     results: dict[str, list[float]] = {m: [] for m in modes}
+    rss: dict[str, list[float]] = {m: [] for m in modes}
     maint = []
     for run in range(args.runs):
         order = modes[run % 3:] + modes[:run % 3]
         for mode in order:
             r = run_mode(args, bootstrap, mode, run)
             results[mode].append(r["eps"])
-            print(f"run {run} {mode}: {r['eps']:.0f} events/s, {r['rows']} rows, "
-                  f"{r['snapshots']} snapshots", flush=True)
+            rss[mode].append(r["rss_mib"])
+            print(f"run {run} {mode}: {r['eps']:.0f} events/s, peak RSS {r['rss_mib']:.1f} MiB, "
+                  f"{r['rows']} rows, {r['snapshots']} snapshots", flush=True)
             if mode == "upsert-50":
                 m = maintenance_figures(args, r["root"], r["keys"])
                 maint.append(m)
                 print(f"run {run} query: {m}", flush=True)
     print("median events/s:", {m: round(statistics.median(v)) for m, v in results.items()})
+    print("median peak RSS MiB:", {m: round(statistics.median(v), 1) for m, v in rss.items()})
     for m in modes[1:]:
         print(f"{m} / append: {statistics.median(results[m]) / statistics.median(results['append']):.2f}")
     for k in ("before", "after_weir_compact", "after_duckdb_rewrite_merge"):
