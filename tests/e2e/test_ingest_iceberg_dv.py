@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
-from tests.e2e.test_ingest_iceberg_upsert import duckdb_rows, ledger
+from tests.e2e.test_ingest_iceberg_upsert import duckdb_rows, land_in_halves, ledger
 from tests.e2e.test_ingest_iceberg_upsert import spark_rows as spark_catalog_rows
 from tests.e2e.test_ingest_upsert import KEYS, UPSERT, changelog, check_rows, upsert_kill_loop
 from tests.e2e.test_maintain import expire, maintain, stats
@@ -134,20 +134,7 @@ def test_a_changelog_lands_one_row_per_live_key_through_deletion_vectors(
         lake = IcebergLake(tmp_path / "lake")
     settings = {**UPSERT, **DV, "WEIR_PARTITION_BY": "w"}  # vectors planned per partition
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "agg", unique("group"), settings)
-    weir.start()
-    try:
-        # In two halves, so that the second half's keys meet rows of earlier flushes too.
-        produce(bootstrap, topic, records[:100_000])
-        wait_for(lambda: ledger(lake, topic) >= 100_000 or not weir.alive(), 300,
-                 "the first half committed")
-        assert weir.alive(), weir.log()
-        produce(bootstrap, topic, records[100_000:])
-        wait_for(lambda: ledger(lake, topic) >= len(records) or not weir.alive(), 300,
-                 "every record committed")
-        assert weir.alive(), weir.log()
-    finally:
-        code = weir.stop()
-    assert code == 0, weir.log()
+    land_in_halves(weir, lake, bootstrap, topic, records)
     log = weir.log_path.read_text()
     assert "created Iceberg table" in log and "(format version 3)" in log
     assert "deletion vector(s))" in log and "equality delete file(s)" not in log

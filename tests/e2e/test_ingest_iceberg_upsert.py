@@ -39,6 +39,26 @@ def ledger(lake: IcebergLake, topic: str) -> int:
     return 0
 
 
+def land_in_halves(weir: WeirIngest, lake: IcebergLake, bootstrap: str, topic: str,
+                   records: list) -> None:
+    """Starts `weir` and lands `records` in two halves (so that the second half's keys meet
+    rows of earlier flushes too), each committed before the next; stops it cleanly."""
+    half = len(records) // 2
+    weir.start()
+    try:
+        produce(bootstrap, topic, records[:half])
+        wait_for(lambda: ledger(lake, topic) >= half or not weir.alive(), 300,
+                 "the first half committed")
+        assert weir.alive(), weir.log()
+        produce(bootstrap, topic, records[half:])
+        wait_for(lambda: ledger(lake, topic) >= len(records) or not weir.alive(), 300,
+                 "every record committed")
+        assert weir.alive(), weir.log()
+    finally:
+        code = weir.stop()
+    assert code == 0, weir.log()
+
+
 def duckdb_rows(duck, lake: IcebergLake) -> list[tuple]:
     location = lake.table("agg").metadata_location
     return duck.execute(f"SELECT g, w, v, n FROM iceberg_scan('{location}')").fetchall()
@@ -107,20 +127,7 @@ def test_a_changelog_lands_one_row_per_live_key_with_its_latest_value(
     else:
         lake = IcebergLake(tmp_path / "lake")
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "agg", unique("group"), settings)
-    weir.start()
-    try:
-        # In two halves, so that the second half's keys meet rows of earlier flushes too.
-        produce(bootstrap, topic, records[:100_000])
-        wait_for(lambda: ledger(lake, topic) >= 100_000 or not weir.alive(), 300,
-                 "the first half committed")
-        assert weir.alive(), weir.log()
-        produce(bootstrap, topic, records[100_000:])
-        wait_for(lambda: ledger(lake, topic) >= len(records) or not weir.alive(), 300,
-                 "every record committed")
-        assert weir.alive(), weir.log()
-    finally:
-        code = weir.stop()
-    assert code == 0, weir.log()
+    land_in_halves(weir, lake, bootstrap, topic, records)
     check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan")
     check_snapshots(lake)
     assert_pyiceberg_refuses(lake)
