@@ -2,7 +2,8 @@
 at 10 % and 50 % key overlap per flush, against plain append of the same records in the same
 run; and the time of `SELECT count(*), sum(v)` on the upserted table after its ~100 flushes,
 before and after maintenance. DuckLake (positional delete files) or Iceberg (`--format
-iceberg`: equality delete files, SQL catalog on SQLite).
+iceberg`, SQL catalog on SQLite: equality delete files, or with `--iceberg-deletes
+deletion_vectors` v3 deletion vectors).
 
 Run under the harness (Kafka), from the repository root:
 
@@ -19,7 +20,7 @@ from the start of the topic until the ledger holds every record, and its events/
 that time, with weir's peak RSS (the upsert's key lookup holds the flush's keys and one candidate
 file's key columns at a time: no index stays in memory). Rows are checked: append N, upsert the
 distinct keys. After the upsert-50 run, the
-query is timed (median of 5; DuckDB's ducklake or iceberg extension) before maintenance, after
+query is timed (median of `--query-repeats`, 5; DuckDB's ducklake or iceberg extension) before maintenance, after
 `weir maintain compact` (which applies the delete files while merging) and, for DuckLake, after
 DuckDB's `ducklake_rewrite_data_files` + `ducklake_merge_adjacent_files`; the rows are checked
 again after each. Prints medians over the runs.
@@ -45,6 +46,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTENSIONS = ROOT / ".deps" / "duckdb" / "extensions"
+
+
+ICEBERG_DELETES = "equality"  # upsert.iceberg_deletes (--iceberg-deletes)
+QUERY_REPEATS = 5
 
 
 def unique(prefix: str) -> str:
@@ -151,6 +156,8 @@ def env_for(root: Path, bootstrap: str, topic: str, upsert: bool, max_bytes: str
                     "WEIR_ICEBERG_WAREHOUSE": str(root / "warehouse")})
     if upsert:
         env.update({"WEIR_UPSERT_KEY": "g,w", "WEIR_UPSERT_KEY_FROM": "kafka_key"})
+        if fmt == "iceberg":
+            env["WEIR_UPSERT_ICEBERG_DELETES"] = ICEBERG_DELETES
     return env
 
 
@@ -200,7 +207,7 @@ def run_mode(args, bootstrap: str, mode: str, run: int) -> dict:
 
 def time_query(root: Path, fmt: str) -> float:
     times = []
-    for _ in range(5):
+    for _ in range(QUERY_REPEATS):
         con = connect(root, fmt=fmt)
         table = relation(con, root, fmt)
         t = time.monotonic()
@@ -245,7 +252,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--max-bytes", default="256KiB", help="flush.max_bytes (~100 flushes)")
     parser.add_argument("--format", choices=("ducklake", "iceberg"), default="ducklake")
+    parser.add_argument("--iceberg-deletes", choices=("equality", "deletion_vectors"),
+                        default="equality", help="upsert.iceberg_deletes")
+    parser.add_argument("--query-repeats", type=int, default=5,
+                        help="timings of each query (the median is reported)")
     args = parser.parse_args()
+    global ICEBERG_DELETES, QUERY_REPEATS
+    ICEBERG_DELETES, QUERY_REPEATS = args.iceberg_deletes, args.query_repeats
     bootstrap = os.environ["WEIR_TEST_KAFKA_BOOTSTRAP"]
     modes = ["append", "upsert-10", "upsert-50"]
     results: dict[str, list[float]] = {m: [] for m in modes}
