@@ -1,7 +1,7 @@
 """`weir maintain compact` benchmark (issue 16): N small flushes into DuckLake and into Iceberg,
 then a typical aggregation (count, sum, group by a low-cardinality column, a filter on the sort
 key) timed before and after compaction with DuckDB, and the compaction's throughput (input MB/s)
-and peak RSS (the child's ru_maxrss from wait4).
+and peak RSS (GNU time's, bench/peak_rss.py: wait4's ru_maxrss carries the Python parent's).
 
     .deps/venv/bin/python bench/compaction_bench.py --build-dir build/debug --flushes 1000 --runs 3
 
@@ -42,6 +42,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 EXTENSIONS = ROOT / ".deps" / "duckdb" / "extensions"
 sys.path.insert(0, str(ROOT))  # --verify reuses the e2e tests' helpers (tests.e2e, tests.harness)
+from bench.peak_rss import measured, peak_rss_kib  # noqa: E402
 
 COLUMNS = "id, grp, v, name, score, ok, region"  # every field of line()
 HASHED = COLUMNS + ", _inserted_at"  # and the column weir adds
@@ -111,17 +112,18 @@ def time_query(fmt: str, root: Path, rows: int, repeats: int) -> tuple[float, li
 def run_measured(args: list[str], env: dict, cwd: Path) -> tuple[int, str, int, float]:
     """Runs a child; returns (exit code, stdout, peak RSS in KiB, wall seconds)."""
     start = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(args, env=env, cwd=cwd, stdout=out, stderr=err,
-                                 stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(child.pid, 0)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "rss"
+        child = subprocess.Popen(measured(args, report), env=env, cwd=cwd, stdout=out,
+                                 stderr=err, stdin=subprocess.DEVNULL)
+        code = child.wait()
         wall = time.perf_counter() - start
         out.seek(0)
         err.seek(0)
-        code = os.waitstatus_to_exitcode(status)
         if code != 0:
             sys.stderr.write(err.read().decode()[-4000:])
-        return code, out.read().decode(), usage.ru_maxrss, wall
+        return code, out.read().decode(), peak_rss_kib(report), wall
 
 
 def events_table(stats: dict) -> dict:

@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -45,6 +46,8 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.peak_rss import measured, peak_rss_kib, signal_child  # noqa: E402
 EXTENSIONS = ROOT / ".deps" / "duckdb" / "extensions"
 
 
@@ -180,18 +183,17 @@ def run_mode(args, bootstrap: str, mode: str, run: int) -> dict:
     env = env_for(root, bootstrap, topic, mode != "append", args.max_bytes, args.format)
     log = open(root / "weir.log", "wb")
     started = time.monotonic()
-    proc = subprocess.Popen([str(Path(args.build).resolve() / "weir"), "ingest"], env=env, cwd=root,
-                            stdout=log, stderr=subprocess.STDOUT)
+    report = root / "peak_rss"
+    proc = subprocess.Popen(measured([str(Path(args.build).resolve() / "weir"), "ingest"], report),
+                            env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
     while ledger(root, args.format, topic) < args.events:
         if proc.poll() is not None:
             sys.exit(f"weir exited {proc.returncode}: {(root / 'weir.log').read_text()[-3000:]}")
         time.sleep(0.2)
     elapsed = time.monotonic() - started
-    proc.terminate()
-    # The child's peak RSS (the upsert's key lookup against plain append's).
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, (root / "weir.log").read_text()[-3000:]
+    signal_child(proc.pid, signal.SIGTERM)  # weir drains and exits 0, and so does time
+    assert proc.wait(120) == 0, (root / "weir.log").read_text()[-3000:]
+    rss_mib = peak_rss_kib(report) / 1024  # the upsert's key lookup against plain append's
     expected = args.events if mode == "append" else keys
     check_rows(root, args.format, expected, None if mode == "append" else keys)
     if args.format == "iceberg":
@@ -200,7 +202,7 @@ def run_mode(args, bootstrap: str, mode: str, run: int) -> dict:
         con = connect(root)
         snapshots = con.execute("SELECT count(*) FROM ducklake_snapshots('lake')").fetchone()[0]
         con.close()
-    return {"mode": mode, "eps": args.events / elapsed, "rss_mib": usage.ru_maxrss / 1024,
+    return {"mode": mode, "eps": args.events / elapsed, "rss_mib": rss_mib,
             "rows": expected, "keys": keys,
             "snapshots": snapshots, "root": root}
 
