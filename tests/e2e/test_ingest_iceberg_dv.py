@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
-from tests.e2e.test_ingest_iceberg_upsert import duckdb_rows, land_in_halves, ledger
+from tests.e2e.test_ingest_iceberg_upsert import changelog_lake, duckdb_rows, land_in_halves, \
+    ledger
 from tests.e2e.test_ingest_iceberg_upsert import spark_rows as spark_catalog_rows
 from tests.e2e.test_ingest_upsert import KEYS, UPSERT, changelog, check_rows, upsert_kill_loop
 from tests.e2e.test_maintain import expire, maintain, stats
@@ -125,13 +126,7 @@ def test_a_changelog_lands_one_row_per_live_key_through_deletion_vectors(
     records, state = changelog(200_000, seed=17)
     assert sum(1 for _, v in records if v is None) > 10_000  # tombstones
     assert len(state) < KEYS  # some keys end deleted
-    rest = None
-    if catalog == "rest":
-        rest = request.getfixturevalue("iceberg_rest")
-        lake = IcebergLake(tmp_path / "lake", rest_uri=rest["WEIR_TEST_ICEBERG_REST_URI"],
-                           namespace=unique("ns"))
-    else:
-        lake = IcebergLake(tmp_path / "lake")
+    lake, rest = changelog_lake(catalog, tmp_path, request)
     settings = {**UPSERT, **DV, "WEIR_PARTITION_BY": "w"}  # vectors planned per partition
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "agg", unique("group"), settings)
     land_in_halves(weir, lake, bootstrap, topic, records)

@@ -39,6 +39,16 @@ def ledger(lake: IcebergLake, topic: str) -> int:
     return 0
 
 
+def changelog_lake(catalog: str, tmp_path, request) -> tuple[IcebergLake, dict | None]:
+    """The lake of a changelog test: the embedded SQL catalog, or ("rest") a namespace of its
+    own in the harness's REST catalog, with that catalog's settings."""
+    if catalog != "rest":
+        return IcebergLake(tmp_path / "lake"), None
+    rest = request.getfixturevalue("iceberg_rest")
+    return IcebergLake(tmp_path / "lake", rest_uri=rest["WEIR_TEST_ICEBERG_REST_URI"],
+                       namespace=unique("ns")), rest
+
+
 def land_in_halves(weir: WeirIngest, lake: IcebergLake, bootstrap: str, topic: str,
                    records: list) -> None:
     """Starts `weir` and lands `records` in two halves (so that the second half's keys meet
@@ -118,14 +128,9 @@ def test_a_changelog_lands_one_row_per_live_key_with_its_latest_value(
     assert sum(1 for _, v in records if v is None) > 10_000  # tombstones
     assert len(state) < KEYS  # some keys end deleted
     settings = dict(UPSERT)
-    rest = None
-    if catalog == "rest":
-        rest = request.getfixturevalue("iceberg_rest")
-        lake = IcebergLake(tmp_path / "lake", rest_uri=rest["WEIR_TEST_ICEBERG_REST_URI"],
-                           namespace=unique("ns"))
+    lake, rest = changelog_lake(catalog, tmp_path, request)
+    if rest is not None:
         settings["WEIR_PARTITION_BY"] = "w"  # deletes scoped by partition
-    else:
-        lake = IcebergLake(tmp_path / "lake")
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "agg", unique("group"), settings)
     land_in_halves(weir, lake, bootstrap, topic, records)
     check_rows(duckdb_rows(duck, lake), state, "DuckDB iceberg_scan")
