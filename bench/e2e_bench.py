@@ -31,7 +31,8 @@ and the median, per target.
 Issue 12's series: `--variant LABEL:KEY=VALUE,...` (repeatable) runs every target once per
 variant per run with those settings (a target may name one: `ducklake-wal@zstd`);
 `--stop-when-consumed` times first record -> last commit without the final flush.interval wait
-(SIGTERM once all is consumed; the drain commits at once; peak RSS and CPU from wait4);
+(SIGTERM once all is consumed; the drain commits at once; CPU from wait4, peak RSS from VmHWM
+read until the exit);
 `--ceiling-each-run`; `--perf DIR` records a flat perf profile of every run. Each run prints CPU
 us/event, cores used and the load average; the summary checks issue 12's targets.
 """
@@ -157,14 +158,18 @@ def count_commits_in_log(path: Path) -> int:
 
 
 def wait_rusage(proc: subprocess.Popen, timeout: float):
-    """Waits for `proc` like Popen.wait, returning (exit code, its rusage): the peak RSS and CPU
-    of a process that has exited, which /proc no longer shows."""
+    """Waits for `proc` like Popen.wait, returning (exit code, its rusage, its VmHWM in KiB as
+    last read): the CPU of a process that has exited, which /proc no longer shows. The peak RSS
+    is VmHWM, read every 10 ms until the exit: wait4's ru_maxrss is no measure of it, since
+    Linux carries the forking parent's high-water mark across exec (here Python's)."""
     deadline = time.monotonic() + timeout
+    hwm = 0
     while True:
+        hwm = max(hwm, vm_hwm_kib(proc.pid))
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid == proc.pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode, usage
+            return proc.returncode, usage, hwm
         if time.monotonic() > deadline:
             raise subprocess.TimeoutExpired(proc.args, timeout)
         time.sleep(0.01)
@@ -391,13 +396,13 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
                     # flush.interval wait is left out, the last commit is the exit.
                     proc.send_signal(signal.SIGTERM)
                     try:
-                        code, usage = wait_rusage(proc, 600)
+                        code, usage, hwm = wait_rusage(proc, 600)
                     except subprocess.TimeoutExpired:
                         proc.kill()
                         proc.wait()
                         raise RuntimeError("weir ingest did not drain within 600 s of SIGTERM")
                     done = time.monotonic()
-                    peak_kib = max(peak_kib, usage.ru_maxrss)  # KiB on Linux
+                    peak_kib = max(peak_kib, hwm)
                     cpu_s = usage.ru_utime + usage.ru_stime  # the drain included
                     commits = -1
                     break

@@ -1,5 +1,6 @@
 #include "app/ingest_command.h"
 
+#include <algorithm>
 #include <random>
 
 #include <arrow/util/thread_pool.h>
@@ -123,8 +124,16 @@ std::vector<lake::SortKey> SortKeysOf(const config::DatasetSettings& d) {
   return keys;
 }
 
+int64_t KafkaPrefetchBytes(int64_t memory_budget) {
+  return std::clamp<int64_t>(memory_budget / 8, 4 << 20, 64 << 20);
+}
+
 kafka::ConsumerConfig MakeConsumerConfig(const config::IngestSettings& s) {
   kafka::ConsumerConfig k;
+  // librdkafka's prefetch is part of memory_budget: its consumer queue and one fetch response
+  // are bounded by KafkaPrefetchBytes each (kafka.properties, applied last, may say otherwise).
+  const int64_t prefetch = KafkaPrefetchBytes(s.memory_budget_bytes);
+  k.queued_max_messages_kbytes = prefetch / 1024;
   k.bootstrap_servers = s.kafka.bootstrap_servers;
   k.group_id = s.kafka.group_id;
   k.assignment = s.kafka.assignment == config::Assignment::kGroup
@@ -140,6 +149,7 @@ kafka::ConsumerConfig MakeConsumerConfig(const config::IngestSettings& s) {
   k.fetch_min_bytes = s.kafka.fetch_min_bytes;
   k.fetch_max_wait_ms = s.kafka.fetch_max_wait_ms;
   k.properties = s.kafka.properties;
+  k.properties.emplace("fetch.max.bytes", std::to_string(prefetch));
   k.statistics_interval = std::chrono::seconds(15);  // librdkafka's numbers on /metrics
   return k;
 }
@@ -149,8 +159,10 @@ namespace {
 Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings& s) {
   ingest::PipelineOptions options;
   options.consumer = MakeConsumerConfig(s);
-  options.memory_budget_bytes = s.memory_budget_bytes;
+  // What the prefetch does not take bounds the buffers.
+  options.memory_budget_bytes = s.memory_budget_bytes - 2 * KafkaPrefetchBytes(s.memory_budget_bytes);
   options.consume_batch_size = s.kafka.consume_batch_size;
+  options.decode_threads = s.decode_threads;
   options.drain_timeout = s.drain_timeout;
   for (const auto& d : s.datasets) {
     ingest::DatasetOptions o;

@@ -269,21 +269,34 @@ std::vector<Setting> BuildTable() {
        .type = S::kBytes,
        .min = 16 * kMiB,
        .max = 1024 * kGiB,
-       .description = "Bound on buffered data of all datasets (open buffers and the parts and "
-                      "flushes handed to the flush threads); at the bound the open buffers are "
-                      "handed over and consumption pauses until the flush threads free room. "
-                      "What the Parquet writers hold on top is one open row group per partition "
-                      "(an eighth of `flush.target_file_size` at most); "
-                      "`weir_arrow_pool_bytes{stage}` shows both.",
+       .description = "Bound on the memory of ingested data. An eighth of it (4-64 MiB) "
+                      "bounds librdkafka's prefetch queue and another eighth one fetch response "
+                      "(`queued.max.messages.kbytes`, `fetch.max.bytes`; `kafka.properties` may "
+                      "set them). The rest bounds buffered data of all datasets (open buffers, "
+                      "records queued for the decode workers, the parts and flushes handed to the "
+                      "flush threads); at that bound the open buffers are handed over and "
+                      "consumption pauses until the flush threads free room. What the Parquet "
+                      "writers hold on top is one open row group per partition (an eighth of "
+                      "`flush.target_file_size` at most); `weir_arrow_pool_bytes{stage}`, "
+                      "`weir_buffer_bytes` and `weir_librdkafka_msg_size` show each.",
        WEIR_PROCESS_FIELD(memory_budget_bytes)},
+      {.name = "decode_threads",
+       .type = S::kInt,
+       .min = 1,
+       .max = 64,
+       .description = "Threads that decode the records of each dataset whose flushes stream, "
+                      "each on its own Kafka partitions (partition modulo the count); 1: on "
+                      "the poll thread. Routed, sorted and upsert datasets are always decoded "
+                      "on the poll thread (their flushes are written whole).",
+       WEIR_PROCESS_FIELD(decode_threads)},
       {.name = "encode_threads",
        .type = S::kInt,
        .min = 0,
        .max = 256,
        .description = "Threads that encode and compress the columns of a Parquet row group in "
                       "parallel (Arrow's CPU pool, shared by every dataset); 0: one per core; 1: "
-                      "on each dataset's flush thread alone. Decoding runs on the poll thread "
-                      "meanwhile, one part ahead.",
+                      "on each dataset's flush thread alone. Decoding runs meanwhile, one part ahead "
+                      "(`decode_threads`).",
        WEIR_PROCESS_FIELD(encode_threads)},
       {.name = "http.port",
        .type = S::kInt,

@@ -192,6 +192,7 @@ struct IngestSettings {
   StorageSettings storage;
   std::vector<DatasetSettings> datasets;  // at least one; names, topics and tables unique
   int64_t memory_budget_bytes = 256LL << 20;
+  int decode_threads = 1;            // decode workers per streaming dataset; 1: the poll thread
   int encode_threads = 0;            // Parquet column encoders in parallel; 0: one per core
   int http_port = 8000;              // 0 = off
   std::string log_level = "info";    // trace | debug | info | warn | error

@@ -1,5 +1,6 @@
 #include "decode/column_builder.h"
 
+#include <algorithm>
 #include <string>
 
 #include "base/number_text.h"
@@ -41,7 +42,13 @@ Status ColumnBuilder::Promote(ColumnKind to) {
   WEIR_RETURN_NOT_OK(builder_->Finish(&old));
   std::unique_ptr<arrow::ArrayBuilder> builder;
   WEIR_RETURN_NOT_OK(arrow::MakeBuilder(pool_, ArrowType(to), &builder));
-  WEIR_RETURN_NOT_OK(builder->Reserve(old->length()));
+  // Reserve what the last batch reached (and an eighth more), so that the column does not grow
+  // and copy its way there from nothing.
+  WEIR_RETURN_NOT_OK(builder->Reserve(std::max(old->length(), hint_rows_ + hint_rows_ / 8)));
+  if (to == ColumnKind::kVarchar && hint_data_bytes_ > 0) {
+    WEIR_RETURN_NOT_OK(static_cast<arrow::StringBuilder&>(*builder).ReserveData(
+        hint_data_bytes_ + hint_data_bytes_ / 8));
+  }
   for (int64_t i = 0; i < old->length(); ++i) {
     if (old->IsNull(i)) {
       WEIR_RETURN_NOT_OK(builder->AppendNull());
@@ -91,8 +98,13 @@ Result<std::shared_ptr<arrow::Array>> ColumnBuilder::Finish(int64_t rows) {
   if (kind_ == ColumnKind::kNull) WEIR_RETURN_NOT_OK(Promote(ColumnKind::kVarchar));
   const int64_t gap = rows - builder_->length();
   if (gap > 0) WEIR_RETURN_NOT_OK(builder_->AppendNulls(gap));
+  int64_t data_bytes = 0;
+  if (kind_ == ColumnKind::kVarchar) {
+    data_bytes = static_cast<const arrow::StringBuilder&>(*builder_).value_data_length();
+  }
   std::shared_ptr<arrow::Array> array;
   WEIR_RETURN_NOT_OK(builder_->Finish(&array));
+  SetCapacityHint(rows, data_bytes);
   builder_ = std::make_unique<arrow::NullBuilder>(pool_);
   kind_ = ColumnKind::kNull;
   return array;

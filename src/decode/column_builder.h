@@ -48,8 +48,18 @@ class ColumnBuilder {
   int64_t buffered_bytes() const;
 
   // The column's `rows` values (missing rows at the end are nulls); a column of only nulls is
-  // varchar. Starts empty again, of kind null.
+  // varchar. Starts empty again, of kind null, its capacity hint set to this batch's size.
   Result<std::shared_ptr<arrow::Array>> Finish(int64_t rows);
+
+  // The rows and string bytes the column is expected to reach: when its first value comes, its
+  // builder reserves them at once instead of growing (and copying) from nothing. A batch of
+  // records is usually about the size of the one before (parts are sealed at a byte size).
+  void SetCapacityHint(int64_t rows, int64_t data_bytes) {
+    hint_rows_ = rows;
+    hint_data_bytes_ = data_bytes;
+  }
+  int64_t hint_rows() const { return hint_rows_; }
+  int64_t hint_data_bytes() const { return hint_data_bytes_; }
 
  private:
   Status AppendValue(const DecodedValue& value);
@@ -60,6 +70,8 @@ class ColumnBuilder {
   arrow::MemoryPool* pool_;
   ColumnKind kind_ = ColumnKind::kNull;
   std::unique_ptr<arrow::ArrayBuilder> builder_;  // of ArrowType(kind_); NullBuilder for kNull
+  int64_t hint_rows_ = 0;
+  int64_t hint_data_bytes_ = 0;
 };
 
 }  // namespace weir::decode

@@ -191,6 +191,9 @@ int JsonBatchBuilder::FindOrAddColumn(std::string_view name, size_t position) {
     column.name = std::string(name);
     column.fold_id = fold->second;
     column.values = std::make_unique<ColumnBuilder>(pool_);
+    if (auto hint = capacity_hints_.find(column.name); hint != capacity_hints_.end()) {
+      column.values->SetCapacityHint(hint->second.first, hint->second.second);
+    }
     columns_.push_back(std::move(column));
     column_index_.emplace(std::string(name), index);
   }
@@ -356,6 +359,11 @@ Result<std::shared_ptr<arrow::RecordBatch>> JsonBatchBuilder::Finish() {
     arrays.push_back(std::move(array));
   }
   auto batch = arrow::RecordBatch::Make(arrow::schema(std::move(fields)), rows_, std::move(arrays));
+  capacity_hints_.clear();
+  for (const Column& column : columns_) {
+    capacity_hints_.emplace(column.name, std::pair(column.values->hint_rows(),
+                                                   column.values->hint_data_bytes()));
+  }
   columns_.clear();
   column_index_.clear();
   fold_ids_.clear();

@@ -72,6 +72,8 @@ class JsonBatchBuilder final : public RecordDecoder {
   bool spellings_share_a_batch_ = false;           // two columns have one fold id
   std::vector<int> last_key_order_;  // column of each key position in the previous record
   std::vector<PendingValue> pending_;
+  // Each column's size in the last batch: its builder's capacity hint in the next.
+  std::unordered_map<std::string, std::pair<int64_t, int64_t>> capacity_hints_;
   int64_t rows_ = 0;
   DecodeStats stats_;
   FieldEvent last_field_event_;

@@ -36,6 +36,7 @@ Pipeline::Pipeline(PipelineOptions options, lake::Catalog* catalog,
 
 Pipeline::~Pipeline() {
   stopping_.request_stop();  // a flush thread still backing off gives up at once
+  for (auto& dataset : datasets_) dataset->workers.reset();  // they use the pipeline's members
   for (auto& dataset : datasets_) {
     {
       std::lock_guard lock(dataset->mutex);
@@ -88,23 +89,28 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
                    std::max<int64_t>(pipeline->options_.memory_budget_bytes / 4, 1 << 20));
     }
     dataset->options = options_of;
-    if (options_of.mapping) {
-      WEIR_ASSIGN_OR_RAISE(
-          dataset->builder,
-          records::MappedBatchBuilder::Make(options_of.mapping, options_of.decode, DecodePool()));
-    } else {
-      WEIR_ASSIGN_OR_RAISE(dataset->builder,
-                           decode::JsonBatchBuilder::Make(options_of.decode, DecodePool()));
-    }
     dataset->writer = std::make_unique<DatasetWriter>(options_of.config, catalog,
                                                       pipeline->stopping_.get_token());
     if (options_of.route) {
       dataset->router = std::make_unique<RoutedWriter>(options_of.config, *options_of.route,
                                                        catalog, pipeline->stopping_.get_token());
     }
-    if (!options_of.metadata_columns.empty()) {
-      WEIR_ASSIGN_OR_RAISE(dataset->metadata, records::MetadataColumnsBuilder::Make(
+    const size_t shards =
+        Streams(*dataset) ? static_cast<size_t>(std::max(pipeline->options_.decode_threads, 1)) : 1;
+    for (size_t i = 0; i < shards; ++i) {
+      auto shard = std::make_unique<DecodeShard>();
+      if (options_of.mapping) {
+        WEIR_ASSIGN_OR_RAISE(shard->builder, records::MappedBatchBuilder::Make(
+                                                 options_of.mapping, options_of.decode, DecodePool()));
+      } else {
+        WEIR_ASSIGN_OR_RAISE(shard->builder,
+                             decode::JsonBatchBuilder::Make(options_of.decode, DecodePool()));
+      }
+      if (!options_of.metadata_columns.empty()) {
+        WEIR_ASSIGN_OR_RAISE(shard->metadata, records::MetadataColumnsBuilder::Make(
                                                   options_of.metadata_columns, DecodePool()));
+      }
+      dataset->shards.push_back(std::move(shard));
     }
     const m::Labels labels{{std::string(m::kLabelDataset), options_of.config.name}};
     dataset->consumed = &metrics->Counter(m::kRecordsConsumed, labels);
@@ -151,10 +157,32 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     consumer.topics.push_back(options_of.config.topic);
     pipeline->datasets_.push_back(std::move(dataset));
   }
+  int64_t retain = 0;
+  for (const auto& dataset : pipeline->datasets_) {
+    if (Streams(*dataset)) retain += dataset->options.flush_part_bytes * 3 / 2;
+  }
+  RetainDecodeBlocks(std::clamp<int64_t>(retain, 8 << 20, pipeline->options_.memory_budget_bytes / 4));
   for (auto& dataset : pipeline->datasets_) {
     Dataset* d = dataset.get();
     Pipeline* p = pipeline.get();
     d->thread = std::thread([p, d] { p->FlushLoop(*d); });
+    if (d->shards.size() > 1) {
+      const auto& metadata = d->shards.front()->metadata;
+      d->workers = std::make_unique<DecodeWorkers>(
+          d->shards.size(), metadata ? metadata->header_names() : std::vector<std::string>{},
+          [p, d](size_t worker, const kafka::Message& message, HeaderValues headers) {
+            DecodeShard& shard = *d->shards[worker];
+            shard.decode_time += p->Decode(*d, shard, message, headers);
+            if (++shard.since_published >= 64) {
+              // What the poll thread reads of this worker, every 64 records.
+              shard.since_published = 0;
+              shard.decoded.store(shard.decoded_bytes());
+              shard.buffered.store(shard.buffered_bytes());
+              p->stage_times_.decode.Increment(StageTimes::Seconds(shard.decode_time));
+              shard.decode_time = {};
+            }
+          });
+    }
   }
   return pipeline;
 }
@@ -252,8 +280,24 @@ void Pipeline::Accept(const kafka::Message& message) {
   ++d.records;
   d.consumed->Increment();
   if (d.status != nullptr) d.status->Consumed(static_cast<int64_t>(message.payload.size()));
+  if (d.workers) {
+    const size_t worker = static_cast<size_t>(message.partition) % d.workers->size();
+    stage_times_.paused.Increment(StageTimes::Seconds(d.workers->Submit(worker, message)));
+    return;
+  }
+  DecodeShard& shard = *d.shards.front();
+  std::vector<std::optional<std::string_view>> headers;
+  if (shard.metadata) {
+    for (const auto& header : shard.metadata->header_names()) {
+      headers.push_back(kafka::HeaderValue(message, header));
+    }
+  }
+  decode_time_ += Decode(d, shard, message, headers);
+}
 
-  const int64_t field_events = d.builder->stats().field_events;
+Pipeline::SteadyDuration Pipeline::Decode(Dataset& d, DecodeShard& shard,
+                                          const kafka::Message& message, HeaderValues headers) {
+  const int64_t field_events = shard.builder->stats().field_events;
   const auto decode_start = SteadyClock::now();
   const bool upsert = !d.options.config.upsert_key.empty();
   const bool tombstone = upsert && message.payload.empty() && !message.key_is_null;
@@ -263,61 +307,63 @@ void Pipeline::Accept(const kafka::Message& message) {
     record = message.key;  // a tombstone's row holds its key only
   } else if (upsert && d.options.upsert_key_from_kafka_key) {
     auto spliced = WithKeyFields(message.key_is_null ? std::string_view() : message.key,
-                                 message.payload, d.spliced);
+                                 message.payload, shard.spliced);
     if (spliced.ok()) {
-      record = d.spliced;
+      record = shard.spliced;
     } else {
       appended = spliced;
     }
   }
-  if (appended.ok()) appended = d.builder->Append(record);
-  decode_time_ += SteadyClock::now() - decode_start;
-  if (d.builder->stats().field_events != field_events) {
-    LogFieldEvent(d, tp, message.offset, d.builder->stats().field_events - field_events);
+  if (appended.ok()) appended = shard.builder->Append(record);
+  const auto elapsed = SteadyClock::now() - decode_start;
+  // Named only for a log line or an error (a string per record costs).
+  auto tp = [&] { return kafka::TopicPartition{std::string(message.topic), message.partition}; };
+  if (shard.builder->stats().field_events != field_events) {
+    LogFieldEvent(d, *shard.builder, tp(), message.offset,
+                  shard.builder->stats().field_events - field_events);
   }
   if (appended.ok()) {
-    if (d.metadata) {
+    if (shard.metadata) {
       records::RecordMetadata meta;
       meta.topic = message.topic;
       meta.partition = message.partition;
       meta.offset = message.offset;
       meta.timestamp_ms = message.timestamp_ms;
       if (!message.key_is_null) meta.key = message.key;
-      for (const auto& header : d.metadata->header_names()) {
-        meta.headers.push_back(kafka::HeaderValue(message, header));
-      }
-      if (Status added = d.metadata->Append(meta); !added.ok()) {
-        SetFatal(WithContext(added, "metadata columns of " + kafka::ToString(tp)));
+      meta.headers.assign(headers.begin(), headers.end());
+      if (Status added = shard.metadata->Append(meta); !added.ok()) {
+        SetFatal(WithContext(added, "metadata columns of " + kafka::ToString(tp())));
       }
     }
     if (d.router) {
-      d.row_partitions.push_back(message.partition);
-      d.row_offsets.push_back(message.offset);
+      shard.row_partitions.push_back(message.partition);
+      shard.row_offsets.push_back(message.offset);
     }
-    if (upsert) d.row_tombstones.push_back(tombstone);
-    return;
+    if (upsert) shard.row_tombstones.push_back(tombstone);
+    return elapsed;
   }
   const ErrorDetail* detail = GetErrorDetail(appended);
   if (detail == nullptr || detail->error_class() != ErrorClass::kBadData) {
     SetFatal(WithContext(
-        appended, fmt::format("decoding {} offset {}", kafka::ToString(tp), message.offset)));
-    return;
+        appended, fmt::format("decoding {} offset {}", kafka::ToString(tp()), message.offset)));
+    return elapsed;
   }
   metrics_
       ->Counter(m::kRecordsRejected, {{std::string(m::kLabelDataset), d.options.config.name},
                                       {std::string(m::kLabelReason), detail->code()}})
       .Increment();
   if (d.status != nullptr) d.status->Rejected(detail->code());
-  if (!d.options.config.rejects_enabled) return;
+  if (!d.options.config.rejects_enabled) return elapsed;
   RejectRecord reject = MakeReject(message, detail->code(), appended,
                                    static_cast<size_t>(d.options.config.rejects_payload_limit));
-  d.reject_bytes += static_cast<int64_t>(reject.payload.size() + 128);
-  d.rejects.push_back(std::move(reject));
+  shard.reject_bytes += static_cast<int64_t>(reject.payload.size() + 128);
+  shard.rejects.push_back(std::move(reject));
+  return elapsed;
 }
 
-void Pipeline::LogFieldEvent(Dataset& d, const kafka::TopicPartition& tp, int64_t offset,
-                             int64_t fields) {
-  const decode::FieldEvent& event = d.builder->last_field_event();
+void Pipeline::LogFieldEvent(Dataset& d, const decode::RecordDecoder& builder,
+                             const kafka::TopicPartition& tp, int64_t offset, int64_t fields) {
+  const decode::FieldEvent& event = builder.last_field_event();
   const std::string key = fmt::format("{}/{}/{}", d.options.config.name, event.reason,
                                       event.dropped ? "dropped" : "renamed");
   const auto suppressed = field_log_limiter_.Admit(key, SteadyClock::now());
@@ -350,16 +396,16 @@ void Pipeline::AddFieldCounts(const std::string& dataset, const observe::MetricD
   }
 }
 
-void Pipeline::PublishDecodeStats(Dataset& d) {
-  const auto& stats = d.builder->stats();
+void Pipeline::PublishDecodeStats(Dataset& d, DecodeShard& shard) {
+  const auto& stats = shard.builder->stats();
   AddFieldCounts(d.options.config.name, m::kFieldsDropped, stats.dropped_fields,
-                 &d.published.dropped_fields);
+                 &shard.published.dropped_fields);
   AddFieldCounts(d.options.config.name, m::kFieldsRenamed, stats.renamed_fields,
-                 &d.published.renamed_fields);
-  if (stats.lossy_integers > d.published.lossy_integers) {
-    d.lossy->Increment(static_cast<double>(stats.lossy_integers - d.published.lossy_integers));
+                 &shard.published.renamed_fields);
+  if (stats.lossy_integers > shard.published.lossy_integers) {
+    d.lossy->Increment(static_cast<double>(stats.lossy_integers - shard.published.lossy_integers));
   }
-  d.published = stats;
+  shard.published = stats;
 }
 
 bool Pipeline::Streams(const Dataset& d) {
@@ -368,32 +414,38 @@ bool Pipeline::Streams(const Dataset& d) {
          d.options.config.upsert_key.empty();
 }
 
-Result<std::shared_ptr<arrow::RecordBatch>> Pipeline::FinishBatch(Dataset& d) {
+Result<std::shared_ptr<arrow::RecordBatch>> Pipeline::FinishBatch(Dataset& d,
+                                                                 DecodeShard& shard) {
   const auto seal_start = SteadyClock::now();
-  auto batch = d.builder->Finish();
-  if (batch.ok() && d.metadata) {
+  auto batch = shard.builder->Finish();
+  if (batch.ok() && shard.metadata) {
     int64_t dropped = 0;
-    batch = d.metadata->AttachTo(std::move(*batch), &dropped);
+    batch = shard.metadata->AttachTo(std::move(*batch), &dropped);
     d.metadata_dropped->Increment(static_cast<double>(dropped));
-    const int64_t nulled = d.metadata->invalid_utf8();
-    d.metadata_nulled->Increment(static_cast<double>(nulled - d.metadata_nulled_published));
-    d.metadata_nulled_published = nulled;
+    const int64_t nulled = shard.metadata->invalid_utf8();
+    d.metadata_nulled->Increment(static_cast<double>(nulled - shard.metadata_nulled_published));
+    shard.metadata_nulled_published = nulled;
   }
   if (batch.ok() && !d.options.config.upsert_key.empty()) {
-    batch = WithTombstoneColumn(std::move(*batch), d.row_tombstones);
+    batch = WithTombstoneColumn(std::move(*batch), shard.row_tombstones);
   }
-  d.row_tombstones.clear();
+  shard.row_tombstones.clear();
+  if (shard.decode_time != SteadyDuration::zero()) {  // a worker's, counted at the part's end
+    stage_times_.decode.Increment(StageTimes::Seconds(shard.decode_time));
+    shard.decode_time = {};
+  }
+  shard.decoded.store(0);
+  shard.buffered.store(shard.reject_bytes);
   stage_times_.seal.Increment(StageTimes::Seconds(SteadyClock::now() - seal_start));
   if (!batch.ok()) return WithContext(batch.status(), "dataset " + d.options.config.name);
-  PublishDecodeStats(d);
+  PublishDecodeStats(d, shard);
   return batch;
 }
 
-void Pipeline::SealPart(Dataset& d) {
-  const int64_t bytes =
-      d.builder->buffered_bytes() + (d.metadata ? d.metadata->buffered_bytes() : 0);
-  if (d.records == 0 || d.builder->buffered_bytes() == 0) return;
-  auto batch = FinishBatch(d);
+void Pipeline::QueuePart(Dataset& d, DecodeShard& shard) {
+  const int64_t bytes = shard.decoded_bytes();
+  if (shard.builder->buffered_bytes() == 0) return;
+  auto batch = FinishBatch(d, shard);
   if (!batch.ok()) {
     SetFatal(batch.status());
     return;
@@ -413,26 +465,48 @@ void Pipeline::SealPart(Dataset& d) {
   d.changed.notify_all();
 }
 
+void Pipeline::SealPart(Dataset& d) {
+  if (d.records == 0) return;
+  if (d.workers) d.workers->Drain();  // what they decoded is the poll thread's again
+  for (auto& shard : d.shards) QueuePart(d, *shard);
+}
+
 void Pipeline::Seal(Dataset& d) {
   if (d.records == 0) return;
+  if (d.workers) d.workers->Drain();
+  // With decode workers, every shard's rows but the last's go as parts of the flush, and the
+  // last's with the flush itself.
+  size_t last = 0;
+  for (size_t i = 0; i < d.shards.size(); ++i) {
+    if (d.shards[i]->builder->num_rows() > 0) last = i;
+  }
+  for (size_t i = 0; i < d.shards.size(); ++i) {
+    if (i != last) QueuePart(d, *d.shards[i]);
+  }
+  DecodeShard& shard = *d.shards[last];
   SealedFlush flush;
-  flush.bytes = d.buffered_bytes();
-  auto batch = FinishBatch(d);
+  for (auto& other : d.shards) {
+    flush.bytes += other.get() == &shard ? other->buffered_bytes() : other->reject_bytes;
+  }
+  auto batch = FinishBatch(d, shard);
   if (!batch.ok()) {
     SetFatal(batch.status());
     return;
   }
-  flush.row_partitions = std::move(d.row_partitions);
-  flush.row_offsets = std::move(d.row_offsets);
-  d.row_partitions.clear();
-  d.row_offsets.clear();
+  flush.row_partitions = std::move(shard.row_partitions);
+  flush.row_offsets = std::move(shard.row_offsets);
+  shard.row_partitions.clear();
+  shard.row_offsets.clear();
   flush.batch = std::move(*batch);
-  flush.rejects = std::move(d.rejects);
+  for (auto& each : d.shards) {
+    std::move(each->rejects.begin(), each->rejects.end(), std::back_inserter(flush.rejects));
+    each->rejects.clear();
+    each->reject_bytes = 0;
+    each->buffered.store(0);
+  }
   flush.records = d.records;
   for (auto& [partition, range] : d.ranges) flush.offsets.push_back(range);
   d.ranges.clear();
-  d.rejects.clear();
-  d.reject_bytes = 0;
   d.records = 0;
   d.part_bytes = 0;
   d.parts = 0;
@@ -452,7 +526,7 @@ void Pipeline::SealDue(SteadyClock::time_point now) {
     d->buffer_bytes->Set(static_cast<double>(bytes));
     if (bytes >= d->options.flush_max_bytes || now - d->first_record >= d->options.flush_interval) {
       Seal(*d);
-    } else if (Streams(*d) && d->builder->buffered_bytes() >= d->options.flush_part_bytes) {
+    } else if (Streams(*d) && d->decoded_bytes() >= d->options.flush_part_bytes) {
       SealPart(*d);
     }
   }
@@ -476,14 +550,19 @@ void Pipeline::Abandon() {
     }
     d->part_bytes = 0;
     d->parts = 0;
-    if (d->records > 0) (void)d->builder->Finish();
-    if (d->metadata) d->metadata->Reset();
-    d->row_partitions.clear();
-    d->row_offsets.clear();
-    d->row_tombstones.clear();
+    if (d->workers) d->workers->Drain();
+    for (auto& shard : d->shards) {
+      if (d->records > 0) (void)shard->builder->Finish();
+      if (shard->metadata) shard->metadata->Reset();
+      shard->row_partitions.clear();
+      shard->row_offsets.clear();
+      shard->row_tombstones.clear();
+      shard->rejects.clear();
+      shard->reject_bytes = 0;
+      shard->decoded.store(0);
+      shard->buffered.store(0);
+    }
     d->ranges.clear();
-    d->rejects.clear();
-    d->reject_bytes = 0;
     d->records = 0;
   }
 }
@@ -530,9 +609,10 @@ void Pipeline::ApplyBackpressure() {
     if (consumer_->Pause(owned).ok()) {
       paused_ = true;
       paused_gauge.Set(static_cast<double>(owned.size()));
-      spdlog::warn("memory budget of {} bytes reached ({} in use): {} partition(s) paused",
-                   options_.memory_budget_bytes, used, owned.size());
-      PublishPaused(owned, fmt::format("memory budget of {} bytes reached ({} in use)",
+      spdlog::warn(
+          "memory budget of the buffers ({} bytes) reached ({} in use): {} partition(s) paused",
+          options_.memory_budget_bytes, used, owned.size());
+      PublishPaused(owned, fmt::format("memory budget of the buffers ({} bytes) reached ({} in use)",
                                        options_.memory_budget_bytes, used));
       // Whatever is buffered goes to the flush threads so the budget frees up (as a part of
       // its flush where flushes stream, so no small file is committed for it).
@@ -584,8 +664,11 @@ void Pipeline::PublishLag() {
 }
 
 void Pipeline::PublishPools() {
-  decode_pool_->Set(static_cast<double>(DecodePool()->bytes_allocated()));
-  encode_pool_->Set(static_cast<double>(EncodePool()->bytes_allocated()));
+  // What each pool holds, its blocks kept for reuse included (they are resident).
+  decode_pool_->Set(
+      static_cast<double>(DecodePool()->bytes_allocated() + DecodePool()->retained_bytes()));
+  encode_pool_->Set(
+      static_cast<double>(EncodePool()->bytes_allocated() + EncodePool()->retained_bytes()));
 }
 
 void Pipeline::PublishPaused(const std::vector<kafka::TopicPartition>& paused,
@@ -652,6 +735,9 @@ Status Pipeline::Run(std::stop_token stop) {
     decode_time_ = {};
     auto polled = consumer_->Poll(std::chrono::milliseconds(100), options_.consume_batch_size,
                                   [this](const kafka::Message& message) { Accept(message); });
+    for (auto& d : datasets_) {
+      if (d->workers) d->workers->Push();  // what this poll gathered, to the decode workers
+    }
     const auto polling = SteadyClock::now() - poll_start - decode_time_;
     stage_times_.decode.Increment(StageTimes::Seconds(decode_time_));
     if (polled.ok() && *polled > 0) {

@@ -6,6 +6,9 @@
 //    buffer, seals buffers on size or age, pauses partitions when the memory budget is spent,
 //    commits Kafka offsets after lake commits. It never waits on storage or the catalog, except
 //    inside a rebalance (revoked partitions are flushed and committed before they are released).
+//  - with decode_threads > 1, that many decode workers per streaming dataset: the poll thread
+//    copies each record to the worker of its partition, and waits for them (Drain) before it
+//    seals, hands over or drops what they decoded.
 //  - one flush thread per dataset: writes files and commits them, in order.
 // Lifecycle: Make → Run (until the stop token or a fatal error; drains before returning). The
 // stop token also ends every retry wait of the flush threads and the consumer's reconnects.
@@ -23,6 +26,7 @@
 #include "base/status.h"
 #include "decode/json_batch_builder.h"
 #include "ingest/dataset_writer.h"
+#include "ingest/decode_workers.h"
 #include "ingest/kafka_statistics.h"
 #include "ingest/record_source.h"
 #include "ingest/routed_writer.h"
@@ -39,6 +43,8 @@
 #include "records/variant_columns.h"
 
 namespace weir::ingest {
+
+struct DecodeShard;
 
 struct DatasetOptions {
   DatasetConfig config;
@@ -76,6 +82,10 @@ struct PipelineOptions {
   std::vector<DatasetOptions> datasets;
   int64_t memory_budget_bytes = 1LL << 30;
   int consume_batch_size = 1000;
+  // Threads that decode the records of a streaming dataset (ingest/decode_workers.h), each on
+  // its own partitions; 1: decoded on the poll thread. Datasets whose flushes are written whole
+  // (routed, sorted, upsert) are always decoded on the poll thread.
+  int decode_threads = 1;
   std::chrono::milliseconds drain_timeout{96000};
   // Fed with records, rejects, lag, pauses and commits for /status (optional; outlives the
   // pipeline).
@@ -109,15 +119,22 @@ class Pipeline final : public kafka::AssignmentListener {
 
  private:
   struct Dataset;
+  using SteadyDuration = std::chrono::steady_clock::duration;
   Pipeline(PipelineOptions options, lake::Catalog* catalog, observe::MetricsRegistry* metrics);
 
   void Accept(const kafka::Message& message);
+  // Decodes `message` into `shard` (the poll thread's, or on a decode worker its own):
+  // appends its row, or rejects it. Returns the time spent decoding.
+  SteadyDuration Decode(Dataset& dataset, DecodeShard& shard, const kafka::Message& message,
+                        HeaderValues headers);
   void Seal(Dataset& dataset);
   // Hands the open buffer's rows to the flush thread as a part of the open flush (its ranges,
   // rejects and records stay until Seal).
   void SealPart(Dataset& dataset);
-  // The builder's rows finished into a batch, with the metadata columns attached.
-  Result<std::shared_ptr<arrow::RecordBatch>> FinishBatch(Dataset& dataset);
+  // The shard's rows finished into a batch, with the metadata columns attached.
+  Result<std::shared_ptr<arrow::RecordBatch>> FinishBatch(Dataset& dataset, DecodeShard& shard);
+  // Hands `shard`'s rows to the flush thread as a part of the open flush.
+  void QueuePart(Dataset& dataset, DecodeShard& shard);
   // Whether `dataset`'s flushes stream in parts.
   static bool Streams(const Dataset& dataset);
   void PublishPools();
@@ -133,10 +150,10 @@ class Pipeline final : public kafka::AssignmentListener {
   Result<FlushOutcome> WriteRouted(Dataset& dataset, const SealedFlush& flush);
   void ApplyBackpressure();
   void CommitKafkaOffsets();
-  void PublishDecodeStats(Dataset& dataset);
-  // Logs (rate-limited) the field the decoder just dropped or renamed.
-  void LogFieldEvent(Dataset& dataset, const kafka::TopicPartition& tp, int64_t offset,
-                     int64_t fields);
+  void PublishDecodeStats(Dataset& dataset, DecodeShard& shard);
+  // Logs (rate-limited) the field `builder` just dropped or renamed.
+  void LogFieldEvent(Dataset& dataset, const decode::RecordDecoder& builder,
+                     const kafka::TopicPartition& tp, int64_t offset, int64_t fields);
   // Adds counts by reason to `metric`, less what `published` says was counted already.
   void AddFieldCounts(const std::string& dataset, const observe::MetricDef& metric,
                       const std::map<std::string, int64_t>& counts,

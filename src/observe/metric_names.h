@@ -166,7 +166,8 @@ inline constexpr MetricDef kRecordsRedelivered{
 // their pages, casts and partition splits of the part being written).
 inline constexpr MetricDef kArrowPoolBytes{
     "weir_arrow_pool_bytes",
-    "Bytes allocated from weir's Arrow memory pools, by stage (decode, encode).",
+    "Bytes held by weir's Arrow memory pools, by stage (decode, encode): allocated, and freed "
+    "blocks kept for reuse.",
     MetricType::kGauge,
     {kLabelStage}};
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
 from confluent_kafka import Producer
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
@@ -81,14 +82,16 @@ def expected(topic: str, delivered: dict[int, tuple[int, int]]) -> dict[int, tup
     return out
 
 
-def run(lake, build_dir, bootstrap) -> tuple[str, dict[int, tuple[int, int]]]:
+def run(lake, build_dir, bootstrap, settings: dict | None = None
+        ) -> tuple[str, dict[int, tuple[int, int]]]:
     topic = unique("metadata")
     # The records carry 2023 timestamps: time-based retention would delete them whenever the
     # broker's retention check (every 5 minutes) ran during the test.
     create_topic(bootstrap, topic, PARTITIONS, {"retention.ms": "-1"})
     delivered = produce_with_metadata(bootstrap, topic)
     weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
-                      {"WEIR_METADATA_COLUMNS": METADATA, "WEIR_FLUSH_INTERVAL": "3s"}).start()
+                      {"WEIR_METADATA_COLUMNS": METADATA, "WEIR_FLUSH_INTERVAL": "3s",
+                       **(settings or {})}).start()
     try:
         wait_for(lambda: lake.count("events") == N or not weir.alive(), 120, "every record")
         assert weir.alive(), weir.log()
@@ -106,9 +109,14 @@ COLUMNS = ("id", "v", "kafka_topic", "kafka_partition", "kafka_offset", "kafka_t
            "trace_id", "tenant")
 
 
-def test_metadata_columns_in_ducklake_carry_what_the_producer_sent(kafka, build_dir, tmp_path):
+@pytest.mark.parametrize("decode_threads", [1, 2])
+def test_metadata_columns_in_ducklake_carry_what_the_producer_sent(kafka, build_dir, tmp_path,
+                                                                   decode_threads):
+    """With decode workers (2: partitions 0 and 2 on one, 1 on the other), the keys and header
+    values are copied off librdkafka's buffers for them: the same values land."""
     lake = Lake(tmp_path / "lake")
-    topic, delivered = run(lake, build_dir, kafka["WEIR_TEST_KAFKA_BOOTSTRAP"])
+    topic, delivered = run(lake, build_dir, kafka["WEIR_TEST_KAFKA_BOOTSTRAP"],
+                           {"WEIR_DECODE_THREADS": str(decode_threads)})
     con = lake.connect()
     try:
         types = dict(con.execute(

@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.e2e.weir_run import Lake, WeirIngest, create_topic, produce, unique, wait_for
 
 LONG_NAME = "k" * 200
 
 
-def test_poison_records_are_rejected_or_repaired_and_counted(kafka, build_dir, tmp_path):
+@pytest.mark.parametrize("decode_threads", [1, 2])
+def test_poison_records_are_rejected_or_repaired_and_counted(kafka, build_dir, tmp_path,
+                                                            decode_threads):
+    """With 2 decode threads the records are decoded, rejected and counted on a worker."""
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
     topic = unique("poison")
     create_topic(bootstrap, topic, 1)
     lake = Lake(tmp_path / "lake")
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
+                      {"WEIR_DECODE_THREADS": str(decode_threads)}).start()
 
     first = [
         b'{"id": 1, "v": 1}',

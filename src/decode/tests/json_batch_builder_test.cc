@@ -241,6 +241,72 @@ TEST(JsonBatchBuilderTest, KeyOrderChangesDoNotMixUpColumns) {
   }
 }
 
+// Counts allocations and reallocations (each a copy, or fresh pages, when a buffer grows).
+class CountingPool final : public arrow::MemoryPool {
+ public:
+  using arrow::MemoryPool::Allocate;
+  using arrow::MemoryPool::Free;
+  using arrow::MemoryPool::Reallocate;
+  arrow::Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
+    ++calls_;
+    return base_->Allocate(size, alignment, out);
+  }
+  arrow::Status Reallocate(int64_t old_size, int64_t new_size, int64_t alignment,
+                           uint8_t** ptr) override {
+    if (new_size > old_size) ++calls_;
+    return base_->Reallocate(old_size, new_size, alignment, ptr);
+  }
+  void Free(uint8_t* buffer, int64_t size, int64_t alignment) override {
+    base_->Free(buffer, size, alignment);
+  }
+  int64_t bytes_allocated() const override { return base_->bytes_allocated(); }
+  int64_t total_bytes_allocated() const override { return base_->total_bytes_allocated(); }
+  int64_t num_allocations() const override { return calls_; }
+  std::string backend_name() const override { return "counting"; }
+
+ private:
+  arrow::MemoryPool* base_ = arrow::default_memory_pool();
+  int64_t calls_ = 0;
+};
+
+TEST(JsonBatchBuilderTest, TheNextBatchReservesWhatTheLastReachedInsteadOfGrowing) {
+  CountingPool pool;
+  auto made = JsonBatchBuilder::Make({}, &pool);
+  ASSERT_TRUE(made.ok());
+  auto& builder = **made;
+  auto fill = [&](int rows) {
+    for (int i = 0; i < rows; ++i) {
+      ASSERT_TRUE(builder.Append(R"({"id": )" + std::to_string(i) +
+                                 R"(, "name": "a name of some length", "properties": {"a": [1, 2]}})")
+                      .ok());
+    }
+  };
+  fill(20000);
+  const int64_t growing = pool.num_allocations();
+  auto first = builder.Finish();
+  ASSERT_TRUE(first.ok());
+  first->reset();
+  fill(20000);
+  const int64_t reserved = pool.num_allocations() - growing;
+  auto second = builder.Finish();
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ((*second)->num_rows(), 20000);
+  EXPECT_EQ(Column(**second, "id")[19999], "19999");
+  EXPECT_EQ(Column(**second, "properties")[0], R"({"a": [1, 2]})");
+  // Growing from nothing reallocates each buffer a dozen times; reserved, each is allocated
+  // once (3 columns: validity and values, and the strings' offsets and data).
+  EXPECT_GT(growing, 30);
+  EXPECT_LE(reserved, 12) << "grown from nothing: " << growing;
+}
+
+TEST(JsonBatchBuilderTest, AColumnOfTheLastBatchMissingFromTheNextLeavesNoTrace) {
+  auto builder = MakeBuilder();
+  Decode(*builder, {R"({"a": 1, "b": "x"})", R"({"a": 2, "b": "y"})"});
+  const auto batch = Decode(*builder, {R"({"a": "text"})"});
+  ASSERT_EQ(batch->num_columns(), 1);
+  EXPECT_EQ(Column(*batch, "a"), (std::vector<std::string>{"text"}));
+}
+
 TEST(JsonBatchBuilderTest, RejectsBadOptions) {
   DecodeOptions options;
   options.max_record_bytes = 0;
