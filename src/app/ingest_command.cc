@@ -160,7 +160,8 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
   ingest::PipelineOptions options;
   options.consumer = MakeConsumerConfig(s);
   // What the prefetch does not take bounds the buffers.
-  options.memory_budget_bytes = s.memory_budget_bytes - 2 * KafkaPrefetchBytes(s.memory_budget_bytes);
+  options.memory_budget_bytes =
+      s.memory_budget_bytes - 2 * KafkaPrefetchBytes(s.memory_budget_bytes);
   options.consume_batch_size = s.kafka.consume_batch_size;
   options.decode_threads = s.decode_threads;
   options.drain_timeout = s.drain_timeout;

@@ -293,10 +293,11 @@ std::vector<Setting> BuildTable() {
        .type = S::kInt,
        .min = 0,
        .max = 256,
-       .description = "Threads that encode and compress the columns of a Parquet row group in "
-                      "parallel (Arrow's CPU pool, shared by every dataset); 0: one per core; 1: "
-                      "on each dataset's flush thread alone. Decoding runs meanwhile, one part ahead "
-                      "(`decode_threads`).",
+       .description =
+           "Threads that encode and compress the columns of a Parquet row group in "
+           "parallel (Arrow's CPU pool, shared by every dataset); 0: one per core; 1: "
+           "on each dataset's flush thread alone. Decoding runs meanwhile, one part ahead "
+           "(`decode_threads`).",
        WEIR_PROCESS_FIELD(encode_threads)},
       {.name = "http.port",
        .type = S::kInt,

@@ -361,8 +361,8 @@ Result<std::shared_ptr<arrow::RecordBatch>> JsonBatchBuilder::Finish() {
   auto batch = arrow::RecordBatch::Make(arrow::schema(std::move(fields)), rows_, std::move(arrays));
   capacity_hints_.clear();
   for (const Column& column : columns_) {
-    capacity_hints_.emplace(column.name, std::pair(column.values->hint_rows(),
-                                                   column.values->hint_data_bytes()));
+    capacity_hints_.emplace(
+        column.name, std::pair(column.values->hint_rows(), column.values->hint_data_bytes()));
   }
   columns_.clear();
   column_index_.clear();

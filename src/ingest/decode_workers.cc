@@ -15,8 +15,7 @@ uint32_t Append(std::string& bytes, std::string_view text) {
 
 }  // namespace
 
-DecodeWorkers::DecodeWorkers(size_t workers, std::vector<std::string> header_names,
-                             DecodeFn decode)
+DecodeWorkers::DecodeWorkers(size_t workers, std::vector<std::string> header_names, DecodeFn decode)
     : header_names_(std::move(header_names)), decode_(std::move(decode)) {
   for (size_t i = 0; i < workers; ++i) workers_.push_back(std::make_unique<Worker>());
   for (size_t i = 0; i < workers; ++i) {

@@ -82,10 +82,10 @@ class DecodeWorkers {
     std::thread thread;
     std::mutex mutex;
     std::condition_variable changed;
-    std::deque<Batch> queue;  // GUARDED_BY(mutex)
-    bool busy = false;        // GUARDED_BY(mutex)
-    bool stop = false;        // GUARDED_BY(mutex)
-    Batch filling;            // poll thread
+    std::deque<Batch> queue;   // GUARDED_BY(mutex)
+    bool busy = false;         // GUARDED_BY(mutex)
+    bool stop = false;         // GUARDED_BY(mutex)
+    Batch filling;             // poll thread
     std::vector<Batch> spare;  // GUARDED_BY(mutex): emptied batches, their capacity kept
   };
 

@@ -100,8 +100,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     for (size_t i = 0; i < shards; ++i) {
       auto shard = std::make_unique<DecodeShard>();
       if (options_of.mapping) {
-        WEIR_ASSIGN_OR_RAISE(shard->builder, records::MappedBatchBuilder::Make(
-                                                 options_of.mapping, options_of.decode, DecodePool()));
+        WEIR_ASSIGN_OR_RAISE(
+            shard->builder,
+            records::MappedBatchBuilder::Make(options_of.mapping, options_of.decode, DecodePool()));
       } else {
         WEIR_ASSIGN_OR_RAISE(shard->builder,
                              decode::JsonBatchBuilder::Make(options_of.decode, DecodePool()));
@@ -161,7 +162,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
   for (const auto& dataset : pipeline->datasets_) {
     if (Streams(*dataset)) retain += dataset->options.flush_part_bytes * 3 / 2;
   }
-  RetainDecodeBlocks(std::clamp<int64_t>(retain, 8 << 20, pipeline->options_.memory_budget_bytes / 4));
+  RetainDecodeBlocks(
+      std::clamp<int64_t>(retain, 8 << 20, pipeline->options_.memory_budget_bytes / 4));
   for (auto& dataset : pipeline->datasets_) {
     Dataset* d = dataset.get();
     Pipeline* p = pipeline.get();
@@ -414,8 +416,7 @@ bool Pipeline::Streams(const Dataset& d) {
          d.options.config.upsert_key.empty();
 }
 
-Result<std::shared_ptr<arrow::RecordBatch>> Pipeline::FinishBatch(Dataset& d,
-                                                                 DecodeShard& shard) {
+Result<std::shared_ptr<arrow::RecordBatch>> Pipeline::FinishBatch(Dataset& d, DecodeShard& shard) {
   const auto seal_start = SteadyClock::now();
   auto batch = shard.builder->Finish();
   if (batch.ok() && shard.metadata) {
@@ -612,8 +613,9 @@ void Pipeline::ApplyBackpressure() {
       spdlog::warn(
           "memory budget of the buffers ({} bytes) reached ({} in use): {} partition(s) paused",
           options_.memory_budget_bytes, used, owned.size());
-      PublishPaused(owned, fmt::format("memory budget of the buffers ({} bytes) reached ({} in use)",
-                                       options_.memory_budget_bytes, used));
+      PublishPaused(owned,
+                    fmt::format("memory budget of the buffers ({} bytes) reached ({} in use)",
+                                options_.memory_budget_bytes, used));
       // Whatever is buffered goes to the flush threads so the budget frees up (as a part of
       // its flush where flushes stream, so no small file is committed for it).
       for (auto& d : datasets_) Streams(*d) ? SealPart(*d) : Seal(*d);

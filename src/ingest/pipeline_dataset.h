@@ -40,7 +40,7 @@ struct DecodeShard {
   // thread.
   std::atomic<int64_t> decoded{0};
   std::atomic<int64_t> buffered{0};
-  int64_t since_published = 0;       // a worker's records since it last published
+  int64_t since_published = 0;          // a worker's records since it last published
   SteadyClock::duration decode_time{};  // a worker's, not yet counted in the stage times
 
   // Rows and metadata columns.
@@ -110,8 +110,8 @@ struct Pipeline::Dataset {
   m::Counter* nulled = nullptr;
   m::Counter* lossy = nullptr;
   m::Counter* coercion_nulled = nullptr;
-  m::Counter* metadata_nulled = nullptr;   // key/header values that were not UTF-8
-  m::Counter* metadata_dropped = nullptr;  // payload fields named like a metadata column
+  m::Counter* metadata_nulled = nullptr;         // key/header values that were not UTF-8
+  m::Counter* metadata_dropped = nullptr;        // payload fields named like a metadata column
   m::Counter* variant_nulled = nullptr;          // source values that are not JSON
   m::Counter* variant_fields_dropped = nullptr;  // payload fields named like a companion
   m::Gauge* buffer_bytes = nullptr;

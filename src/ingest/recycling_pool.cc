@@ -16,7 +16,8 @@ int64_t RoundUp(int64_t size) { return (size + kAlignment - 1) / kAlignment * kA
 
 RecyclingMemoryPool::RecyclingMemoryPool(arrow::MemoryPool* base, int64_t min_block,
                                          int64_t retain_bytes)
-    : base_(base), min_block_(std::max<int64_t>(min_block, kAlignment)),
+    : base_(base),
+      min_block_(std::max<int64_t>(min_block, kAlignment)),
       retain_limit_(retain_bytes) {}
 
 RecyclingMemoryPool::~RecyclingMemoryPool() { ReleaseUnused(); }
@@ -68,8 +69,8 @@ arrow::Status RecyclingMemoryPool::Allocate(int64_t size, int64_t alignment, uin
   return TakeLocked(size, out);
 }
 
-arrow::Status RecyclingMemoryPool::Reallocate(int64_t old_size, int64_t new_size,
-                                              int64_t alignment, uint8_t** ptr) {
+arrow::Status RecyclingMemoryPool::Reallocate(int64_t old_size, int64_t new_size, int64_t alignment,
+                                              uint8_t** ptr) {
   std::unique_lock lock(mutex_);
   if (auto it = live_.find(*ptr); it != live_.end()) {
     if (new_size <= it->second) return arrow::Status::OK();  // within its capacity

@@ -70,9 +70,9 @@ class RecyclingMemoryPool final : public arrow::MemoryPool {
   arrow::MemoryPool* base_;
   const int64_t min_block_;
   std::mutex mutex_;
-  int64_t retain_limit_;                            // GUARDED_BY(mutex_)
-  std::unordered_map<uint8_t*, int64_t> live_;      // GUARDED_BY(mutex_): large block → capacity
-  std::multimap<int64_t, uint8_t*> retained_;       // GUARDED_BY(mutex_): capacity → block
+  int64_t retain_limit_;                        // GUARDED_BY(mutex_)
+  std::unordered_map<uint8_t*, int64_t> live_;  // GUARDED_BY(mutex_): large block → capacity
+  std::multimap<int64_t, uint8_t*> retained_;   // GUARDED_BY(mutex_): capacity → block
   std::atomic<int64_t> retained_bytes_{0};
   std::atomic<int64_t> bytes_allocated_{0};
   std::atomic<int64_t> max_memory_{0};

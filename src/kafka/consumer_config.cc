@@ -102,6 +102,7 @@ Result<RdKafkaConfPtr> MakeConsumerConf(const ConsumerConfig& config) {
       {"fetch.min.bytes", std::to_string(config.fetch_min_bytes)},
       {"fetch.wait.max.ms", std::to_string(config.fetch_max_wait_ms)},
       {"queued.max.messages.kbytes", std::to_string(config.queued_max_messages_kbytes)},
+      {"fetch.queue.backoff.ms", std::to_string(config.fetch_queue_backoff_ms)},
       {"statistics.interval.ms", std::to_string(config.statistics_interval.count())},
   };
   for (const auto& [name, value] : settings) {

@@ -276,8 +276,9 @@ TEST(JsonBatchBuilderTest, TheNextBatchReservesWhatTheLastReachedInsteadOfGrowin
   auto& builder = **made;
   auto fill = [&](int rows) {
     for (int i = 0; i < rows; ++i) {
-      ASSERT_TRUE(builder.Append(R"({"id": )" + std::to_string(i) +
-                                 R"(, "name": "a name of some length", "properties": {"a": [1, 2]}})")
+      ASSERT_TRUE(builder
+                      .Append(R"({"id": )" + std::to_string(i) +
+                              R"(, "name": "a name of some length", "properties": {"a": [1, 2]}})")
                       .ok());
     }
   };

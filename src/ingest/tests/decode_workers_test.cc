@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -26,8 +26,7 @@ TEST(DecodeWorkersTest, EachWorkerDecodesCopiesOfItsRecordsInOrderAndDrainWaitsF
   std::vector<std::vector<Seen>> seen(3);
   DecodeWorkers workers(3, {}, [&](size_t worker, const kafka::Message& m, HeaderValues headers) {
     seen[worker].push_back({std::string(m.topic), m.partition, m.offset, std::string(m.key),
-                            m.key_is_null, std::string(m.payload), m.timestamp_ms,
-                            headers.size()});
+                            m.key_is_null, std::string(m.payload), m.timestamp_ms, headers.size()});
   });
   ASSERT_EQ(workers.size(), 3u);
   constexpr int kRecords = 5000;  // several batches per worker, and partial ones
@@ -111,21 +110,29 @@ TEST(DecodeWorkersTest, AFullQueueMakesSubmitWaitForTheWorker) {
   kafka::Message message;
   message.topic = "t";
   message.payload = payload;
-  // Batches of 1 MiB (about 260 of these records): one held by the worker and four queued
-  // leave the sixth nowhere to go, so Submit waits; the test releases the worker once 5.5
-  // MiB are queued, and 50 ms later.
+  // Batches hand over at 1 MiB: 263 of these records (4,001 bytes with the topic). With the
+  // worker holding the first batch and four queued, the sixth cannot be handed over: Submit
+  // waits. The test lets the worker go once 5.5 MiB are queued and 50 ms have passed, and sees
+  // that no more than six batches were submitted by then, however fast or slow this machine.
+  constexpr int kPerBatch = 263;
+  std::atomic<int> submitted{0};
+  int submitted_at_release = 0;
   std::thread release([&] {
     while (workers.queued_bytes() < (11 << 20) / 2) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    submitted_at_release = submitted.load();
     released.store(true);
   });
-  std::chrono::steady_clock::duration waited{};
-  for (int i = 0; i < 10 * 260; ++i) waited += workers.Submit(0, message);
+  for (int i = 0; i < 10 * kPerBatch; ++i) {
+    workers.Submit(0, message);
+    submitted.fetch_add(1);
+  }
   release.join();
   workers.Drain();
-  EXPECT_GE(waited, std::chrono::milliseconds(50));
+  EXPECT_LE(submitted_at_release, 6 * kPerBatch);
+  EXPECT_GE(submitted_at_release, 5 * kPerBatch);
   EXPECT_EQ(workers.queued_bytes(), 0);
 }
 

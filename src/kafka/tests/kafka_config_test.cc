@@ -61,6 +61,7 @@ TEST(MakeConsumerConfTest, DefaultsAreReadCommittedAndBoundedPrefetch) {
   EXPECT_EQ(Get(conf->get(), "fetch.min.bytes"), "1048576");
   EXPECT_EQ(Get(conf->get(), "fetch.wait.max.ms"), "500");
   EXPECT_EQ(Get(conf->get(), "queued.max.messages.kbytes"), "65536");
+  EXPECT_EQ(Get(conf->get(), "fetch.queue.backoff.ms"), "10");
   EXPECT_EQ(Get(conf->get(), "statistics.interval.ms"), "0");
 }
 
