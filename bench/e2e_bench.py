@@ -110,6 +110,44 @@ def vm_hwm_kib(pid: int) -> int:
     return 0
 
 
+def memory_kib(pid: int) -> dict:
+    """VmRSS, RssAnon (private heap, the data) and RssFile (mapped libraries) of a live process."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                key = line.split(":", 1)[0]
+                if key in ("VmRSS", "RssAnon", "RssFile"):
+                    out[key] = int(line.split()[1])
+    except OSError:
+        pass
+    return out
+
+
+def memory_at_peak(kib: dict, metrics: str) -> dict:
+    """What the highest RSS seen was made of: the kernel's split, and weir's own gauges of the
+    moment (its Arrow pools by stage, the buffered bytes, librdkafka's queued messages)."""
+    pools = {stage: float(value) / (1 << 20) for stage, value in re.findall(
+        r'^weir_arrow_pool_bytes\{stage="(\w+)"\} (\S+)$', metrics, re.M)}
+    return {
+        "rss_mib": kib.get("VmRSS", 0) / 1024,
+        "anon_mib": kib.get("RssAnon", 0) / 1024,
+        "file_mib": kib.get("RssFile", 0) / 1024,
+        "pools_mib": pools,
+        "buffer_mib": metric_sum(metrics, "weir_buffer_bytes") / (1 << 20),
+        "fetchq_messages": metric_sum(metrics, "weir_librdkafka_fetchq_messages"),
+    }
+
+
+def format_memory(m: dict) -> str:
+    if not m:
+        return "not sampled"
+    pools = ", ".join(f"{k} {v:.1f}" for k, v in sorted(m["pools_mib"].items())) or "none"
+    return (f"RSS {m['rss_mib']:.1f} MiB = anonymous {m['anon_mib']:.1f} + file-backed "
+            f"{m['file_mib']:.1f}; Arrow pools (MiB) {pools}; buffered {m['buffer_mib']:.1f} MiB; "
+            f"librdkafka fetch queues {m['fetchq_messages']} messages")
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a live process."""
     try:
@@ -365,11 +403,15 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
     first_consumed = all_consumed = None
     text = ""
     peak_kib = 0
+    peak_memory: dict = {}
     wal_peak = 0
     deadline = start + args.timeout
     try:
         while True:
             peak_kib = max(peak_kib, vm_hwm_kib(proc.pid))
+            kib = memory_kib(proc.pid)
+            if kib.get("VmRSS", 0) / 1024 > peak_memory.get("rss_mib", 0):
+                peak_memory = memory_at_peak(kib, text)
             if wal:
                 wal_peak = max(wal_peak, dir_bytes(work / "wal"))
             if proc.poll() is not None:
@@ -470,6 +512,7 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
         "load": f"{load_start[0]:.1f}->{load_end[0]:.1f}",
         "commits": commits,
         "commits_per_min": commits / (total_s / 60),
+        "memory": peak_memory,
         **flushes,
     }
     print(f"run {run} {target}: {written} written in {total_s:.2f}s from start ({result['eps']:.0f} "
@@ -483,6 +526,8 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
           f"{flushes['rows_per_flush']:.0f} rows ({flushes['file_mib']:.1f} MiB Parquet), median "
           f"write {flushes['write_ms']:.0f} ms, commit {flushes['commit_ms']:.0f} ms; total write "
           f"{flushes['write_s']:.1f} s, commit {flushes['commit_s']:.1f} s", flush=True)
+    print(f"run {run} {target}: at the highest RSS sampled (every 0.2 s): "
+          f"{format_memory(peak_memory)}", flush=True)
     print(f"run {run} {target}: {result['cores']:.2f} cores used from the first record; load "
           f"average (1 min) {result['load']}", flush=True)
     print(f"run {run} {target}: {result['cpu_us_per_event']:.2f} CPU us/event; all consumed "

@@ -177,6 +177,7 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
     o.config.rejects_payload_limit = d.rejects_payload_limit;
     o.config.file = FileConfigOf(d);
     o.config.target_file_size = d.flush.target_file_size;
+    o.config.encode_lanes = d.flush.encode_lanes;
     o.config.commit_max_attempts = s.commit_max_attempts;
     o.config.upsert_key = d.upsert.key;
     o.config.upsert_deletion_vectors =

@@ -450,6 +450,19 @@ std::vector<Setting> BuildTable() {
                       "writes every flush whole. Flushes of a routed or sorted (`sort_by`) "
                       "dataset are always written whole.",
        WEIR_DATASET_FIELD(flush.part_bytes)},
+      {.name = "flush.encode_lanes",
+       .scope = kD,
+       .type = S::kInt,
+       .min = 1,
+       .max = 16,
+       .description = "Lanes that encode the parts of a streamed flush into Parquet at once, "
+                      "each into its own open files (one per partition tuple), all committed "
+                      "together. A part goes to the lowest idle lane, so while the flush thread "
+                      "keeps up one lane writes everything; under a backlog the others take "
+                      "parts too (a flush then ends with up to this many files per tuple below "
+                      "`flush.target_file_size`). Each busy lane holds an open row group and a "
+                      "part, inside `memory_budget`.",
+       WEIR_DATASET_FIELD(flush.encode_lanes)},
       {.name = "rejects.enabled",
        .scope = kD,
        .type = S::kBool,

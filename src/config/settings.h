@@ -69,6 +69,7 @@ struct FlushSettings {
   std::chrono::milliseconds interval{60000};
   int64_t target_file_size = 128 * 1024 * 1024;
   int64_t part_bytes = 16 * 1024 * 1024;  // streamed flushes: the hand-off to the flush thread
+  int encode_lanes = 2;                   // streamed flushes: parts encoded at once
 };
 
 // The record filters of a dataset (millpond's MILLPOND_FILTER_*).

@@ -18,8 +18,10 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -33,6 +35,7 @@
 #include "files/parquet_file_writer.h"
 #include "files/rolling_parquet_writer.h"
 #include "ingest/column_plan.h"
+#include "ingest/encode_lanes.h"
 #include "ingest/rejects.h"
 #include "lake/catalog.h"
 #include "lake/table.h"
@@ -57,6 +60,9 @@ struct DatasetConfig {
   // Parquet bytes at which a file of a flush is finished and the next begun (flush.
   // target_file_size); 0: one file per partition tuple and flush.
   int64_t target_file_size = 128 << 20;
+  // Lanes a streamed flush's parts are encoded on at once (flush.encode_lanes; encode_lanes.h):
+  // each lane writes its own files, all committed together.
+  int encode_lanes = 1;
   // Set: an upsert dataset keyed by these columns (ingest/upsert_rows.h): each flush keeps the
   // last row per key, and its commit deletes the table's older rows of its keys.
   std::vector<std::string> upsert_key;
@@ -149,7 +155,14 @@ class DatasetWriter {
   // flush) makes the flush a replay: its files are deleted and FinishStream says `replay` (the
   // earlier parts are gone, so the records must be read again from the ledger). An error
   // return is final (fatal, or the retry budget spent).
-  Status WritePart(const arrow::RecordBatch& part);
+  //
+  // With flush.encode_lanes above 1 a part is encoded on an encode lane while WritePart returns
+  // (its failure then makes a later WritePart or FinishStream fail, as if it were its own).
+  // `released`, when given, is called once nothing holds the part's memory any more: after its
+  // encoding (on the lane's thread, with the time the encoding took there; zero when it ran on
+  // the caller's thread, with one lane), or before WritePart returns when it is not encoded.
+  using Released = std::function<void(std::chrono::steady_clock::duration encoding)>;
+  Status WritePart(std::shared_ptr<arrow::RecordBatch> part, Released released = {});
   Result<FlushOutcome> FinishStream(const SealedFlush& last);
   // Deletes the open flush's files (finished or not); the next part starts a new flush.
   void AbortStream();
@@ -172,13 +185,17 @@ class DatasetWriter {
       std::unique_ptr<files::RollingParquetWriter> writer;
       std::vector<std::string> relative_paths;  // of the writer's files, in order
     };
+    // One encode lane's files: only its jobs touch them while it runs one (encode_lanes.h).
+    struct Lane {
+      std::vector<std::unique_ptr<Tuple>> open;  // stable: each path maker holds its Tuple
+      std::vector<lake::DataFile> finished;      // files of tuples whose writer was closed
+    };
     int64_t inserted_at_us = 0;
     std::string writer_id;
-    FlushOutcome outcome;                      // the counters of the parts written so far
-    std::vector<std::unique_ptr<Tuple>> open;  // stable: each writer's path maker holds its Tuple
-    std::vector<lake::DataFile> finished;      // files of tuples whose writer was closed
-    int64_t rows = 0;
-    Status failed;  // a part could not be written: the flush is given up (replayed)
+    FlushOutcome outcome;  // the counters of the parts written so far
+    std::vector<Lane> lanes;
+    int64_t rows = 0;  // of the parts handed to the lanes
+    Status failed;     // a part could not be written: the flush is given up (replayed)
   };
   // kReady, or the table changed under the writer and must be reloaded.
   enum class Prepared { kReady, kTableChanged };
@@ -210,8 +227,16 @@ class DatasetWriter {
   Result<std::shared_ptr<arrow::RecordBatch>> SortedRows(std::shared_ptr<arrow::RecordBatch> rows,
                                                          FlushOutcome& outcome);
   Status OpenRejectsTable();
-  // A streamed part written into the open tuple writers (tables prepared first).
-  Status AppendPart(const arrow::RecordBatch& part);
+  // A streamed part prepared (tables, live rows, partition split) and handed to an encode lane,
+  // which appends it to that lane's open tuple writers (AppendToLane).
+  Status AppendPart(std::shared_ptr<arrow::RecordBatch> part, Released released);
+  using TupleRows = std::vector<
+      std::pair<std::vector<lake::PartitionValue>, std::shared_ptr<arrow::RecordBatch>>>;
+  // The part's live rows split by partition tuple (on the flush thread).
+  Result<TupleRows> PrepareTuples(const arrow::RecordBatch& part, Stream& s);
+  // On the lane's thread: the tuples' rows appended to the lane's open files (one per tuple,
+  // rotating at target_file_size; a schema the open file lacks starts a new one).
+  Status AppendToLane(Stream::Lane& lane, const TupleRows& tuples);
   // The streamed flush's outcome when it is given up: files deleted, `replay` after a backoff
   // (or the error once the consecutive replays exceed commit.max_attempts).
   Result<FlushOutcome> Replay(const Status& why);
@@ -243,6 +268,10 @@ class DatasetWriter {
   std::set<std::string> unpromotable_;  // live columns the catalog refused to widen
   std::set<std::string> sort_warned_;   // reason/keys of the sort skips warned about
   std::unique_ptr<Stream> stream_;
+  std::unique_ptr<EncodeLanes> lanes_;  // declared after stream_: destroyed (drained) first
+  // Held by the lanes' calls of table_->NewFilePath and by the flush thread's EnsureTables
+  // while a flush streams (which may change the table those paths are made from).
+  std::mutex table_mutex_;
   int replays_ = 0;  // consecutive streamed flushes given up
   UuidV7Generator commit_ids_;
   std::string writer_prefix_;  // host/pid

@@ -57,28 +57,42 @@ Result<std::shared_ptr<arrow::RecordBatch>> Conform(const std::shared_ptr<arrow:
 
 void DatasetWriter::AbortStream() {
   if (!stream_) return;
+  // The lanes' jobs end first (their errors do not matter: every file goes).
+  if (lanes_) (void)lanes_->Drain();
   Stream& s = *stream_;
   WrittenFiles doomed;
-  doomed.data = std::move(s.finished);
-  for (auto& tuple : s.open) {
-    tuple->writer->Abort();  // the open file: upload aborted, local file deleted
-    CollectFinished(tuple->values, tuple->relative_paths, tuple->writer->finished(), &doomed.data);
+  for (auto& lane : s.lanes) {
+    std::move(lane.finished.begin(), lane.finished.end(), std::back_inserter(doomed.data));
+    for (auto& tuple : lane.open) {
+      tuple->writer->Abort();  // the open file: upload aborted, local file deleted
+      CollectFinished(tuple->values, tuple->relative_paths, tuple->writer->finished(),
+                      &doomed.data);
+    }
   }
-  s.open.clear();
+  s.lanes.clear();
   if (table_) DeleteFiles(doomed);  // nothing references them: no commit carried them
   stream_.reset();
 }
 
-Status DatasetWriter::WritePart(const arrow::RecordBatch& part) {
+Status DatasetWriter::WritePart(std::shared_ptr<arrow::RecordBatch> part, Released released) {
   if (!stream_) {
     stream_ = std::make_unique<Stream>();
     // One _inserted_at and one writer id for the whole flush, as for an unstreamed one.
     stream_->inserted_at_us = UnixMicros(Clock::System().Now());
     stream_->writer_id = writer_prefix_ + "/" + commit_ids_.Next().ToString();
+    if (!lanes_) {
+      lanes_ =
+          std::make_unique<EncodeLanes>(static_cast<size_t>(std::max(config_.encode_lanes, 1)));
+    }
+    stream_->lanes.resize(lanes_->size());
   }
   Stream& s = *stream_;
-  if (!s.failed.ok() || part.num_rows() == 0) return Status::OK();
-  Status appended = AppendPart(part);
+  if (!s.failed.ok() || !part || part->num_rows() == 0) {
+    part.reset();
+    if (released) released({});
+    return Status::OK();
+  }
+  Status appended = AppendPart(std::move(part), std::move(released));
   if (appended.ok()) return appended;
   if (ClassOf(appended) != ErrorClass::kRetriable) return appended;  // final: the caller fails
   // A retriable failure cannot be retried here (the earlier parts are in the open files, the
@@ -95,12 +109,25 @@ Status DatasetWriter::WritePart(const arrow::RecordBatch& part) {
   return Status::OK();
 }
 
-Status DatasetWriter::AppendPart(const arrow::RecordBatch& part) {
+Status DatasetWriter::AppendPart(std::shared_ptr<arrow::RecordBatch> part, Released released) {
   Stream& s = *stream_;
+  // Called on every path that does not hand the part to a lane: nothing holds it after this.
+  auto release = [&] {
+    part.reset();
+    if (released) std::exchange(released, nullptr)({});
+  };
+  if (lanes_->Failed()) {
+    release();
+    return lanes_->Drain();  // a lane's part failed: this flush is given up like that part
+  }
   Retrier retrier(retrier_policy_, stop_);
   while (true) {
     FlushOutcome scratch;  // EnsureTables' counters are taken once it succeeded
-    auto prepared = EnsureTables(part, /*need_rejects=*/false, scratch);
+    auto prepared = [&] {
+      // The table may change (columns added or widened) while lanes name new files after it.
+      std::lock_guard lock(table_mutex_);
+      return EnsureTables(*part, /*need_rejects=*/false, scratch);
+    }();
     if (prepared.ok() && *prepared == Prepared::kReady) {
       for (const auto& [reason, n] : scratch.fields_dropped) s.outcome.fields_dropped[reason] += n;
       break;
@@ -109,14 +136,47 @@ Status DatasetWriter::AppendPart(const arrow::RecordBatch& part) {
     if (prepared.ok()) {
       // Files already written carry the old table's column ids: only an empty flush may go on
       // (otherwise WritePart deletes them, then reloads).
-      if (!s.open.empty() || !s.finished.empty()) return failed;
+      if (s.rows > 0) {
+        release();
+        return failed;
+      }
       ReloadTables();
     }
-    if (ClassOf(failed) != ErrorClass::kRetriable) return failed;
-    WEIR_RETURN_NOT_OK(retrier.Wait(failed, "dataset " + config_.name));
+    if (ClassOf(failed) != ErrorClass::kRetriable) {
+      release();
+      return failed;
+    }
+    if (Status waited = retrier.Wait(failed, "dataset " + config_.name); !waited.ok()) {
+      release();
+      return waited;
+    }
   }
+  auto prepared = PrepareTuples(*part, s);
+  if (!prepared.ok()) {
+    release();
+    return prepared.status();
+  }
+  s.rows += part->num_rows();
+  part.reset();  // the tuples' rows hold what they need of it
+  // The lowest idle lane: lane 0 while the flush keeps up, the others only while parts queue.
+  const size_t lane = lanes_->Acquire();
+  lanes_->Run(lane, [this, target = &s.lanes[lane], tuples = std::move(*prepared),
+                     released = std::move(released), on_lane = lanes_->size() > 1]() mutable {
+    const auto started = std::chrono::steady_clock::now();
+    Status appended = AppendToLane(*target, tuples);
+    tuples.clear();  // the part's memory is free before the pipeline hears of it
+    const auto encoding = std::chrono::steady_clock::now() - started;
+    if (released) released(on_lane ? encoding : std::chrono::steady_clock::duration{});
+    return appended;
+  });
+  return Status::OK();
+}
+
+Result<DatasetWriter::TupleRows> DatasetWriter::PrepareTuples(const arrow::RecordBatch& part,
+                                                              Stream& s) {
   WEIR_ASSIGN_OR_RAISE(auto rows, LiveRows(part, s.inserted_at_us, s.outcome));
   WEIR_ASSIGN_OR_RAISE(const auto groups, table_->Partition(*rows));
+  TupleRows tuples;
   for (const auto& [values, row_ids] : groups) {
     std::shared_ptr<arrow::RecordBatch> tuple_rows = rows;
     if (groups.size() > 1) {
@@ -127,9 +187,17 @@ Status DatasetWriter::AppendPart(const arrow::RecordBatch& part) {
                            arrow::compute::Take(arrow::Datum(rows), arrow::Datum(index_array)));
       tuple_rows = taken.record_batch();
     }
-    auto open = std::find_if(s.open.begin(), s.open.end(),
+    tuples.emplace_back(values, std::move(tuple_rows));
+  }
+  return tuples;
+}
+
+Status DatasetWriter::AppendToLane(Stream::Lane& lane, const TupleRows& tuples) {
+  for (const auto& [values, rows] : tuples) {
+    std::shared_ptr<arrow::RecordBatch> tuple_rows = rows;
+    auto open = std::find_if(lane.open.begin(), lane.open.end(),
                              [&](const auto& t) { return t->values == values; });
-    if (open != s.open.end() && !(*open)->writer->schema()->Equals(*rows->schema(), true)) {
+    if (open != lane.open.end() && !(*open)->writer->schema()->Equals(*rows->schema(), true)) {
       // A part lacking some of the open file's columns (values no record of it carried) is
       // written with them null; one with a column the file lacks (new, or widened) finishes
       // the file, and the tuple goes on in a new one.
@@ -138,26 +206,26 @@ Status DatasetWriter::AppendPart(const arrow::RecordBatch& part) {
         tuple_rows = std::move(conformed);
       } else {
         WEIR_ASSIGN_OR_RAISE(const auto infos, (*open)->writer->Finish());
-        CollectFinished((*open)->values, (*open)->relative_paths, infos, &s.finished);
-        s.open.erase(open);
-        open = s.open.end();
+        CollectFinished((*open)->values, (*open)->relative_paths, infos, &lane.finished);
+        lane.open.erase(open);
+        open = lane.open.end();
       }
     }
-    if (open == s.open.end()) {
+    if (open == lane.open.end()) {
       auto tuple = std::make_unique<Stream::Tuple>();
       tuple->values = values;
       Stream::Tuple* t = tuple.get();
       tuple->writer = std::make_unique<files::RollingParquetWriter>(
           table_->filesystem(), rows->schema(), config_.file, config_.target_file_size, [this, t] {
+            std::lock_guard lock(table_mutex_);  // lanes rotate files at once
             t->relative_paths.push_back(table_->NewFilePath(t->values));
             return table_->DataDirectory() + t->relative_paths.back();
           });
-      s.open.push_back(std::move(tuple));
-      open = s.open.end() - 1;
+      lane.open.push_back(std::move(tuple));
+      open = lane.open.end() - 1;
     }
     WEIR_RETURN_NOT_OK((*open)->writer->Append(*tuple_rows));
   }
-  s.rows += part.num_rows();
   return Status::OK();
 }
 
@@ -181,11 +249,17 @@ Result<FlushOutcome> DatasetWriter::Replay(const Status& why) {
 Result<FlushOutcome> DatasetWriter::FinishStream(const SealedFlush& last) {
   // No part was streamed: the flush is written whole (what Write does, rewrites included).
   if (!stream_) return Write(last);
-  if (last.batch && last.batch->num_rows() > 0) WEIR_RETURN_NOT_OK(WritePart(*last.batch));
+  if (last.batch && last.batch->num_rows() > 0) WEIR_RETURN_NOT_OK(WritePart(last.batch));
   if (!stream_->failed.ok()) return Replay(stream_->failed);
-  Stream& s = *stream_;
   const std::string what = "dataset " + config_.name;
   const auto started = std::chrono::steady_clock::now();
+  if (Status encoded = lanes_->Drain(); !encoded.ok()) {
+    // A part failed on its lane: as WritePart does for one that fails at once.
+    if (ClassOf(encoded) == ErrorClass::kRetriable) return Replay(encoded);
+    AbortStream();
+    return WithContext(encoded, what);
+  }
+  Stream& s = *stream_;
   if (s.rows == 0) {
     // Every part was empty (filtered out): nothing streamed, the ranges commit as Write does.
     stream_.reset();
@@ -193,20 +267,25 @@ Result<FlushOutcome> DatasetWriter::FinishStream(const SealedFlush& last) {
     if (empty.batch) empty.batch = empty.batch->Slice(0, 0);
     return Write(empty);
   }
-  for (auto& tuple : s.open) {
-    auto infos = tuple->writer->Finish();
-    if (!infos.ok()) {
-      if (ClassOf(infos.status()) == ErrorClass::kRetriable) return Replay(infos.status());
-      const Status failed = infos.status();
-      AbortStream();
-      return WithContext(failed, what);
+  for (auto& lane : s.lanes) {
+    for (auto& tuple : lane.open) {
+      auto infos = tuple->writer->Finish();
+      if (!infos.ok()) {
+        if (ClassOf(infos.status()) == ErrorClass::kRetriable) return Replay(infos.status());
+        const Status failed = infos.status();
+        AbortStream();
+        return WithContext(failed, what);
+      }
+      CollectFinished(tuple->values, tuple->relative_paths, *infos, &lane.finished);
     }
-    CollectFinished(tuple->values, tuple->relative_paths, *infos, &s.finished);
+    lane.open.clear();
   }
-  s.open.clear();
   FlushOutcome outcome = s.outcome;
   WrittenFiles written;
-  written.data = s.finished;  // AbortStream deletes s.finished on every path below but landing
+  // AbortStream deletes the lanes' finished files on every path below but landing.
+  for (const auto& lane : s.lanes) {
+    written.data.insert(written.data.end(), lane.finished.begin(), lane.finished.end());
+  }
   const bool with_rejects = config_.rejects_enabled && !last.rejects.empty();
   Retrier retrier(retrier_policy_, stop_);
   if (with_rejects) {
@@ -230,7 +309,7 @@ Result<FlushOutcome> DatasetWriter::FinishStream(const SealedFlush& last) {
                  : WithContext(landing.status(), what);
     }
     if (*landing == Landing::kFenced) {
-      outcome.orphaned_files = static_cast<int64_t>(s.finished.size());
+      outcome.orphaned_files = static_cast<int64_t>(written.data.size());
       AbortStream();
       outcome.fenced = true;
       return outcome;

@@ -44,6 +44,9 @@ Pipeline::~Pipeline() {
     }
     dataset->changed.notify_all();
     if (dataset->thread.joinable()) dataset->thread.join();
+    // Its encode lanes end here, while what their callbacks use (the dataset's mutex, the
+    // pipeline's counters) is still there; an open streamed flush's files are deleted.
+    dataset->writer.reset();
   }
 }
 
@@ -353,16 +356,18 @@ void Pipeline::Abandon() {
 }
 
 void Pipeline::WaitForStreamedParts() {
-  // The poll thread stays at most two parts ahead of a flush thread (the part being written and
-  // the next), so a flush's records never pile up in memory while it is encoded; it waits at
-  // most a second per loop (a flush thread stuck in retries is left to the memory budget).
+  // The poll thread stays at most a part per encode lane and one more ahead of a flush thread
+  // (the parts being encoded and the next), so a flush's records never pile up in memory while
+  // it is encoded; it waits at most a second per loop (a flush thread stuck in retries is left
+  // to the memory budget).
   const auto start = SteadyClock::now();
   const auto deadline = start + std::chrono::seconds(1);
   for (auto& d : datasets_) {
     if (!Streams(*d)) continue;
     std::unique_lock lock(d->mutex);
     d->changed.wait_until(lock, deadline, [&] {
-      return d->queued_part_bytes < 2 * d->options.flush_part_bytes || d->stop;
+      const int64_t lead = std::max(d->options.config.encode_lanes, 1) + 1;
+      return d->queued_part_bytes < lead * d->options.flush_part_bytes || d->stop;
     });
   }
   stage_times_.paused.Increment(StageTimes::Seconds(SteadyClock::now() - start));

@@ -18,6 +18,7 @@ struct StageTimes {
         seal(Busy(metrics, "seal")),
         encode(Busy(metrics, "encode")),
         commit(Busy(metrics, "commit")),
+        lanes(Busy(metrics, "lanes")),
         kafka_idle(Idle(metrics, "kafka")),
         paused(Idle(metrics, "paused")),
         flush_idle(Idle(metrics, "flush")) {}
@@ -27,6 +28,7 @@ struct StageTimes {
   observe::Counter& seal;
   observe::Counter& encode;
   observe::Counter& commit;
+  observe::Counter& lanes;  // encode lanes encoding parts (summed over lanes; encode_lanes.h)
   observe::Counter& kafka_idle;
   observe::Counter& paused;
   observe::Counter& flush_idle;

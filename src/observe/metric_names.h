@@ -141,13 +141,13 @@ inline constexpr MetricDef kRouteFallback{
 // Where the pipeline's threads spend their time (issue 12), in seconds, by stage. Busy:
 // kafka (the poll thread inside librdkafka's poll while it hands records over), decode (records
 // into the dataset's builder), seal (a buffer finished into a batch), encode (Parquet: coercion,
-// sort, partition split, encoding, compression, the upload), commit (the catalog commit, its
-// retries included). Idle: kafka (the poll thread waiting in librdkafka's poll for records that
-// did not come), paused (the poll thread with every partition paused for the memory budget),
-// flush (a flush thread waiting for work).
+// sort, partition split, encoding, compression, the upload), lanes (encode lanes writing parts,
+// summed over lanes), commit (the catalog commit, its retries included). Idle: kafka (the poll
+// thread waiting in librdkafka's poll for records that did not come), paused (the poll thread with
+// every partition paused for the memory budget), flush (a flush thread waiting for work).
 inline constexpr MetricDef kStageBusy{"weir_stage_busy_seconds_total",
                                       "Seconds a pipeline stage spent working, by stage (kafka, "
-                                      "decode, seal, encode, commit).",
+                                      "decode, seal, encode, lanes, commit).",
                                       MetricType::kCounter,
                                       {kLabelStage}};
 inline constexpr MetricDef kStageIdle{"weir_stage_idle_seconds_total",

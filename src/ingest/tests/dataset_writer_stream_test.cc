@@ -2,11 +2,18 @@
 // land in one commit with the flush's ledger ranges, nothing is referenced before it, and every
 // way a streamed flush can end short of landing (fenced, the table changed, aborted) leaves no
 // file behind and nothing landed.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <future>
+#include <numeric>
 #include <set>
 
 #include <arrow/api.h>
+#include <arrow/io/file.h>
 #include <gtest/gtest.h>
+#include <parquet/arrow/reader.h>
 
 #include "assert_status.h"
 #include "harness_env.h"
@@ -49,12 +56,33 @@ SealedFlush Last(int64_t start, int64_t end, int64_t last_from) {
 class DatasetWriterStreamTest : public WriterFixture {
  protected:
   void SetUp() override { SetUpWriter("dataset_writer_stream_"); }
+
+  // The ids in the files of every landed snapshot, sorted.
+  std::vector<int64_t> LandedIds() {
+    std::vector<int64_t> out;
+    for (const auto& path : FilesLanded()) {
+      auto input = arrow::io::ReadableFile::Open(path).ValueOrDie();
+      auto reader = parquet::arrow::OpenFile(input, arrow::default_memory_pool()).ValueOrDie();
+      const auto table = reader->ReadTable().ValueOrDie();
+      for (const auto& chunk : table->GetColumnByName("id")->chunks()) {
+        const auto& values = static_cast<const arrow::Int64Array&>(*chunk);
+        for (int64_t i = 0; i < values.length(); ++i) out.push_back(values.Value(i));
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  static std::vector<int64_t> Ids(int64_t n) {
+    std::vector<int64_t> ids(static_cast<size_t>(n));
+    std::iota(ids.begin(), ids.end(), 0);
+    return ids;
+  }
 };
 
 TEST_F(DatasetWriterStreamTest, ThePartsOfAFlushLandInOneCommitWithItsRanges) {
   DatasetWriter writer(config_, catalog_.get());
-  ASSERT_OK(writer.WritePart(*Rows(0, 10)));
-  ASSERT_OK(writer.WritePart(*Rows(10, 10)));
+  ASSERT_OK(writer.WritePart(Rows(0, 10)));
+  ASSERT_OK(writer.WritePart(Rows(10, 10)));
   EXPECT_TRUE(writer.streaming());
   EXPECT_TRUE(events().snapshots.empty()) << "nothing is committed before the flush ends";
   ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(0, 30, 20)));
@@ -71,13 +99,13 @@ TEST_F(DatasetWriterStreamTest, ThePartsOfAFlushLandInOneCommitWithItsRanges) {
 
 TEST_F(DatasetWriterStreamTest, APartLackingAColumnGoesOnInTheOpenFileAndANewColumnStartsAFile) {
   DatasetWriter writer(config_, catalog_.get());
-  ASSERT_OK(writer.WritePart(*Rows(0, 10)));
-  ASSERT_OK(writer.WritePart(*Rows(10, 10, /*team=*/false)));  // team null in the same file
+  ASSERT_OK(writer.WritePart(Rows(0, 10)));
+  ASSERT_OK(writer.WritePart(Rows(10, 10, /*team=*/false)));  // team null in the same file
   ASSERT_OK_AND_ASSIGN(const FlushOutcome first, writer.FinishStream(Last(0, 30, 20)));
   EXPECT_EQ(first.files, 1);
   // A flush whose first part lacks team, then has it: the column comes with a new file.
-  ASSERT_OK(writer.WritePart(*Rows(30, 10, /*team=*/false)));
-  ASSERT_OK(writer.WritePart(*Rows(40, 10)));
+  ASSERT_OK(writer.WritePart(Rows(30, 10, /*team=*/false)));
+  ASSERT_OK(writer.WritePart(Rows(40, 10)));
   ASSERT_OK_AND_ASSIGN(const FlushOutcome second, writer.FinishStream(Last(30, 60, 50)));
   EXPECT_EQ(second.files, 2);
   EXPECT_EQ(second.rows, 30);
@@ -89,7 +117,7 @@ TEST_F(DatasetWriterStreamTest, AFencedStreamedFlushDeletesEveryFileOfItsParts) 
   DatasetWriter writer(config_, catalog_.get());
   ASSERT_OK(writer.Write(Last(0, 10, 0)).status());
   events().ledger[{"t", 0}] = 25;  // another writer took the partition
-  ASSERT_OK(writer.WritePart(*Rows(10, 10)));
+  ASSERT_OK(writer.WritePart(Rows(10, 10)));
   ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(10, 30, 20)));
   EXPECT_TRUE(outcome.fenced);
   EXPECT_EQ(outcome.rows, 0);
@@ -101,13 +129,13 @@ TEST_F(DatasetWriterStreamTest, AFencedStreamedFlushDeletesEveryFileOfItsParts) 
 TEST_F(DatasetWriterStreamTest, ATableChangedAtTheCommitMakesAReplayWithNothingLeft) {
   events().script = {FakeStep::kTableChanged};
   DatasetWriter writer(config_, catalog_.get());
-  ASSERT_OK(writer.WritePart(*Rows(0, 10)));
+  ASSERT_OK(writer.WritePart(Rows(0, 10)));
   ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(0, 20, 10)));
   EXPECT_TRUE(outcome.replay) << "the parts are gone: the records are read again";
   EXPECT_TRUE(events().snapshots.empty());
   EXPECT_TRUE(FilesOnDisk().empty());
   // The replay (the same offsets again) lands once.
-  ASSERT_OK(writer.WritePart(*Rows(0, 10)));
+  ASSERT_OK(writer.WritePart(Rows(0, 10)));
   ASSERT_OK_AND_ASSIGN(const FlushOutcome again, writer.FinishStream(Last(0, 20, 10)));
   EXPECT_FALSE(again.replay);
   EXPECT_EQ(events().LandedRows(), 20);
@@ -116,8 +144,8 @@ TEST_F(DatasetWriterStreamTest, ATableChangedAtTheCommitMakesAReplayWithNothingL
 
 TEST_F(DatasetWriterStreamTest, AnAbortedStreamLeavesNoFile) {
   DatasetWriter writer(config_, catalog_.get());
-  ASSERT_OK(writer.WritePart(*Rows(0, 10)));
-  ASSERT_OK(writer.WritePart(*Rows(10, 10)));
+  ASSERT_OK(writer.WritePart(Rows(0, 10)));
+  ASSERT_OK(writer.WritePart(Rows(10, 10)));
   writer.AbortStream();
   EXPECT_FALSE(writer.streaming());
   EXPECT_TRUE(FilesOnDisk().empty());
@@ -128,13 +156,98 @@ TEST_F(DatasetWriterStreamTest, FilesRotateAtTheTargetAcrossParts) {
   config_.target_file_size = 64 << 10;
   config_.file.row_group_rows = 1000;
   DatasetWriter writer(config_, catalog_.get());
-  for (int p = 0; p < 20; ++p) ASSERT_OK(writer.WritePart(*Rows(p * 5000, 5000)));
+  for (int p = 0; p < 20; ++p) ASSERT_OK(writer.WritePart(Rows(p * 5000, 5000)));
   ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(0, 100001, 100000)));
   EXPECT_GT(outcome.files, 2);
   EXPECT_EQ(outcome.rows, 100001);
   EXPECT_EQ(events().snapshots.size(), 1u);
   EXPECT_EQ(events().LandedRows(), 100001);
   EXPECT_EQ(FilesOnDisk(), FilesLanded());
+}
+
+TEST_F(DatasetWriterStreamTest, TwoLanesEncodeTwoPartsAtOnceIntoTwoFilesOfOneCommit) {
+  using namespace std::chrono_literals;
+  config_.encode_lanes = 2;
+  DatasetWriter writer(config_, catalog_.get());
+  // The first part's lane stays busy (in its release) until the second part is encoded: the
+  // second can only be encoded on the other lane, at the same time.
+  std::promise<void> second_encoded;
+  auto second = second_encoded.get_future();
+  std::atomic<int> released{0};
+  std::atomic<bool> overlapped{false};
+  ASSERT_OK(writer.WritePart(Rows(0, 1000), [&](auto) {
+    overlapped = second.wait_for(30s) == std::future_status::ready;
+    ++released;
+  }));
+  ASSERT_OK(writer.WritePart(Rows(1000, 1000), [&](auto encoding) {
+    EXPECT_GT(encoding.count(), 0) << "encoded on a lane: its time is reported";
+    ++released;
+    second_encoded.set_value();
+  }));
+  EXPECT_TRUE(events().snapshots.empty()) << "nothing is committed before the flush ends";
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(0, 3001, 2000)));
+  EXPECT_TRUE(overlapped.load());
+  EXPECT_EQ(released.load(), 2);
+  EXPECT_EQ(outcome.files, 2) << "one file per lane (no rotation at the default target)";
+  EXPECT_EQ(outcome.rows, 3001);
+  ASSERT_EQ(events().snapshots.size(), 1u);
+  EXPECT_EQ(events().snapshots[0].files.size(), 2u);
+  EXPECT_EQ(events().LandedRows(), 3001);
+  EXPECT_EQ(FilesOnDisk(), FilesLanded());
+  EXPECT_EQ(LandedIds(), Ids(3001)) << "every row once, in one of the two files";
+}
+
+TEST_F(DatasetWriterStreamTest, WithFourLanesManyRotatingPartsLandEveryRowOnce) {
+  config_.encode_lanes = 4;
+  config_.target_file_size = 64 << 10;
+  config_.file.row_group_rows = 1000;
+  DatasetWriter writer(config_, catalog_.get());
+  std::atomic<int> released{0};
+  for (int p = 0; p < 40; ++p) {
+    ASSERT_OK(writer.WritePart(Rows(p * 2500, 2500), [&](auto) { ++released; }));
+  }
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(0, 100001, 100000)));
+  EXPECT_EQ(released.load(), 40);
+  EXPECT_GT(outcome.files, 4);
+  EXPECT_EQ(outcome.rows, 100001);
+  EXPECT_EQ(events().snapshots.size(), 1u);
+  EXPECT_EQ(FilesOnDisk(), FilesLanded());
+  EXPECT_EQ(LandedIds(), Ids(100001));
+}
+
+TEST_F(DatasetWriterStreamTest, AnAbortedStreamOfBusyLanesLeavesNoFile) {
+  config_.encode_lanes = 2;
+  DatasetWriter writer(config_, catalog_.get());
+  std::atomic<int> released{0};
+  for (int p = 0; p < 10; ++p) {
+    ASSERT_OK(writer.WritePart(Rows(p * 5000, 5000), [&](auto) { ++released; }));
+  }
+  writer.AbortStream();  // whatever the lanes are doing, they finish it first
+  EXPECT_EQ(released.load(), 10);
+  EXPECT_FALSE(writer.streaming());
+  EXPECT_TRUE(FilesOnDisk().empty());
+  EXPECT_TRUE(events().snapshots.empty());
+  // The writer goes on: the next flush lands on its own.
+  ASSERT_OK(writer.WritePart(Rows(0, 10)));
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(0, 20, 10)));
+  EXPECT_EQ(outcome.rows, 20);
+  EXPECT_EQ(FilesOnDisk(), FilesLanded());
+  EXPECT_EQ(LandedIds(), Ids(20));
+}
+
+TEST_F(DatasetWriterStreamTest, AFencedFlushOfTwoLanesDeletesTheFilesOfBoth) {
+  config_.encode_lanes = 2;
+  DatasetWriter writer(config_, catalog_.get());
+  ASSERT_OK(writer.Write(Last(0, 10, 0)).status());
+  events().ledger[{"t", 0}] = 25000;  // another writer took the partition
+  for (int p = 0; p < 6; ++p) ASSERT_OK(writer.WritePart(Rows(10 + p * 3000, 3000)));
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(10, 20010, 18010)));
+  EXPECT_TRUE(outcome.fenced);
+  EXPECT_GE(outcome.orphaned_files, 1);
+  EXPECT_EQ(outcome.rows, 0);
+  EXPECT_EQ(events().snapshots.size(), 1u);
+  EXPECT_EQ(events().LandedRows(), 10);
+  EXPECT_EQ(FilesOnDisk(), FilesLanded()) << "the fenced flush's files of every lane are gone";
 }
 
 }  // namespace
