@@ -11,6 +11,7 @@
 #include <set>
 
 #include <arrow/api.h>
+#include <arrow/filesystem/localfs.h>
 #include <arrow/io/file.h>
 #include <gtest/gtest.h>
 #include <parquet/arrow/reader.h>
@@ -52,6 +53,23 @@ SealedFlush Last(int64_t start, int64_t end, int64_t last_from) {
   flush.records = end - start;
   return flush;
 }
+
+// A local file system whose file creations fail from the `fail_from`th on (counting from 1).
+class FailingCreates final : public arrow::fs::LocalFileSystem {
+ public:
+  explicit FailingCreates(int fail_from) : fail_from_(fail_from) {}
+  using arrow::fs::LocalFileSystem::OpenOutputStream;
+  arrow::Result<std::shared_ptr<arrow::io::OutputStream>> OpenOutputStream(
+      const std::string& path,
+      const std::shared_ptr<const arrow::KeyValueMetadata>& metadata) override {
+    if (++opened_ >= fail_from_) return arrow::Status::IOError("injected: cannot create ", path);
+    return arrow::fs::LocalFileSystem::OpenOutputStream(path, metadata);
+  }
+
+ private:
+  const int fail_from_;
+  std::atomic<int> opened_{0};
+};
 
 class DatasetWriterStreamTest : public WriterFixture {
  protected:
@@ -233,6 +251,25 @@ TEST_F(DatasetWriterStreamTest, AnAbortedStreamOfBusyLanesLeavesNoFile) {
   EXPECT_EQ(outcome.rows, 20);
   EXPECT_EQ(FilesOnDisk(), FilesLanded());
   EXPECT_EQ(LandedIds(), Ids(20));
+}
+
+TEST_F(DatasetWriterStreamTest, APartFailingOnItsLaneMakesTheFlushAReplayWithNothingLeft) {
+  using namespace std::chrono_literals;
+  catalog_ = std::make_unique<lake::testing::FakeCatalog>(dir_.string(),
+                                                          std::make_shared<FailingCreates>(2));
+  config_.encode_lanes = 2;
+  DatasetWriter writer(config_, catalog_.get());
+  // As above: the second part is encoded on the second lane, into a second file, which cannot
+  // be created. WritePart has returned by then; the flush learns of it when it ends.
+  std::promise<void> second_done;
+  auto second = second_done.get_future();
+  ASSERT_OK(writer.WritePart(Rows(0, 1000), [&](auto) { (void)second.wait_for(30s); }));
+  ASSERT_OK(writer.WritePart(Rows(1000, 1000), [&](auto) { second_done.set_value(); }));
+  ASSERT_OK_AND_ASSIGN(const FlushOutcome outcome, writer.FinishStream(Last(0, 3000, 2000)));
+  EXPECT_TRUE(outcome.replay) << "the failed part is gone: the records are read again";
+  EXPECT_EQ(outcome.rows, 0);
+  EXPECT_TRUE(events().snapshots.empty());
+  EXPECT_TRUE(FilesOnDisk().empty()) << "the first lane's file is deleted too";
 }
 
 TEST_F(DatasetWriterStreamTest, AFencedFlushOfTwoLanesDeletesTheFilesOfBoth) {

@@ -186,8 +186,9 @@ Result<std::optional<int64_t>> FakeTable::FindCommit(const CommitRequest& reques
   return std::optional<int64_t>();
 }
 
-FakeCatalog::FakeCatalog(std::string directory)
-    : directory_(std::move(directory)), fs_(std::make_shared<arrow::fs::LocalFileSystem>()) {
+FakeCatalog::FakeCatalog(std::string directory, std::shared_ptr<arrow::fs::FileSystem> fs)
+    : directory_(std::move(directory)),
+      fs_(fs ? std::move(fs) : std::make_shared<arrow::fs::LocalFileSystem>()) {
   std::filesystem::create_directories(directory_);
   if (!directory_.empty() && directory_.back() != '/') directory_ += '/';
 }

@@ -105,8 +105,9 @@ class FakeTable final : public Table {
 
 class FakeCatalog final : public Catalog {
  public:
-  // Files go under `directory` (created) on the local file system.
-  explicit FakeCatalog(std::string directory);
+  // Files go under `directory` (created) on the local file system, or through `fs` (a local
+  // one that injects failures, say).
+  explicit FakeCatalog(std::string directory, std::shared_ptr<arrow::fs::FileSystem> fs = nullptr);
 
   std::string_view format() const override { return "fake"; }
   // Refuses sort keys and non-identity transforms, naming `setting`.
