@@ -125,7 +125,7 @@ std::vector<lake::SortKey> SortKeysOf(const config::DatasetSettings& d) {
 }
 
 int64_t KafkaPrefetchBytes(int64_t memory_budget) {
-  return std::clamp<int64_t>(memory_budget / 8, 4 << 20, 64 << 20);
+  return std::clamp<int64_t>(memory_budget / 16, 4 << 20, 32 << 20);
 }
 
 kafka::ConsumerConfig MakeConsumerConfig(const config::IngestSettings& s) {

@@ -269,8 +269,8 @@ std::vector<Setting> BuildTable() {
        .type = S::kBytes,
        .min = 16 * kMiB,
        .max = 1024 * kGiB,
-       .description = "Bound on the memory of ingested data. An eighth of it (4-64 MiB) "
-                      "bounds librdkafka's prefetch queue and another eighth one fetch response "
+       .description = "Bound on the memory of ingested data. A sixteenth of it (4-32 MiB) "
+                      "bounds librdkafka's prefetch queue and another sixteenth one fetch response "
                       "(`queued.max.messages.kbytes`, `fetch.max.bytes`; `kafka.properties` may "
                       "set them). The rest bounds buffered data of all datasets (open buffers, "
                       "records queued for the decode workers, the parts and flushes handed to the "

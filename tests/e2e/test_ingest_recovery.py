@@ -175,7 +175,7 @@ def test_memory_budget_pauses_consumption_and_loses_nothing(kafka, build_dir, tm
     finally:
         assert weir.stop() == 0, weir.log()
     log = weir.log_path.read_text()
-    # The buffers' share: 16 MiB less the Kafka prefetch's two eighths (at least 4 MiB each).
+    # The buffers' share: 16 MiB less the Kafka prefetch's two sixteenths (at least 4 MiB each).
     assert "memory budget of the buffers (8388608 bytes) reached" in log
     assert "partitions resumed" in log
     assert_exactly(lake, "events", total)
