@@ -12,9 +12,7 @@
 
 #include <arrow/api.h>
 #include <arrow/filesystem/localfs.h>
-#include <arrow/io/file.h>
 #include <gtest/gtest.h>
-#include <parquet/arrow/reader.h>
 
 #include "assert_status.h"
 #include "harness_env.h"
@@ -76,20 +74,7 @@ class DatasetWriterStreamTest : public WriterFixture {
   void SetUp() override { SetUpWriter("dataset_writer_stream_"); }
 
   // The ids in the files of every landed snapshot, sorted.
-  std::vector<int64_t> LandedIds() {
-    std::vector<int64_t> out;
-    for (const auto& path : FilesLanded()) {
-      auto input = arrow::io::ReadableFile::Open(path).ValueOrDie();
-      auto reader = parquet::arrow::OpenFile(input, arrow::default_memory_pool()).ValueOrDie();
-      const auto table = reader->ReadTable().ValueOrDie();
-      for (const auto& chunk : table->GetColumnByName("id")->chunks()) {
-        const auto& values = static_cast<const arrow::Int64Array&>(*chunk);
-        for (int64_t i = 0; i < values.length(); ++i) out.push_back(values.Value(i));
-      }
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
+  std::vector<int64_t> LandedIds() { return LandedInt64s(events(), "id"); }
   static std::vector<int64_t> Ids(int64_t n) {
     std::vector<int64_t> ids(static_cast<size_t>(n));
     std::iota(ids.begin(), ids.end(), 0);

@@ -67,21 +67,8 @@ class RoutedWriterTest : public WriterFixture {
 
   // The ids in every file the table's landed snapshots reference, sorted.
   std::vector<int64_t> Ids(const std::string& name) {
-    std::vector<int64_t> out;
-    if (!catalog_->exists("main." + name)) return out;
-    for (const auto& snapshot : table(name).snapshots) {
-      for (const auto& file : snapshot.files) {
-        auto input = arrow::io::ReadableFile::Open(file.info.path).ValueOrDie();
-        auto reader = parquet::arrow::OpenFile(input, arrow::default_memory_pool()).ValueOrDie();
-        const auto read = reader->ReadTable().ValueOrDie();
-        for (const auto& chunk : read->GetColumnByName("id")->chunks()) {
-          const auto& values = static_cast<const arrow::Int64Array&>(*chunk);
-          for (int64_t i = 0; i < values.length(); ++i) out.push_back(values.Value(i));
-        }
-      }
-    }
-    std::sort(out.begin(), out.end());
-    return out;
+    if (!catalog_->exists("main." + name)) return {};
+    return LandedInt64s(table(name), "id");
   }
 
   // The ids of [start, end) whose event routes to `event` (nullopt: the fallback).

@@ -3,13 +3,19 @@
 // backoffs.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
+#include <arrow/api.h>
+#include <arrow/io/file.h>
 #include <gtest/gtest.h>
+#include <parquet/arrow/reader.h>
 
 #include "harness_env.h"
 #include "ingest/dataset_writer.h"
@@ -49,6 +55,25 @@ class WriterFixture : public ::testing::Test {
     for (const auto& snapshot : events().snapshots) {
       for (const auto& file : snapshot.files) out.insert(file.info.path);
     }
+    return out;
+  }
+
+  // The int64 `column` of every file `state`'s landed snapshots reference, sorted.
+  static std::vector<int64_t> LandedInt64s(const lake::testing::FakeTableState& state,
+                                           const std::string& column) {
+    std::vector<int64_t> out;
+    for (const auto& snapshot : state.snapshots) {
+      for (const auto& file : snapshot.files) {
+        auto input = arrow::io::ReadableFile::Open(file.info.path).ValueOrDie();
+        auto reader = parquet::arrow::OpenFile(input, arrow::default_memory_pool()).ValueOrDie();
+        const auto table = reader->ReadTable().ValueOrDie();
+        for (const auto& chunk : table->GetColumnByName(column)->chunks()) {
+          const auto& values = static_cast<const arrow::Int64Array&>(*chunk);
+          for (int64_t i = 0; i < values.length(); ++i) out.push_back(values.Value(i));
+        }
+      }
+    }
+    std::sort(out.begin(), out.end());
     return out;
   }
 
