@@ -7,9 +7,7 @@
 #include <set>
 
 #include <arrow/api.h>
-#include <arrow/io/file.h>
 #include <gtest/gtest.h>
-#include <parquet/arrow/reader.h>
 
 #include "assert_status.h"
 #include "harness_env.h"
@@ -62,22 +60,12 @@ class RejectsApartTest : public WriterFixture {
   FakeTableState& rejects() { return catalog_->state("main.events_rejects"); }
 
   // The values of an int64 column of every file the table's landed snapshots reference, in
-  // landing order.
+  // landing order (no commit may carry a companion's files here).
   static std::vector<int64_t> Landed(const FakeTableState& state, const std::string& column) {
-    std::vector<int64_t> out;
     for (const auto& snapshot : state.snapshots) {
       EXPECT_TRUE(snapshot.companion_files.empty()) << "a commit carried a companion's files";
-      for (const auto& file : snapshot.files) {
-        auto input = arrow::io::ReadableFile::Open(file.info.path).ValueOrDie();
-        auto reader = parquet::arrow::OpenFile(input, arrow::default_memory_pool()).ValueOrDie();
-        const auto table = reader->ReadTable().ValueOrDie();
-        for (const auto& chunk : table->GetColumnByName(column)->chunks()) {
-          const auto& values = static_cast<const arrow::Int64Array&>(*chunk);
-          for (int64_t i = 0; i < values.length(); ++i) out.push_back(values.Value(i));
-        }
-      }
     }
-    return out;
+    return LandedInt64s(state, column);
   }
   std::vector<int64_t> LandedRejectOffsets() { return Landed(rejects(), "offset"); }
   std::vector<int64_t> LandedRowIds() { return Landed(events(), "id"); }

@@ -74,7 +74,7 @@ class DatasetWriterStreamTest : public WriterFixture {
   void SetUp() override { SetUpWriter("dataset_writer_stream_"); }
 
   // The ids in the files of every landed snapshot, sorted.
-  std::vector<int64_t> LandedIds() { return LandedInt64s(events(), "id"); }
+  std::vector<int64_t> LandedIds() { return Sorted(LandedInt64s(events(), "id")); }
   static std::vector<int64_t> Ids(int64_t n) {
     std::vector<int64_t> ids(static_cast<size_t>(n));
     std::iota(ids.begin(), ids.end(), 0);

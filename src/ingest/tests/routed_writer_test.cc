@@ -8,9 +8,7 @@
 #include <set>
 
 #include <arrow/api.h>
-#include <arrow/io/file.h>
 #include <gtest/gtest.h>
-#include <parquet/arrow/reader.h>
 
 #include "assert_status.h"
 #include "harness_env.h"
@@ -68,7 +66,7 @@ class RoutedWriterTest : public WriterFixture {
   // The ids in every file the table's landed snapshots reference, sorted.
   std::vector<int64_t> Ids(const std::string& name) {
     if (!catalog_->exists("main." + name)) return {};
-    return LandedInt64s(table(name), "id");
+    return Sorted(LandedInt64s(table(name), "id"));
   }
 
   // The ids of [start, end) whose event routes to `event` (nullopt: the fallback).

@@ -58,7 +58,7 @@ class WriterFixture : public ::testing::Test {
     return out;
   }
 
-  // The int64 `column` of every file `state`'s landed snapshots reference, sorted.
+  // The int64 `column` of every file `state`'s landed snapshots reference, in landing order.
   static std::vector<int64_t> LandedInt64s(const lake::testing::FakeTableState& state,
                                            const std::string& column) {
     std::vector<int64_t> out;
@@ -73,8 +73,11 @@ class WriterFixture : public ::testing::Test {
         }
       }
     }
-    std::sort(out.begin(), out.end());
     return out;
+  }
+  static std::vector<int64_t> Sorted(std::vector<int64_t> values) {
+    std::sort(values.begin(), values.end());
+    return values;
   }
 
   std::filesystem::path dir_;
