@@ -169,7 +169,8 @@ Status DatasetWriter::AppendPart(std::shared_ptr<arrow::RecordBatch> part, Relea
     if (released) released(on_lane ? encoding : std::chrono::steady_clock::duration{});
     return appended;
   });
-  return Status::OK();
+  // With one lane the part was written here and now: its failure is this call's, as before.
+  return lanes_->size() == 1 && lanes_->Failed() ? lanes_->Drain() : Status::OK();
 }
 
 Result<DatasetWriter::TupleRows> DatasetWriter::PrepareTuples(const arrow::RecordBatch& part,
