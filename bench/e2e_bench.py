@@ -395,7 +395,8 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
         # the run little: `perf report -i FILE --sort comm,dso,sym`.
         args.perf.mkdir(parents=True, exist_ok=True)
         data = args.perf / f"run{run}-{target.replace(':', '-').replace('@', '-')}.data"
-        profiler = subprocess.Popen(["perf", "record", "-F", str(args.perf_hz), "-p",
+        graph = ["--call-graph", args.perf_call_graph] if args.perf_call_graph else []
+        profiler = subprocess.Popen(["perf", "record", "-F", str(args.perf_hz), *graph, "-p",
                                      str(proc.pid), "-o", str(data)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/metrics"
@@ -487,6 +488,8 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
     flushes = flush_summary(log_path)
     stages = {f"{kind}:{stage}": float(value) for kind, stage, value in re.findall(
         r'^weir_stage_(busy|idle)_seconds_total\{stage="(\w+)"\} (\S+)$', text, re.M)}
+    fresh = {stage: float(value) / (1 << 20) for stage, value in re.findall(
+        r'^weir_arrow_pool_fresh_bytes_total\{stage="(\w+)"\} (\S+)$', text, re.M)}
     consumed_s = (all_consumed or done) - (first_consumed or start)
     from_first_s = done - (first_consumed or start)
     result = {
@@ -535,6 +538,9 @@ def run_weir(args, target: str, bootstrap: str, topic: str, run: int) -> dict:
           f"commit {result['tail_s']:.2f}s after that ("
           f"{'the SIGTERM drain: last write and commit' if args.stop_when_consumed else 'the final flush.interval wait'}); stage "
           f"seconds {', '.join(f'{k} {v:.1f}' for k, v in sorted(stages.items()))}", flush=True)
+    print(f"run {run} {target}: large blocks the Arrow pools took from the allocator instead of "
+          f"reusing freed ones (MiB): "
+          f"{', '.join(f'{k} {v:.0f}' for k, v in sorted(fresh.items())) or 'none'}", flush=True)
     if rows != args.events:
         print(f"run {run} {target} FAILED: the table has {rows} rows, expected {args.events}\n"
               f"--- weir log tail ({log_path}) ---\n{log_tail(log_path)}\n---", flush=True)
@@ -580,6 +586,9 @@ def main() -> None:
     parser.add_argument("--perf", type=Path, metavar="DIR",
                         help="record a flat `perf` profile of every weir run into DIR")
     parser.add_argument("--perf-hz", type=int, default=99)
+    parser.add_argument("--perf-call-graph", metavar="MODE",
+                        help="record call chains too (perf's --call-graph: dwarf, fp); "
+                             "`perf report --no-children -G` then names who called a hot leaf")
     parser.add_argument("--ceiling-each-run", action="store_true",
                         help="measure the ceiling before every run, not once")
     parser.add_argument("--profiles", default="plain",

@@ -276,8 +276,11 @@ std::vector<Setting> BuildTable() {
                       "records queued for the decode workers, the parts and flushes handed to the "
                       "flush threads); at that bound the open buffers are handed over and "
                       "consumption pauses until the flush threads free room. What the Parquet "
-                      "writers hold on top is one open row group per partition (an eighth of "
-                      "`flush.target_file_size` at most); `weir_arrow_pool_bytes{stage}`, "
+                      "writers hold on top is one open row group per partition and encode lane "
+                      "(an eighth of `flush.target_file_size` at most), and the freed blocks "
+                      "the decode and encode pools keep for reuse (about a part, and a row "
+                      "group per lane; a quarter of the budget each at most); "
+                      "`weir_arrow_pool_bytes{stage}`, "
                       "`weir_buffer_bytes` and `weir_librdkafka_msg_size` show each.",
        WEIR_PROCESS_FIELD(memory_budget_bytes)},
       {.name = "decode_threads",

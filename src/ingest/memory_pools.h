@@ -3,8 +3,8 @@
 // the flush threads) and encode (the Parquet writers: open row groups, pages, the casts and
 // partition splits of the part being written). Both recycle their large blocks
 // (ingest/recycling_pool.h) over Arrow's default pool, so a part's memory is not faulted in
-// again for the next one; the decode pool keeps about a part (RetainDecodeBlocks), the encode pool
-// 16 MiB (a row group's pages).
+// again for the next one; the decode pool keeps about a part (RetainDecodeBlocks), the encode
+// pool about what each encode lane's row group grows through (RetainEncodeBlocks).
 //
 // Threading: thread-safe (the pools are); the pools live for the whole process (never
 // destroyed, so no buffer can outlive its pool).
@@ -31,8 +31,10 @@ inline RecyclingMemoryPool* EncodePool() {
   return pool;
 }
 
-// Bounds what the decode pool keeps for reuse: about one part per streaming dataset (a part's
-// builders are freed by the flush thread while the next part is built).
+// Bound what the pools keep for reuse: about one part per streaming dataset for decode (a
+// part's builders are freed by the flush thread while the next part is built); for encode,
+// what the open row groups' page sinks grow through, per encode lane.
 inline void RetainDecodeBlocks(int64_t bytes) { DecodePool()->set_retain_bytes(bytes); }
+inline void RetainEncodeBlocks(int64_t bytes) { EncodePool()->set_retain_bytes(bytes); }
 
 }  // namespace weir::ingest

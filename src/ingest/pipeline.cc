@@ -30,7 +30,11 @@ Pipeline::Pipeline(PipelineOptions options, lake::Catalog* catalog,
       stage_times_(*metrics),
       kafka_statistics_(metrics),
       decode_pool_(&metrics->Gauge(m::kArrowPoolBytes, {{std::string(m::kLabelStage), "decode"}})),
-      encode_pool_(&metrics->Gauge(m::kArrowPoolBytes, {{std::string(m::kLabelStage), "encode"}})) {
+      encode_pool_(&metrics->Gauge(m::kArrowPoolBytes, {{std::string(m::kLabelStage), "encode"}})),
+      decode_fresh_(
+          &metrics->Counter(m::kArrowPoolFreshBytes, {{std::string(m::kLabelStage), "decode"}})),
+      encode_fresh_(
+          &metrics->Counter(m::kArrowPoolFreshBytes, {{std::string(m::kLabelStage), "encode"}})) {
   last_loop_.store(SteadyClock::now());
 }
 
@@ -161,12 +165,23 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     consumer.topics.push_back(options_of.config.topic);
     pipeline->datasets_.push_back(std::move(dataset));
   }
-  int64_t retain = 0;
+  // What the pools keep of their freed blocks (memory_pools.h): about a part per streaming
+  // dataset for decode; for encode, per encode lane about the blocks a row group's column sinks
+  // grow through (to an eighth of target_file_size, 16 MiB at most counted).
+  int64_t retain_decode = 0;
+  int64_t retain_encode = 0;
   for (const auto& dataset : pipeline->datasets_) {
-    if (Streams(*dataset)) retain += dataset->options.flush_part_bytes * 3 / 2;
+    if (!Streams(*dataset)) continue;
+    const auto& config = dataset->options.config;
+    retain_decode += dataset->options.flush_part_bytes * 3 / 2;
+    const int64_t row_group = std::min<int64_t>(
+        config.target_file_size > 0 ? config.target_file_size / 8 : 16 << 20, 16 << 20);
+    retain_encode += std::max(config.encode_lanes, 1) * row_group * 3 / 2;
   }
-  RetainDecodeBlocks(
-      std::clamp<int64_t>(retain, 8 << 20, pipeline->options_.memory_budget_bytes / 4));
+  const int64_t most = pipeline->options_.memory_budget_bytes / 4;
+  RetainDecodeBlocks(std::clamp<int64_t>(retain_decode, 8 << 20, std::max<int64_t>(most, 8 << 20)));
+  RetainEncodeBlocks(
+      std::clamp<int64_t>(retain_encode, 16 << 20, std::max<int64_t>(most, 16 << 20)));
   for (auto& dataset : pipeline->datasets_) {
     Dataset* d = dataset.get();
     Pipeline* p = pipeline.get();
@@ -460,6 +475,11 @@ void Pipeline::PublishPools() {
       static_cast<double>(DecodePool()->bytes_allocated() + DecodePool()->retained_bytes()));
   encode_pool_->Set(
       static_cast<double>(EncodePool()->bytes_allocated() + EncodePool()->retained_bytes()));
+  // The pools count from the process start; the counters follow them (one publisher).
+  decode_fresh_->Increment(static_cast<double>(DecodePool()->fresh_bytes()) -
+                           decode_fresh_->value());
+  encode_fresh_->Increment(static_cast<double>(EncodePool()->fresh_bytes()) -
+                           encode_fresh_->value());
 }
 
 void Pipeline::PublishPaused(const std::vector<kafka::TopicPartition>& paused,

@@ -180,6 +180,8 @@ class Pipeline final : public kafka::AssignmentListener {
   std::chrono::steady_clock::time_point lag_published_{};
   observe::Gauge* decode_pool_;  // weir_arrow_pool_bytes{stage}
   observe::Gauge* encode_pool_;
+  observe::Counter* decode_fresh_;  // weir_arrow_pool_fresh_bytes_total{stage}
+  observe::Counter* encode_fresh_;
 
   // Poll thread only.
   std::map<kafka::TopicPartition, int64_t> next_start_;  // the ledger value of the next range

@@ -12,6 +12,18 @@ constexpr int64_t kAlignment = 64;
 
 int64_t RoundUp(int64_t size) { return (size + kAlignment - 1) / kAlignment * kAlignment; }
 
+// A large block's capacity: `size` rounded up to a quarter of its power of two (at most 25 %
+// more), so that requests of about the same size (a part's column, a little longer than the
+// last one's) ask for the same capacity and a freed block serves them. The part of a block
+// beyond what is written is never touched, so costs no resident memory.
+int64_t SizeClass(int64_t size) {
+  const int64_t rounded = RoundUp(size);
+  int64_t power = kAlignment;
+  while (power * 2 <= rounded) power *= 2;
+  const int64_t step = std::max<int64_t>(power / 4, kAlignment);
+  return (rounded + step - 1) / step * step;
+}
+
 }  // namespace
 
 RecyclingMemoryPool::RecyclingMemoryPool(arrow::MemoryPool* base, int64_t min_block,
@@ -31,11 +43,11 @@ void RecyclingMemoryPool::Allocated(int64_t bytes) {
 }
 
 arrow::Status RecyclingMemoryPool::TakeLocked(int64_t size, uint8_t** out) {
-  const int64_t capacity = RoundUp(size);
+  const int64_t capacity = SizeClass(size);
   if (auto it = retained_.lower_bound(capacity);
       it != retained_.end() && it->first <= 2 * capacity) {
-    *out = it->second;
-    live_.emplace(it->second, it->first);
+    *out = it->second.block;
+    live_.emplace(it->second.block, it->first);
     retained_bytes_.fetch_sub(it->first);
     Allocated(it->first);
     retained_.erase(it);
@@ -43,6 +55,7 @@ arrow::Status RecyclingMemoryPool::TakeLocked(int64_t size, uint8_t** out) {
     return arrow::Status::OK();
   }
   ARROW_RETURN_NOT_OK(base_->Allocate(capacity, kAlignment, out));
+  fresh_bytes_.fetch_add(capacity);
   live_.emplace(*out, capacity);
   Allocated(capacity);
   return arrow::Status::OK();
@@ -50,12 +63,25 @@ arrow::Status RecyclingMemoryPool::TakeLocked(int64_t size, uint8_t** out) {
 
 void RecyclingMemoryPool::ReleaseLocked(uint8_t* block, int64_t capacity) {
   Allocated(-capacity);
-  if (retained_bytes_.load() + capacity <= retain_limit_) {
-    retained_.emplace(capacity, block);
-    retained_bytes_.fetch_add(capacity);
+  if (capacity > retain_limit_) {
+    base_->Free(block, capacity, kAlignment);
     return;
   }
-  base_->Free(block, capacity, kAlignment);
+  // The blocks freed longest ago make room: what a stage frees now is what it asks for next
+  // (a block left from an earlier, different load would otherwise hold the room for good).
+  while (retained_bytes_.load() + capacity > retain_limit_) EvictOldestLocked();
+  retained_.emplace(capacity, Retained{block, next_age_++});
+  retained_bytes_.fetch_add(capacity);
+}
+
+void RecyclingMemoryPool::EvictOldestLocked() {
+  auto oldest = retained_.begin();
+  for (auto it = retained_.begin(); it != retained_.end(); ++it) {
+    if (it->second.age < oldest->second.age) oldest = it;
+  }
+  base_->Free(oldest->second.block, oldest->first, kAlignment);
+  retained_bytes_.fetch_sub(oldest->first);
+  retained_.erase(oldest);
 }
 
 arrow::Status RecyclingMemoryPool::Allocate(int64_t size, int64_t alignment, uint8_t** out) {
@@ -115,13 +141,7 @@ void RecyclingMemoryPool::Free(uint8_t* buffer, int64_t size, int64_t alignment)
 }
 
 void RecyclingMemoryPool::TrimLocked() {
-  // The largest blocks go first: they are the ones most likely to be outgrown.
-  while (retained_bytes_.load() > retain_limit_ && !retained_.empty()) {
-    auto last = std::prev(retained_.end());
-    base_->Free(last->second, last->first, kAlignment);
-    retained_bytes_.fetch_sub(last->first);
-    retained_.erase(last);
-  }
+  while (retained_bytes_.load() > retain_limit_ && !retained_.empty()) EvictOldestLocked();
 }
 
 void RecyclingMemoryPool::set_retain_bytes(int64_t retain_bytes) {

@@ -9,12 +9,15 @@
 // process-wide "keep freed pages" allocator option buys the same CPU with ~100 MiB more RSS;
 // this pool keeps at most `retain_bytes`, only of the blocks its own stage frees.
 //
-// Blocks of at least `min_block` bytes are recycled: a request takes the smallest retained
-// block that holds it and is at most twice its size (or allocates from `base`); a block grown
-// within its capacity stays where it is; a freed block is retained while the retained bytes
-// stay within `retain_bytes`, else it goes back to `base`. Smaller requests go to `base`
-// directly. bytes_allocated() counts the capacity of the blocks handed out and of the small
-// requests; retained_bytes() what is kept for reuse (resident: count both for RSS).
+// Blocks of at least `min_block` bytes are recycled. Their capacity is the request rounded up
+// to a quarter of its power of two (so that requests of about one size share a capacity); a
+// request takes the smallest retained block that holds it and is at most twice its size (or
+// allocates from `base`); a block grown within its capacity stays where it is. A freed block
+// is retained; while the retained bytes would exceed `retain_bytes`, the blocks freed longest
+// ago go back to `base` (a block larger than the bound goes at once). Smaller requests go to
+// `base` directly. bytes_allocated() counts the capacity of the blocks handed out and of the
+// small requests; retained_bytes() what is kept for reuse (resident as far as it was written:
+// count both for RSS).
 //
 // Threading: thread-safe (one mutex around the large-block bookkeeping; small requests do not
 // take it unless a block of theirs is being grown past `min_block`).
@@ -56,6 +59,9 @@ class RecyclingMemoryPool final : public arrow::MemoryPool {
   int64_t retained_bytes() const { return retained_bytes_.load(); }
   // Requests served from a retained block (for tests and the benchmark's evidence).
   int64_t reuses() const { return reuses_.load(); }
+  // Bytes of the large blocks taken from `base` (not served from a retained one): what the
+  // kernel may have had to fault in and zero.
+  int64_t fresh_bytes() const { return fresh_bytes_.load(); }
   // Changes the retention bound (blocks over it are returned at once).
   void set_retain_bytes(int64_t retain_bytes);
 
@@ -65,6 +71,7 @@ class RecyclingMemoryPool final : public arrow::MemoryPool {
   // Keeps `block` of `capacity` bytes for reuse, or returns it to base_. Locked.
   void ReleaseLocked(uint8_t* block, int64_t capacity);
   void TrimLocked();
+  void EvictOldestLocked();  // returns the block freed longest ago to base_. Locked.
   void Allocated(int64_t bytes);
 
   arrow::MemoryPool* base_;
@@ -72,13 +79,19 @@ class RecyclingMemoryPool final : public arrow::MemoryPool {
   std::mutex mutex_;
   int64_t retain_limit_;                        // GUARDED_BY(mutex_)
   std::unordered_map<uint8_t*, int64_t> live_;  // GUARDED_BY(mutex_): large block → capacity
-  std::multimap<int64_t, uint8_t*> retained_;   // GUARDED_BY(mutex_): capacity → block
+  struct Retained {
+    uint8_t* block;
+    uint64_t age;  // when it was freed (a counter)
+  };
+  std::multimap<int64_t, Retained> retained_;  // GUARDED_BY(mutex_): capacity → block
+  uint64_t next_age_ = 0;                      // GUARDED_BY(mutex_)
   std::atomic<int64_t> retained_bytes_{0};
   std::atomic<int64_t> bytes_allocated_{0};
   std::atomic<int64_t> max_memory_{0};
   std::atomic<int64_t> total_bytes_allocated_{0};
   std::atomic<int64_t> num_allocations_{0};
   std::atomic<int64_t> reuses_{0};
+  std::atomic<int64_t> fresh_bytes_{0};
 };
 
 }  // namespace weir::ingest

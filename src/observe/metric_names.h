@@ -170,6 +170,12 @@ inline constexpr MetricDef kArrowPoolBytes{
     "blocks kept for reuse.",
     MetricType::kGauge,
     {kLabelStage}};
+inline constexpr MetricDef kArrowPoolFreshBytes{
+    "weir_arrow_pool_fresh_bytes_total",
+    "Bytes of large blocks weir's Arrow memory pools took from the allocator instead of reusing "
+    "a freed one, by stage (decode, encode): memory the kernel may fault in and zero again.",
+    MetricType::kCounter,
+    {kLabelStage}};
 
 // WAL mode (issue 13).
 inline constexpr MetricDef kWalRotations{
@@ -192,7 +198,7 @@ inline constexpr MetricDef kWalVolumeUsed{
     {}};
 
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 33> kStandardMetrics = {
+inline constexpr std::array<const MetricDef*, 34> kStandardMetrics = {
     &kRecordsConsumed, &kRecordsWritten,
     &kRecordsRejected, &kRecordsFiltered,
     &kFieldsDropped,   &kFieldsRenamed,
@@ -209,6 +215,6 @@ inline constexpr std::array<const MetricDef*, 33> kStandardMetrics = {
     &kStageIdle,       &kRecordsRedelivered,
     &kArrowPoolBytes,  &kWalRotations,
     &kWalFiles,        &kWalBytes,
-    &kWalVolumeUsed};
+    &kWalVolumeUsed,   &kArrowPoolFreshBytes};
 
 }  // namespace weir::observe

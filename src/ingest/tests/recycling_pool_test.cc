@@ -36,6 +36,24 @@ TEST_F(RecyclingPoolTest, AFreedLargeBlockServesTheNextRequestOfAboutItsSize) {
   pool_.Free(second, (1 << 20) - 1000, 64);
 }
 
+TEST_F(RecyclingPoolTest, ARequestALittleLargerThanAFreedBlocksStillGetsIt) {
+  // A part's column is rarely the same size twice: a request just over the last one's must not
+  // take a new block from the allocator (which the kernel faults in and zeroes again).
+  constexpr int64_t kLast = 13'000'000;
+  uint8_t* first = nullptr;
+  pool_.set_retain_bytes(32 << 20);
+  ASSERT_TRUE(pool_.Allocate(kLast, 64, &first).ok());
+  EXPECT_EQ(pool_.bytes_allocated(), 14 << 20);  // 8 MiB + 3 × 2 MiB
+  EXPECT_EQ(pool_.fresh_bytes(), 14 << 20);
+  pool_.Free(first, kLast, 64);
+  uint8_t* second = nullptr;
+  ASSERT_TRUE(pool_.Allocate(kLast + 100'000, 64, &second).ok());
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(pool_.reuses(), 1);
+  EXPECT_EQ(pool_.fresh_bytes(), 14 << 20);  // nothing new
+  pool_.Free(second, kLast + 100'000, 64);
+}
+
 TEST_F(RecyclingPoolTest, ABlockMoreThanTwiceTheRequestIsNotHandedOut) {
   uint8_t* big = nullptr;
   ASSERT_TRUE(pool_.Allocate(2 << 20, 64, &big).ok());
@@ -76,7 +94,7 @@ TEST_F(RecyclingPoolTest, ASmallBlockGrownPastTheMinimumBecomesRecycled) {
   ASSERT_TRUE(pool_.Reallocate(1000, 200 << 10, 64, &block).ok());
   EXPECT_EQ(block[999], 9);
   pool_.Free(block, 200 << 10, 64);
-  EXPECT_EQ(pool_.retained_bytes(), 200 << 10);
+  EXPECT_EQ(pool_.retained_bytes(), 224 << 10);  // its size class: 128 KiB + 3 × 32 KiB
   EXPECT_EQ(pool_.bytes_allocated(), 0);
 }
 
@@ -91,6 +109,28 @@ TEST_F(RecyclingPoolTest, RetentionIsBoundedAndReleaseUnusedReturnsEverything) {
   pool_.ReleaseUnused();
   EXPECT_EQ(pool_.retained_bytes(), 0);
   EXPECT_EQ(base_.bytes_allocated(), 0);
+}
+
+TEST_F(RecyclingPoolTest, ABlockFreedNowPushesOutTheOnesFreedLongestAgo) {
+  // Blocks left from an earlier load (a builder's first growth steps) must not hold the room
+  // that the blocks of the current load need.
+  uint8_t* stale = nullptr;
+  uint8_t* current = nullptr;
+  ASSERT_TRUE(pool_.Allocate(3 << 20, 64, &stale).ok());
+  ASSERT_TRUE(pool_.Allocate(2 << 20, 64, &current).ok());
+  pool_.Free(stale, 3 << 20, 64);
+  pool_.Free(current, 2 << 20, 64);
+  EXPECT_EQ(pool_.retained_bytes(), 2 << 20);  // 3 + 2 MiB is over the 4 MiB bound
+  EXPECT_EQ(base_.bytes_allocated(), 2 << 20);
+  uint8_t* again = nullptr;
+  ASSERT_TRUE(pool_.Allocate(2 << 20, 64, &again).ok());
+  EXPECT_EQ(again, current);
+  pool_.Free(again, 2 << 20, 64);
+  // A block over the bound is never kept.
+  uint8_t* huge = nullptr;
+  ASSERT_TRUE(pool_.Allocate(5 << 20, 64, &huge).ok());
+  pool_.Free(huge, 5 << 20, 64);
+  EXPECT_EQ(pool_.retained_bytes(), 2 << 20);
 }
 
 TEST_F(RecyclingPoolTest, ArrowBuildersRunOnItAndReuseTheLastBatchsBlocks) {
