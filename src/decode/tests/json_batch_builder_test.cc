@@ -141,6 +141,34 @@ TEST(JsonBatchBuilderTest, RejectsUndecodableRecordsWithTheirReasonAndKeepsTheRe
   EXPECT_EQ((*batch)->num_columns(), 2) << "a rejected record adds no column";
 }
 
+TEST(JsonBatchBuilderTest, TopLevelStringsAreUnescapedNestedOnesKeptAndBadEscapesRejected) {
+  // Nested values keep their text as the record has it, yet every string in them is checked:
+  // a bad escape or an unescaped control character anywhere rejects the record.
+  auto builder = MakeBuilder();
+  const auto batch = Decode(
+      *builder,
+      {R"({"s":"plain","p":{"q":"x y","r":["a",1]}})",
+       R"({"s":"quote \" and \\ and \n and \u00e9 and \ud83d\ude00" ,"p":{"q":"\u00e9 \"q\""}})",
+       R"({"s":"","p":{}})", R"({"s" : "spaced"  , "p":  {"q" :"w"  }  })"});
+  EXPECT_EQ(
+      Column(*batch, "s"),
+      (std::vector<std::string>{"plain", "quote \" and \\ and \n and \xC3\xA9 and \xF0\x9F\x98\x80",
+                                "", "spaced"}));
+  EXPECT_EQ(Column(*batch, "p"),
+            (std::vector<std::string>{R"({"q":"x y","r":["a",1]})", R"({"q":"\u00e9 \"q\""})", "{}",
+                                      R"({"q" :"w"  })"}));
+
+  const std::vector<std::string> bad = {
+      R"({"s":"bad \x escape"})", R"({"p":{"q":"bad \x escape"}})",
+      R"({"p":["\ud83d"]})",      R"({"s":"\u12"})",
+      "{\"s\":\"a\x01b\"}",       "{\"p\":{\"q\":\"a\x1f\"}}"};
+  for (const std::string& record : bad) {
+    EXPECT_EQ(RejectReason(builder->Append(record)), "invalid_json") << record;
+  }
+  EXPECT_EQ(builder->stats().rejected,
+            (std::map<std::string, int64_t>{{"invalid_json", static_cast<int64_t>(bad.size())}}));
+}
+
 TEST(JsonBatchBuilderTest, DropsBadFieldNamesPerColumnAndCountsThem) {
   DecodeOptions options;
   options.max_field_name_length = 10;
