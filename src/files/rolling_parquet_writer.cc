@@ -7,6 +7,12 @@
 
 namespace weir::files {
 
+int64_t RowGroupBytes(const FileConfig& config, int64_t target_file_bytes) {
+  if (target_file_bytes <= 0) return config.row_group_bytes;
+  const int64_t bound = std::max<int64_t>(target_file_bytes / 8, 1);
+  return config.row_group_bytes > 0 ? std::min(config.row_group_bytes, bound) : bound;
+}
+
 RollingParquetWriter::RollingParquetWriter(std::shared_ptr<arrow::fs::FileSystem> fs,
                                            std::shared_ptr<arrow::Schema> schema, FileConfig config,
                                            int64_t target_file_bytes, PathMaker next_path)
@@ -15,11 +21,7 @@ RollingParquetWriter::RollingParquetWriter(std::shared_ptr<arrow::fs::FileSystem
       config_(config),
       target_(target_file_bytes),
       next_path_(std::move(next_path)) {
-  if (target_ > 0) {
-    const int64_t bound = std::max<int64_t>(target_ / 8, 1);
-    config_.row_group_bytes =
-        config_.row_group_bytes > 0 ? std::min(config_.row_group_bytes, bound) : bound;
-  }
+  config_.row_group_bytes = RowGroupBytes(config_, target_);
 }
 
 RollingParquetWriter::~RollingParquetWriter() { Abort(); }

@@ -26,6 +26,11 @@
 
 namespace weir::files {
 
+// The estimated Parquet bytes at which a rolling writer closes a row group: an eighth of
+// `target_file_bytes` (when set), or `config.row_group_bytes` if that is smaller; 0: by rows
+// only.
+int64_t RowGroupBytes(const FileConfig& config, int64_t target_file_bytes);
+
 class RollingParquetWriter {
  public:
   // The path (in `fs`) of the next file; called once per file opened.

@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "base/retry.h"
+#include "files/rolling_parquet_writer.h"
 #include "ingest/coercion_metrics.h"
 #include "ingest/filter_metrics.h"
 #include "ingest/memory_pools.h"
@@ -167,15 +168,15 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
   }
   // What the pools keep of their freed blocks (memory_pools.h): about a part per streaming
   // dataset for decode; for encode, per encode lane about the blocks a row group's column sinks
-  // grow through (to an eighth of target_file_size, 16 MiB at most counted).
+  // grow through (16 MiB at most counted per row group).
   int64_t retain_decode = 0;
   int64_t retain_encode = 0;
   for (const auto& dataset : pipeline->datasets_) {
     if (!Streams(*dataset)) continue;
     const auto& config = dataset->options.config;
     retain_decode += dataset->options.flush_part_bytes * 3 / 2;
-    const int64_t row_group = std::min<int64_t>(
-        config.target_file_size > 0 ? config.target_file_size / 8 : 16 << 20, 16 << 20);
+    const int64_t bound = files::RowGroupBytes(config.file, config.target_file_size);
+    const int64_t row_group = bound > 0 ? std::min<int64_t>(bound, 16 << 20) : 16 << 20;
     retain_encode += std::max(config.encode_lanes, 1) * row_group * 3 / 2;
   }
   const int64_t most = pipeline->options_.memory_budget_bytes / 4;
