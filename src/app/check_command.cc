@@ -281,7 +281,9 @@ int RunCheck(const IngestArgs& args, std::ostream& out, std::ostream& err) {
       LoadSettings(config::LoadIngestSettings, args.config_path, args.overrides, "weir", err);
   if (!settings) return kExitFailure;
   const config::IngestSettings& s = *settings;
-  out << config::Describe(s);
+  out << "settings given or derived (the rest at their defaults; log.level=debug lists all):\n"
+      << config::DescribeChanged(s);
+  spdlog::debug("every setting:\n{}", config::Describe(s));
   const auto start = std::chrono::steady_clock::now();
   if (s.lake_format == "iceberg") return Report(RunIcebergChecks(s), start, out, err);
   const lake::ducklake::CatalogConfig catalog = MakeCatalogConfig(s);

@@ -134,7 +134,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
           ->check(CLI::PositiveNumber);
       command->add_option("--target-size", maintain_args.target_size,
                           "compact: the file size to merge small files into, e.g. 128MiB "
-                          "(default: the dataset's flush.target_file_size)");
+                          "(default: the dataset's maintain.target_file_size, 128MiB)");
       command->add_option("--queue-window", maintain_args.queue_window,
                           "expire, DuckLake: delete the files DuckLake queued for deletion "
                           "longer ago than this (default maintain.expire.queue_window, 24h)");

@@ -1,6 +1,9 @@
 #include "app/ingest_command.h"
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
+#include <mutex>
 #include <random>
 
 #include <arrow/util/thread_pool.h>
@@ -236,9 +239,10 @@ Status ProbeTopics(const config::IngestSettings& s) {
   return Status::OK();
 }
 
-// An Iceberg lake: its catalog reachable (and, for SQL, the warehouse directory made).
+// An Iceberg lake: its catalog reachable (and, for SQL, the warehouse directory made), its
+// storage writable.
 Result<std::unique_ptr<lake::Catalog>> ProbeIceberg(const config::IngestSettings& s,
-                                                    std::stop_token stop, bool kafka) {
+                                                    std::stop_token stop) {
   auto config = MakeIcebergConfig(s);
   config.stop = std::move(stop);
   auto catalog = lake::iceberg::IcebergLakeCatalog::Open(config);
@@ -263,16 +267,18 @@ Result<std::unique_ptr<lake::Catalog>> ProbeIceberg(const config::IngestSettings
   for (const auto& location : *probed) {
     spdlog::info("storage ok: wrote, read and deleted a marker object under {}", location);
   }
-  if (kafka) WEIR_RETURN_NOT_OK(ProbeTopics(s));
   return std::unique_ptr<lake::Catalog>(std::move(*catalog));
 }
 
-// The startup checks shared by ingest and check: catalog reachable, storage writable (a marker
-// object), every topic present. The lake format is chosen here, once, from the configuration:
+// The startup checks of ingest: every topic present, then catalog reachable and storage
+// writable (a marker object). The lake format is chosen here, once, from the configuration:
 // the pipeline sees only lake::Catalog. `kafka` false (--from): no topic is probed.
 Result<std::unique_ptr<lake::Catalog>> Probe(const config::IngestSettings& s, std::stop_token stop,
                                              bool kafka) {
-  if (s.lake_format == "iceberg") return ProbeIceberg(s, std::move(stop), kafka);
+  // The topics first: a missing topic or an unreachable broker stops the start before the
+  // catalog (and with it a new lake) is created.
+  if (kafka) WEIR_RETURN_NOT_OK(ProbeTopics(s));
+  if (s.lake_format == "iceberg") return ProbeIceberg(s, std::move(stop));
   auto config = MakeCatalogConfig(s);
   config.stop = std::move(stop);
   auto catalog = lake::ducklake::DuckLakeCatalog::Open(config);
@@ -294,7 +300,6 @@ Result<std::unique_ptr<lake::Catalog>> Probe(const config::IngestSettings& s, st
         probed, "storage.data_path " + (*catalog)->store().uri() + " (writing a marker object)");
   }
   spdlog::info("storage ok: wrote, read and deleted {}{}", (*catalog)->store().uri(), marker);
-  if (kafka) WEIR_RETURN_NOT_OK(ProbeTopics(s));
   return std::unique_ptr<lake::Catalog>(std::move(*catalog));
 }
 
@@ -348,6 +353,35 @@ ingest::WalModeOptions MakeWalModeOptions(const config::IngestSettings& s) {
   return w;
 }
 
+// /healthz and /readyz of the pipeline, which is made after the HTTP server starts: until then
+// alive and not ready ("starting"). Set once, from the main thread; read from HTTP threads.
+class LiveProbes {
+ public:
+  using Time = std::chrono::steady_clock::time_point;
+  void Set(std::function<bool()> ready, std::function<Time()> last_loop) {
+    std::lock_guard lock(mutex_);
+    ready_ = std::move(ready);
+    last_loop_ = std::move(last_loop);
+  }
+  observe::ProbeResult Health() const {
+    std::lock_guard lock(mutex_);
+    if (!last_loop_) return {true, "starting"};
+    const bool ok = std::chrono::steady_clock::now() - last_loop_() < std::chrono::seconds(60);
+    return {ok, ok ? "" : "the poll loop has not run for over 60 s (stuck in a rebalance?)"};
+  }
+  observe::ProbeResult Readiness() const {
+    std::lock_guard lock(mutex_);
+    if (!ready_) return {false, "starting: probing the catalog, storage and brokers"};
+    const bool ready = ready_();
+    return {ready, ready ? "" : "not assigned, or draining"};
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::function<bool()> ready_;      // GUARDED_BY(mutex_)
+  std::function<Time()> last_loop_;  // GUARDED_BY(mutex_)
+};
+
 }  // namespace
 
 int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) {
@@ -359,6 +393,11 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
   auto settings =
       LoadSettings(config::LoadIngestSettings, args.config_path, overrides, "weir", err);
   if (!settings) return kExitFailure;
+  if (!args.from.empty() && settings->origins.count("http.port") == 0) {
+    // A backfill beside a running ingest on the same host must not take its port: no HTTP
+    // server unless http.port is given.
+    settings->http_port = 0;
+  }
   const bool wal_mode = settings->ingest_mode == "wal";
   if (wal_mode && !args.from.empty()) {
     err << "weir ingest: --from is direct mode's only (ingest.mode: wal reads Kafka)\n";
@@ -370,7 +409,9 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     return kExitFailure;
   }
   const std::stop_token stop = (*signals)->token();
-  spdlog::info("weir ingest starting\n{}", config::Describe(*settings));
+  spdlog::info("weir ingest starting; settings given or derived (the rest at their defaults):\n{}",
+               config::DescribeChanged(*settings));
+  spdlog::debug("every setting:\n{}", config::Describe(*settings));
   auto options = MakePipelineOptions(*settings);
   if (!options.ok()) {
     spdlog::error("{}", options.status().message());
@@ -385,14 +426,41 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     }
     file_source = std::move(*prepared);
   }
+  // Direct mode's pipeline, or WAL mode's (src/wal through ingest/wal_pipeline.h); they outlive
+  // the HTTP server, whose probes call them.
+  std::unique_ptr<ingest::Pipeline> direct;
+  std::unique_ptr<ingest::WalPipeline> wal;
+  observe::MetricsRegistry registry;
+  observe::StatusModel status("ingest", kVersion);
+  options->status = &status;
+  LiveProbes live;
+  // The HTTP server answers from before the first probe (a port in use stops the start before
+  // anything is created) to the end of the drain.
+  std::unique_ptr<observe::HttpServer> http;
+  if (settings->http_port != 0) {
+    observe::HttpServerOptions http_options;
+    http_options.host = settings->http_host;
+    http_options.port = settings->http_port;
+    http_options.registry = &registry;
+    http_options.status = &status;
+    http_options.health = [&live] { return live.Health(); };
+    http_options.readiness = [&live] { return live.Readiness(); };
+    auto server = observe::HttpServer::Make(http_options);
+    const Status started = server.ok() ? (*server)->Start() : server.status();
+    if (!started.ok()) {
+      spdlog::error("HTTP server (http.host {}, http.port {}): {}", settings->http_host,
+                    settings->http_port, started.message());
+      return kExitFailure;
+    }
+    http = std::move(*server);
+    spdlog::info("HTTP on {}:{}: /metrics /healthz /readyz /status /status.json",
+                 settings->http_host, http->port());
+  }
   auto catalog = Probe(*settings, stop, file_source == nullptr);
   if (!catalog.ok()) {
     spdlog::error("startup check failed: {}", catalog.status().message());
     return kExitFailure;
   }
-  observe::MetricsRegistry registry;
-  observe::StatusModel status("ingest", kVersion);
-  options->status = &status;
   // Include-values pollers before consuming: an authoritative one waits for its first good poll.
   auto pollers = IncludeValuesPollers::Start(*settings, &*options, &registry, stop);
   if (!pollers.ok()) {
@@ -409,11 +477,6 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
       spdlog::warn("encode_threads: {}", sized.message());
     }
   }
-  // Direct mode's pipeline, or WAL mode's (src/wal through ingest/wal_pipeline.h).
-  std::unique_ptr<ingest::Pipeline> direct;
-  std::unique_ptr<ingest::WalPipeline> wal;
-  std::function<bool()> ready;
-  std::function<std::chrono::steady_clock::time_point()> last_loop;
   if (wal_mode) {
     auto made = ingest::WalPipeline::Make(std::move(*options), MakeWalModeOptions(*settings), lake,
                                           &registry);
@@ -422,8 +485,7 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
       return kExitFailure;
     }
     wal = std::move(*made);
-    ready = [p = wal.get()] { return p->ready(); };
-    last_loop = [p = wal.get()] { return p->last_loop(); };
+    live.Set([p = wal.get()] { return p->ready(); }, [p = wal.get()] { return p->last_loop(); });
   } else {
     auto made = ingest::Pipeline::Make(std::move(*options), lake, &registry);
     if (!made.ok()) {
@@ -431,33 +493,8 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
       return kExitFailure;
     }
     direct = std::move(*made);
-    ready = [p = direct.get()] { return p->ready(); };
-    last_loop = [p = direct.get()] { return p->last_loop(); };
-  }
-  std::unique_ptr<observe::HttpServer> http;
-  if (settings->http_port != 0) {
-    observe::HttpServerOptions http_options;
-    http_options.port = settings->http_port;
-    http_options.registry = &registry;
-    http_options.status = &status;
-    http_options.health = [last_loop] {
-      const auto age = std::chrono::steady_clock::now() - last_loop();
-      const bool ok = age < std::chrono::seconds(60);
-      return observe::ProbeResult{
-          ok, ok ? "" : "the poll loop has not run for over 60 s (stuck in a rebalance?)"};
-    };
-    http_options.readiness = [ready] {
-      const bool is_ready = ready();
-      return observe::ProbeResult{is_ready, is_ready ? "" : "not assigned, or draining"};
-    };
-    auto server = observe::HttpServer::Make(http_options);
-    if (!server.ok() || !(*server)->Start().ok()) {
-      spdlog::error("HTTP server on port {}: {}", settings->http_port,
-                    server.ok() ? "cannot start" : server.status().message());
-      return kExitFailure;
-    }
-    http = std::move(*server);
-    spdlog::info("HTTP on port {}: /metrics /healthz /readyz /status /status.json", http->port());
+    live.Set([p = direct.get()] { return p->ready(); },
+             [p = direct.get()] { return p->last_loop(); });
   }
   // The HTTP server (metrics) stays up through the drain: it stops after Run returns.
   const Status ran = wal ? wal->Run(stop) : direct->Run(stop);

@@ -10,7 +10,11 @@ maintain::CompactionOptions CompactionOptionsOf(const config::DatasetSettings& d
                                                 const std::string& table_name,
                                                 std::optional<int64_t> target_size) {
   maintain::CompactionOptions options;
-  options.target_file_bytes = target_size.value_or(d.flush.target_file_size);
+  options.target_file_bytes = target_size.value_or(d.maintain.target_file_size);
+  if (!target_size) {  // the configured tiers; a --target-size of its own derives them (0)
+    options.small_file_bytes = d.maintain.small_file_size;
+    options.large_file_bytes = d.maintain.large_file_size;
+  }
   options.file = FileConfigOf(d);
   const bool rejects = table_name.ends_with("." + d.table + "_rejects");
   if (!rejects) options.sort_keys = SortKeysOf(d);
@@ -26,6 +30,9 @@ maintain::CompactionOptions CompactionOptionsOf(const config::DatasetSettings& d
 Result<CompactOutcome> CompactTable(lake::Table& table, const config::DatasetSettings& d,
                                     std::optional<int64_t> target_size, bool dry_run) {
   maintain::CompactionOptions options = CompactionOptionsOf(d, table, target_size);
+  // Asked for by hand, compaction merges medium files too (any two of a partition), as the
+  // scheduled medium pass does: a quiet table ends in files of at least half the target.
+  options.min_medium_files = 2;
   options.dry_run = dry_run;
   CompactOutcome out;
   WEIR_ASSIGN_OR_RAISE(out.report, maintain::Compact(table, options));

@@ -27,7 +27,11 @@ int RunMaintainServe(const config::IngestSettings& s, const std::vector<std::str
     spdlog::error("{}", signals.status().message());
     return kExitFailure;
   }
-  spdlog::info("weir maintain --serve starting\n{}", config::Describe(s));
+  spdlog::info(
+      "weir maintain --serve starting; settings given or derived (the rest at their "
+      "defaults):\n{}",
+      config::DescribeChanged(s));
+  spdlog::debug("every setting:\n{}", config::Describe(s));
   // One catalog shared by the tables; after a failure a table reconnects through a new one
   // (the old one lives on while other tables still hold handles into it).
   auto shared = std::make_shared<std::shared_ptr<lake::Catalog>>();

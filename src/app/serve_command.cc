@@ -40,6 +40,10 @@ namespace {
 std::atomic<bool> g_serve_stop{false};
 extern "C" void OnServeStop(int) { g_serve_stop.store(true); }
 
+// Raised by SIGHUP: the users file is read again (as it is when it changes).
+std::atomic<bool> g_reload_users{false};
+extern "C" void OnServeReload(int) { g_reload_users.store(true); }
+
 void InstallStopHandlers() {
   struct sigaction stop = {};
   stop.sa_handler = OnServeStop;
@@ -47,7 +51,52 @@ void InstallStopHandlers() {
   sigemptyset(&stop.sa_mask);
   sigaction(SIGTERM, &stop, nullptr);
   sigaction(SIGINT, &stop, nullptr);
+  struct sigaction reload = stop;
+  reload.sa_handler = OnServeReload;
+  sigaction(SIGHUP, &reload, nullptr);
 }
+
+// The users file as the server holds it: re-read when its modification time or size changes
+// (`weir serve --add-user` from another shell) or on SIGHUP, and handed to the server. A file
+// that does not parse is reported and the users held stay.
+class UsersFileWatch {
+ public:
+  explicit UsersFileWatch(std::string path) : path_(std::move(path)) { stamp_ = Stamp(); }
+
+  void Poll(serve::Server& server) {
+    const bool asked = g_reload_users.exchange(false);
+    const auto stamp = Stamp();
+    if (!asked && stamp == stamp_) return;
+    stamp_ = stamp;
+    auto users = serve::auth::ReadUsersFile(path_);
+    if (!users.ok()) {
+      spdlog::error("serve: users file {} not reloaded (the users held stay): {}", path_,
+                    users.status().message());
+      return;
+    }
+    std::map<std::string, serve::auth::ScramVerifier> verifiers;
+    std::map<std::string, std::string> roles;
+    for (const auto& [name, user] : *users) {
+      verifiers[name] = user.verifier;
+      roles[name] = user.role;
+    }
+    server.SetUsers(std::move(verifiers), std::move(roles));
+    spdlog::info("serve: users file {} reloaded ({}): {} user(s)", path_,
+                 asked ? "SIGHUP" : "it changed", users->size());
+  }
+
+ private:
+  std::pair<int64_t, int64_t> Stamp() const {
+    std::error_code ec;
+    const auto time = std::filesystem::last_write_time(path_, ec);
+    if (ec) return {-1, -1};
+    const auto size = std::filesystem::file_size(path_, ec);
+    return {time.time_since_epoch().count(), ec ? -1 : static_cast<int64_t>(size)};
+  }
+
+  std::string path_;
+  std::pair<int64_t, int64_t> stamp_;
+};
 
 // Every socket write of the server uses MSG_NOSIGNAL (tls_socket.h for TLS), so it never raises
 // SIGPIPE. A write that does (a path that misses it, or the /metrics server's library, which
@@ -87,12 +136,34 @@ Result<std::string> NewPassword() {
 }
 
 // Users come from `<tls_dir>/users` (serve/auth/users_file.h). On the first run the admin user
-// is created with $WEIR_SERVE_PASSWORD, or with a generated password printed once.
+// is created with $WEIR_SERVE_PASSWORD, or with a generated password printed once. Later, a
+// $WEIR_SERVE_PASSWORD the file's admin verifier does not match replaces it (and says so):
+// the password a deployment sets is the one that works, never silently ignored.
 Result<serve::auth::Users> LoadUsers(const std::string& dir, std::ostream& out) {
   const std::string path = dir + "/users";
-  if (std::filesystem::exists(path)) return serve::auth::ReadUsersFile(path);
+  const char* given = std::getenv("WEIR_SERVE_PASSWORD");
+  if (given != nullptr && *given == '\0') given = nullptr;
+  if (std::filesystem::exists(path)) {
+    WEIR_ASSIGN_OR_RAISE(auto users, serve::auth::ReadUsersFile(path));
+    if (given == nullptr) return users;
+    const auto admin = users.find(kAdminUser);
+    if (admin != users.end()) {
+      const serve::auth::ScramVerifier& old = admin->second.verifier;
+      WEIR_ASSIGN_OR_RAISE(auto same,
+                           serve::auth::MakeVerifierWithSalt(given, old.salt, old.iterations));
+      if (same == old) return users;
+    }
+    WEIR_ASSIGN_OR_RAISE(auto verifier, serve::auth::MakeVerifier(given));
+    const bool existed = admin != users.end();
+    users[kAdminUser] =
+        serve::auth::UserEntry{verifier, existed ? admin->second.role : std::string("write")};
+    WEIR_RETURN_NOT_OK(serve::auth::WriteUsersFile(path, users));
+    out << "weir serve: WEIR_SERVE_PASSWORD is set: user \"" << kAdminUser << "\" "
+        << (existed ? "now has that password" : "created with it") << " in " << path << "\n";
+    return users;
+  }
   std::string password;
-  if (const char* given = std::getenv("WEIR_SERVE_PASSWORD"); given != nullptr && *given) {
+  if (given != nullptr) {
     password = given;
   } else {
     WEIR_ASSIGN_OR_RAISE(password, NewPassword());
@@ -122,7 +193,7 @@ Status AddUser(const ServeArgs& args, const std::string& tls_dir, std::ostream& 
   users[args.add_user] = serve::auth::UserEntry{verifier, args.role};
   WEIR_RETURN_NOT_OK(serve::auth::WriteUsersFile(path, users));
   out << "weir serve: user \"" << args.add_user << "\" (" << args.role << ") saved in " << path
-      << "\n";
+      << " (a weir serve running on it reloads the file within a second)\n";
   return Status::OK();
 }
 
@@ -195,7 +266,9 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
     err << "weir serve: " << users.status().message() << "\n";
     return kExitFailure;
   }
-  spdlog::info("weir serve starting\n{}", config::Describe(s));
+  spdlog::info("weir serve starting; settings given or derived (the rest at their defaults):\n{}",
+               config::DescribeChanged(s));
+  spdlog::debug("every setting:\n{}", config::Describe(s));
   auto engine = serve::Engine::Open(MakeLakeAttachment(s));
   if (!engine.ok()) {
     err << "weir serve: " << engine.status().message() << "\n";
@@ -259,8 +332,10 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   }
   out << "weir serve: listening on " << s.host << ":" << (*server)->port() << " (" << addresses
       << "; TLS required, SCRAM-SHA-256)" << std::endl;
-  while (!g_serve_stop.load()) {
+  UsersFileWatch users_file(s.tls_dir + "/users");
+  for (int tick = 0; !g_serve_stop.load(); ++tick) {
     status.Tick();
+    if (tick % 10 == 0 || g_reload_users.load()) users_file.Poll(**server);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   (*server)->Stop();

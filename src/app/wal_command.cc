@@ -94,7 +94,7 @@ int Check(const config::IngestSettings& s, bool json, std::ostream& out, std::os
     // Recovery never runs without the committed offsets: neither does its check.
     kafka::ConsumerConfig of_topic = consumer;
     of_topic.topics = {d.topic};
-    auto offsets = kafka::GroupCommittedOffsets(of_topic, d.topic);
+    auto offsets = kafka::GroupCommittedOffsetsWithin(of_topic, d.topic, s.check_timeout);
     if (!offsets.ok()) {
       err << "weir wal check: dataset " << d.name << ": cannot read the committed offsets of "
           << "group " << s.kafka.group_id
@@ -175,6 +175,12 @@ int RunWal(const WalArgs& args, std::ostream& out, std::ostream& err) {
   auto settings =
       LoadSettings(config::LoadIngestSettings, args.config_path, args.overrides, "weir", err);
   if (!settings) return kExitFailure;
+  if (settings->ingest_mode != "wal") {
+    err << "weir wal: WAL mode is off in this configuration (ingest.mode is "
+        << settings->ingest_mode << "): direct mode keeps no WAL to " << args.action
+        << "; set ingest.mode: wal and wal.dir to use one\n";
+    return kExitUsage;
+  }
   if (settings->wal.dir.empty()) {
     err << "weir wal: wal.dir: required, not set\n";
     return kExitUsage;

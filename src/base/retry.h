@@ -14,6 +14,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "base/backoff.h"
 #include "base/status.h"
@@ -55,12 +56,11 @@ const Status& StatusOf(const Result<T>& result) {
 }  // namespace retry_internal
 
 // Runs `op` (returning Status or Result<T>) until it succeeds or fails other than retriably,
-// waiting between attempts per `policy`; a spent budget or a stop request returns the last
-// error, with `what` as context.
+// waiting between attempts with `retrier` (whose budget a caller may share between several
+// steps of one sequence); a spent budget or a stop request returns the last error, with `what`
+// as context.
 template <typename Op>
-auto Retry(const BackoffPolicy& policy, const std::stop_token& stop, std::string_view what, Op&& op)
-    -> decltype(op()) {
-  Retrier retrier(policy, stop);
+auto Retry(Retrier& retrier, std::string_view what, Op&& op) -> decltype(op()) {
   while (true) {
     auto result = op();
     const Status& status = retry_internal::StatusOf(result);
@@ -68,6 +68,14 @@ auto Retry(const BackoffPolicy& policy, const std::stop_token& stop, std::string
     Status waited = retrier.Wait(status, what);
     if (!waited.ok()) return waited;
   }
+}
+
+// The same, under a fresh budget of `policy`.
+template <typename Op>
+auto Retry(const BackoffPolicy& policy, const std::stop_token& stop, std::string_view what, Op&& op)
+    -> decltype(op()) {
+  Retrier retrier(policy, stop);
+  return Retry(retrier, what, std::forward<Op>(op));
 }
 
 }  // namespace weir

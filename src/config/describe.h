@@ -13,4 +13,10 @@ std::string Describe(const IngestSettings& settings);
 // The same for weir serve: the settings it reads.
 std::string Describe(const ServeSettings& settings);
 
+// Only the settings that were given a value or differ from their default, each line followed
+// by where its value came from (`(from WEIR_TOPIC)`, `(derived)`): what a start logs at info
+// level and `weir check` prints, with the whole table at debug level.
+std::string DescribeChanged(const IngestSettings& settings);
+std::string DescribeChanged(const ServeSettings& settings);
+
 }  // namespace weir::config

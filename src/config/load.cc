@@ -270,6 +270,18 @@ std::optional<int> OrdinalOf(const std::string& host) {
 
 // The libpq conninfo of a PostgreSQL catalog given by its parts.
 void DeriveCatalog(const RawValues& process, CatalogSettings* catalog, Problems* problems) {
+  // A PostgreSQL setting with catalog.kind left unset means a PostgreSQL catalog (as
+  // DUCKLAKE_RDS_HOST does): never a silent SQLite lake beside the one the user named.
+  if (process.count("catalog.kind") == 0 && catalog->kind == CatalogKind::kSqlite) {
+    for (const char* name : {"catalog.postgres_dsn", "catalog.postgres_host"}) {
+      const auto it = process.find(name);
+      if (it == process.end()) continue;
+      catalog->kind = CatalogKind::kPostgres;
+      problems->warnings.push_back(fmt::format(
+          "catalog.kind: not set; postgres, implied by {} (from {})", name, it->second.origin));
+      break;
+    }
+  }
   if (catalog->kind == CatalogKind::kPostgres && !catalog->postgres_host.empty()) {
     if (!catalog->postgres_dsn.empty()) {
       problems->errors.push_back(SettingError("catalog.postgres_dsn",
@@ -346,6 +358,9 @@ Result<RawLayer> ReadConfigFile(const LoadInput& in, Problems* problems) {
   }
   if (!text) return RawLayer{};
   YamlSource read = ReadYaml(*text, source);
+  // A file that is not YAML stops here: every "required, not set" that would follow is only
+  // its consequence.
+  if (read.not_yaml) return Status::Invalid(read.errors.front());
   problems->errors.insert(problems->errors.end(), read.errors.begin(), read.errors.end());
   return std::move(read.layer);
 }
@@ -429,8 +444,20 @@ Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
       setting->set_dataset(dataset, std::get<Value>(value));
       dataset_origins[name] = raw.origin;
     }
+    // Compaction's tiers follow its target unless set: small below an eighth, large from half.
+    MaintainSettings& maintain = dataset.maintain;
+    if (!datasets[i].count("maintain.tiers.small")) {
+      maintain.small_file_size = maintain.target_file_size / 8;
+    }
+    if (!datasets[i].count("maintain.tiers.large")) {
+      maintain.large_file_size = maintain.target_file_size / 2;
+    }
   }
   Derive(in.environment, millpond.contract_used, process, &settings, &problems);
+  settings.origins = origins.process;
+  for (size_t i = 0; i < settings.datasets.size(); ++i) {
+    settings.datasets[i].origins = origins.datasets[i];
+  }
   for (std::string& error : ValidationErrors(settings, origins)) {
     problems.errors.push_back(std::move(error));
   }
@@ -455,6 +482,7 @@ Result<LoadedServeSettings> LoadServeSettings(const LoadInput& in) {
   Origins origins;
   ParseProcess(process, &loaded.settings, &origins, &problems);
   DeriveCatalog(process, &loaded.settings.catalog, &problems);
+  loaded.settings.origins = origins.process;
   for (std::string& error : ValidationErrors(loaded.settings, origins)) {
     problems.errors.push_back(std::move(error));
   }

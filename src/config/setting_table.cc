@@ -302,12 +302,21 @@ std::vector<Setting> BuildTable() {
            "on each dataset's flush thread alone. Decoding runs meanwhile, one part ahead "
            "(`decode_threads`).",
        WEIR_PROCESS_FIELD(encode_threads)},
+      {.name = "http.host",
+       .type = S::kString,
+       .description = "Address the HTTP server of /metrics, /healthz, /readyz and /status "
+                      "listens on: every interface by default, so that a kubelet's probes and "
+                      "Prometheus reach a pod (the pages are read-only); `127.0.0.1` keeps them "
+                      "on the host.",
+       WEIR_PROCESS_FIELD(http_host)},
       {.name = "http.port",
        .type = S::kInt,
        .min = 0,
        .max = 65535,
        .millpond_env = "MILLPOND_HTTP_PORT",
-       .description = "Port of /metrics, /healthz, /readyz and /status; 0 turns HTTP off.",
+       .description = "Port of /metrics, /healthz, /readyz and /status; 0 turns HTTP off. "
+                      "`weir ingest --from` (a backfill) starts no HTTP server unless this is "
+                      "set.",
        WEIR_PROCESS_FIELD(http_port)},
       {.name = "log.level",
        .type = S::kEnum,

@@ -34,7 +34,8 @@ std::vector<Setting> MaintainRows() {
        .min = 1 * kMiB,
        .max = 64 * kGiB,
        .description = "Compaction writes data files of this size (the last of a partition "
-                      "smaller).",
+                      "smaller); the default of `weir maintain compact --target-size`. The "
+                      "tiers follow it unless set.",
        WEIR_DATASET_FIELD(maintain.target_file_size)},
       {.name = "maintain.tiers.small",
        .scope = kD,
@@ -43,7 +44,8 @@ std::vector<Setting> MaintainRows() {
        .max = 64 * kGiB,
        .description = "Compaction tiers: data files below this are small and merged on every "
                       "compaction pass (`maintain.compact.interval`). Below "
-                      "`maintain.tiers.large`.",
+                      "`maintain.tiers.large`. Unset: an eighth of "
+                      "`maintain.target_file_size`.",
        WEIR_DATASET_FIELD(maintain.small_file_size)},
       {.name = "maintain.tiers.large",
        .scope = kD,
@@ -53,6 +55,7 @@ std::vector<Setting> MaintainRows() {
        .description = "Compaction tiers: data files of at least this size are large and never "
                       "rewritten; those between `maintain.tiers.small` and this are medium, "
                       "merged every `maintain.compact.medium_interval`. At most "
+                      "`maintain.target_file_size`. Unset: half of "
                       "`maintain.target_file_size`.",
        WEIR_DATASET_FIELD(maintain.large_file_size)},
       {.name = "maintain.compact.interval",

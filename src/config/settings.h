@@ -158,6 +158,9 @@ struct DatasetSettings {
   std::vector<std::string> variant_columns;
   MaintainSettings maintain;  // weir maintain's policies (setting_table_maintain.cc)
   UpsertSettings upsert;      // an upsert dataset (setting_table_upsert.cc)
+  // Where each setting given a value came from ("weir.yaml line 3", "WEIR_TOPIC"); a name
+  // absent has its default or a derived value.
+  std::map<std::string, std::string> origins;
 };
 
 // The Iceberg lake (lake.format iceberg): its catalog and warehouse.
@@ -193,17 +196,19 @@ struct IngestSettings {
   StorageSettings storage;
   std::vector<DatasetSettings> datasets;  // at least one; names, topics and tables unique
   int64_t memory_budget_bytes = 256LL << 20;
-  int decode_threads = 1;            // decode workers per streaming dataset; 1: the poll thread
-  int encode_threads = 0;            // Parquet column encoders in parallel; 0: one per core
-  int http_port = 8000;              // 0 = off
-  std::string log_level = "info";    // trace | debug | info | warn | error
-  std::string log_format = "text";   // text | json
-  std::string duckdb_extension_dir;  // "" = the build's
+  int decode_threads = 1;             // decode workers per streaming dataset; 1: the poll thread
+  int encode_threads = 0;             // Parquet column encoders in parallel; 0: one per core
+  std::string http_host = "0.0.0.0";  // http.host
+  int http_port = 8000;               // 0 = off
+  std::string log_level = "info";     // trace | debug | info | warn | error
+  std::string log_format = "text";    // text | json
+  std::string duckdb_extension_dir;   // "" = the build's
   std::chrono::milliseconds drain_timeout{96000};            // shutdown.drain_timeout
   int commit_max_attempts = 10;                              // retry budget for lake commits
   std::chrono::milliseconds check_timeout{5000};             // weir check: each probe's deadline
   int maintain_http_port = 8001;                             // weir maintain --serve; 0 = any free
   std::chrono::milliseconds maintain_stats_interval{60000};  // weir maintain --serve
+  std::map<std::string, std::string> origins;  // as DatasetSettings::origins, of these
 };
 
 struct ServeSettings {
@@ -233,6 +238,7 @@ struct ServeSettings {
   std::string duckdb_extension_dir;                  // "" = the build's (as weir ingest)
   std::chrono::milliseconds iceberg_timeout{30000};  // each HTTP request of the iceberg extension
   std::vector<std::string> iceberg_locations;        // the sandbox's; empty = derived at startup
+  std::map<std::string, std::string> origins;        // as DatasetSettings::origins, of these
 };
 
 }  // namespace weir::config

@@ -11,6 +11,7 @@
 #include "config/validate_bloom.h"
 #include "config/validate_filters.h"
 #include "config/validate_maintain.h"
+#include "config/validate_unused.h"
 #include "config/validate_upsert.h"
 
 #include "base/text.h"
@@ -313,6 +314,9 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
       errors.Process(std::string(setting.name), WhereToSet(setting));
     }
   }
+  if (settings.http_port != 0 && settings.http_host.empty()) {
+    errors.Process("http.host", "is empty (an address such as 0.0.0.0 or 127.0.0.1)");
+  }
   const KafkaSettings& kafka = settings.kafka;
   if (kafka.assignment == Assignment::kStatic &&
       (kafka.ordinal < 0 || kafka.ordinal >= kafka.replica_count)) {
@@ -425,6 +429,11 @@ std::vector<std::string> ValidationErrors(const IngestSettings& settings, const 
   std::vector<std::string> messages;
   ErrorList errors(origins, &messages);
   CheckProcess(settings, errors);
+  const DecidingSettings deciding{settings.lake_format, settings.catalog.kind,
+                                  settings.iceberg.catalog, &settings.ingest_mode};
+  for (const auto& [name, problem] : UnusedSettingProblems(origins.process, deciding)) {
+    errors.Process(name, problem);
+  }
   if (settings.datasets.empty()) {
     messages.push_back(
         "datasets: at least one dataset is required (YAML datasets:, WEIR_TOPIC and WEIR_TABLE, "
@@ -441,6 +450,11 @@ std::vector<std::string> ValidationErrors(const ServeSettings& settings, const O
   std::vector<std::string> messages;
   ErrorList errors(origins, &messages);
   CheckServe(settings, errors);
+  const DecidingSettings deciding{settings.lake_format, settings.catalog.kind,
+                                  settings.iceberg.catalog, nullptr};
+  for (const auto& [name, problem] : UnusedSettingProblems(origins.process, deciding)) {
+    errors.Process(name, problem);
+  }
   return messages;
 }
 

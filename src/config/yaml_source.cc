@@ -114,7 +114,9 @@ YamlSource ReadYaml(std::string_view text, std::string_view source) {
     const YAML::Node root = YAML::Load(std::string(text));
     YamlReader(source, &out).ReadRoot(root);
   } catch (const YAML::Exception& e) {
+    out = YamlSource{};
     out.errors.push_back(fmt::format("{}: not valid YAML: {}", source, e.what()));
+    out.not_yaml = true;
   }
   return out;
 }

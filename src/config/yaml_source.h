@@ -12,6 +12,7 @@ namespace weir::config {
 struct YamlSource {
   RawLayer layer;                   // datasets by position
   std::vector<std::string> errors;  // unknown keys, wrong shapes, YAML syntax
+  bool not_yaml = false;            // a syntax error: nothing was read (and errors says where)
 };
 
 // Reads YAML `text`; `source` names it in origins and errors ("weir.yaml").

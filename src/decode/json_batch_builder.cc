@@ -304,8 +304,15 @@ Status JsonBatchBuilder::Append(std::string_view json) {
     return Status::OK();
   };
 
+  // A record's fate is known only once its last byte is parsed, while its keys make columns as
+  // they are met: a rejected record takes back the columns it made, so nothing of it reaches the
+  // batch's schema (and through it the table's).
+  const size_t columns_before = columns_.size();
+  const size_t folds_before = fold_ids_.size();
+  const bool shared_before = spellings_share_a_batch_;
   Status parsed = parser_->Parse(json, on_field);
   if (!parsed.ok()) {
+    ForgetColumnsFrom(columns_before, folds_before, shared_before);
     ++stats_.rejected[GetErrorDetail(parsed)->code()];
     return parsed;
   }
@@ -322,6 +329,18 @@ Status JsonBatchBuilder::Append(std::string_view json) {
   stats_.lossy_integers += lossy;
   ++stats_.records;
   return Status::OK();
+}
+
+void JsonBatchBuilder::ForgetColumnsFrom(size_t columns, size_t folds, bool spellings_shared) {
+  if (columns_.size() == columns && fold_ids_.size() == folds) return;
+  for (size_t c = columns; c < columns_.size(); ++c) column_index_.erase(columns_[c].name);
+  columns_.resize(columns);
+  std::erase_if(fold_ids_,
+                [folds](const auto& entry) { return static_cast<size_t>(entry.second) >= folds; });
+  for (int& guess : last_key_order_) {
+    if (guess >= static_cast<int>(columns)) guess = -1;
+  }
+  spellings_share_a_batch_ = spellings_shared;
 }
 
 void JsonBatchBuilder::NoteFieldEvent(std::string_view reason, bool dropped, std::string_view key,

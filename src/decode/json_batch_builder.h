@@ -59,6 +59,9 @@ class JsonBatchBuilder final : public RecordDecoder {
   // The column of `name`, created if new; -1 when it is new and another spelling of it is
   // already a key of the current record.
   int FindOrAddColumn(std::string_view name, size_t position);
+  // Drops the columns and name folds made since there were `columns` and `folds` of them (by a
+  // record that was then rejected).
+  void ForgetColumnsFrom(size_t columns, size_t folds, bool spellings_shared);
   void NoteFieldEvent(std::string_view reason, bool dropped, std::string_view key,
                       std::string_view column);
   Status Commit();

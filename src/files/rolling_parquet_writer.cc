@@ -30,6 +30,7 @@ Status RollingParquetWriter::FinishOpen() {
   ratio_ = open_->ratio();
   auto info = open_->Finish();
   open_.reset();
+  open_rows_ = 0;
   WEIR_RETURN_NOT_OK(info.status());
   finished_.push_back(std::move(*info));
   return Status::OK();
@@ -56,13 +57,18 @@ Status RollingParquetWriter::Append(const arrow::RecordBatch& batch) {
       take = std::min(
           take, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(left / (row_bytes * ratio)))));
     }
+    if (max_file_rows_ > 0) take = std::min(take, max_file_rows_ - open_rows_);
     if (take == n) {
       WEIR_RETURN_NOT_OK(open_->Append(batch));
     } else {
       WEIR_RETURN_NOT_OK(open_->Append(*batch.Slice(offset, take)));
     }
     offset += take;
-    if (target_ > 0 && open_->EstimatedSize() >= target_) WEIR_RETURN_NOT_OK(FinishOpen());
+    open_rows_ += take;
+    if ((target_ > 0 && open_->EstimatedSize() >= target_) ||
+        (max_file_rows_ > 0 && open_rows_ >= max_file_rows_)) {
+      WEIR_RETURN_NOT_OK(FinishOpen());
+    }
   }
   return Status::OK();
 }
@@ -76,6 +82,7 @@ void RollingParquetWriter::Abort() {
   if (open_) {
     (void)open_->Abort();
     open_.reset();
+    open_rows_ = 0;
   }
 }
 

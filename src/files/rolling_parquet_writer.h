@@ -51,6 +51,10 @@ class RollingParquetWriter {
   // Aborts the open file (finished ones stay: their paths are in finished()).
   void Abort();
 
+  // Also finishes a file once it holds `rows` rows (0: by bytes only). Compaction uses it to
+  // split a run's rows evenly over its files instead of leaving a small remainder last.
+  void set_max_file_rows(int64_t rows) { max_file_rows_ = rows; }
+
   const std::vector<FileInfo>& finished() const { return finished_; }
   const std::shared_ptr<arrow::Schema>& schema() const { return schema_; }
   // Bytes written or estimated for the open file.
@@ -66,6 +70,8 @@ class RollingParquetWriter {
   PathMaker next_path_;
   std::unique_ptr<ParquetFileWriter> open_;
   double ratio_ = 0;  // of the last file finished: the next file's hint
+  int64_t max_file_rows_ = 0;
+  int64_t open_rows_ = 0;  // rows appended to the open file
   std::vector<FileInfo> finished_;
 };
 

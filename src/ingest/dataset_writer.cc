@@ -485,9 +485,13 @@ Result<DatasetWriter::Landing> DatasetWriter::CommitRejectsFirst(const SealedFlu
   for (int round = 0; round < kRounds; ++round) {
     std::set<std::string> topics;
     for (const auto& range : flush.offsets) topics.insert(range.topic);
+    // The ledger reads and the rejects file go through the flush's retrier, as its commit
+    // does: a catalog or storage outage is waited out within the one budget, never fatal.
+    const std::string what = "dataset " + config_.name + ": rejects of " + rejects_table_->name();
     TopicLedgers ledger;
     for (const auto& topic : topics) {
-      WEIR_ASSIGN_OR_RAISE(ledger[topic], rejects_table_->ReadLedger(topic));
+      WEIR_ASSIGN_OR_RAISE(ledger[topic],
+                           Retry(retrier, what, [&] { return rejects_table_->ReadLedger(topic); }));
     }
     RejectsCommitPlan plan = PlanRejectsCommit(flush.rejects, flush.offsets, ledger);
     if (plan.rejects.empty()) {
@@ -501,7 +505,8 @@ Result<DatasetWriter::Landing> DatasetWriter::CommitRejectsFirst(const SealedFlu
     TopicLedgers data_ledger;
     for (const auto& range : plan.needs_data_ledger) {
       if (!data_ledger.count(range.topic)) {
-        WEIR_ASSIGN_OR_RAISE(data_ledger[range.topic], table_->ReadLedger(range.topic));
+        WEIR_ASSIGN_OR_RAISE(data_ledger[range.topic],
+                             Retry(retrier, what, [&] { return table_->ReadLedger(range.topic); }));
       }
       const auto& rows = data_ledger[range.topic];
       const auto next = rows.find(range.partition);
@@ -513,7 +518,9 @@ Result<DatasetWriter::Landing> DatasetWriter::CommitRejectsFirst(const SealedFlu
         return Landing::kFenced;
       }
     }
-    WEIR_ASSIGN_OR_RAISE(lake::DataFile file, WriteRejectsFile(plan.rejects, outcome));
+    WEIR_ASSIGN_OR_RAISE(lake::DataFile file, Retry(retrier, what, [&] {
+                           return WriteRejectsFile(plan.rejects, outcome);
+                         }));
     lake::CommitRequest request;
     request.files = {file};
     request.offsets = plan.offsets;

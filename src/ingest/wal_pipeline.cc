@@ -40,15 +40,7 @@ Result<std::map<int32_t, int64_t>> CommittedOffsets(const kafka::ConsumerConfig&
                                                     const std::string& topic) {
   kafka::ConsumerConfig of_topic = consumer;
   of_topic.topics = {topic};
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
-  while (true) {
-    auto offsets = kafka::GroupCommittedOffsets(of_topic, topic);
-    if (offsets.ok() || ClassOf(offsets.status()) != ErrorClass::kRetriable ||
-        SteadyClock::now() >= deadline) {
-      return offsets;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
+  return kafka::GroupCommittedOffsetsWithin(of_topic, topic, std::chrono::seconds(30));
 }
 
 lake::TableSpec RejectsSpec(const DatasetConfig& config) {

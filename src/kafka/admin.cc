@@ -1,5 +1,6 @@
 #include "kafka/admin.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "kafka/kafka_error.h"
@@ -169,6 +170,24 @@ Result<std::map<int32_t, int64_t>> GroupCommittedOffsets(const ConsumerConfig& c
   }
   rd_kafka_consumer_close(rk.get());
   return committed;
+}
+
+Result<std::map<int32_t, int64_t>> GroupCommittedOffsetsWithin(const ConsumerConfig& config,
+                                                               const std::string& topic,
+                                                               std::chrono::milliseconds budget) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + budget;
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto offsets = GroupCommittedOffsets(
+        config, topic, std::max(std::chrono::milliseconds(100), std::min(left, kAdminTimeout)));
+    if (offsets.ok() || ClassOf(offsets.status()) != ErrorClass::kRetriable ||
+        Clock::now() + std::chrono::milliseconds(500) >= deadline) {
+      return offsets;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
 }
 
 }  // namespace weir::kafka

@@ -41,4 +41,11 @@ Result<std::map<int32_t, int64_t>> GroupCommittedOffsets(
     const ConsumerConfig& config, const std::string& topic,
     std::chrono::milliseconds timeout = kAdminTimeout);
 
+// The same, retrying retriable errors (a group's coordinator not ready yet: "Not coordinator"
+// right after the group's first use; a broker restarting) every half second until `budget`
+// has passed; each attempt's own timeout ends within the budget too.
+Result<std::map<int32_t, int64_t>> GroupCommittedOffsetsWithin(const ConsumerConfig& config,
+                                                               const std::string& topic,
+                                                               std::chrono::milliseconds budget);
+
 }  // namespace weir::kafka

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -256,6 +257,13 @@ void Server::Release(const std::string& ip) {
   if (--connections_per_ip_[ip] <= 0) connections_per_ip_.erase(ip);
 }
 
+void Server::SetUsers(std::map<std::string, auth::ScramVerifier> users,
+                      std::map<std::string, std::string> roles) {
+  std::lock_guard lock(users_mutex_);
+  options_.users = std::move(users);
+  options_.roles = std::move(roles);
+}
+
 void Server::RecordFailedLogin(const std::string& ip) {
   std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
@@ -327,15 +335,28 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
   }
   const std::string user = startup.parameters["user"];
   // --- SCRAM-SHA-256 -------------------------------------------------------------------------
-  auto known = options_.users.find(user);
-  auth::ScramServer scram = known != options_.users.end()
-                                ? auth::ScramServer(known->second)
-                                : auth::ScramServer::ForUnknownUser(user, mock_secret_);
+  std::optional<auth::ScramVerifier> verifier;
+  bool read_only = false;
+  {
+    std::lock_guard lock(users_mutex_);
+    if (auto known = options_.users.find(user); known != options_.users.end()) {
+      verifier = known->second;
+    }
+    const auto role = options_.roles.find(user);
+    read_only = role != options_.roles.end() && role->second == "read";
+  }
+  auth::ScramServer scram = verifier ? auth::ScramServer(*verifier)
+                                     : auth::ScramServer::ForUnknownUser(user, mock_secret_);
   out.AuthenticationSasl({"SCRAM-SHA-256"});
   if (!conn.Write(out)) return;
   const auto fail = [&](const Status& status) {
     const std::string sqlstate = pgwire::SqlStateOf(status);
-    if (sqlstate == "28P01") RecordFailedLogin(ip);
+    if (sqlstate == "28P01") {
+      // Each failed login, with who and from where (never what was sent).
+      spdlog::warn("serve: login failed for user \"{}\" from {}{}", user, ip,
+                   verifier ? ": wrong password" : ": no such user");
+      RecordFailedLogin(ip);
+    }
     out.ErrorResponse(
         Fatal(sqlstate, sqlstate == "28P01"
                             ? fmt::format("password authentication failed for user \"{}\"", user)
@@ -368,8 +389,7 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
     conn.Write(out);
     return;
   }
-  const auto role = options_.roles.find(user);
-  (*session)->SetReadOnly(role != options_.roles.end() && role->second == "read");
+  (*session)->SetReadOnly(read_only);
   const int32_t process_id = next_process_id_++;
   (void)(*session)->SetVariable("weir_user", user);
   (void)(*session)->SetVariable("weir_backend_pid", std::to_string(process_id));

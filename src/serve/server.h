@@ -77,6 +77,10 @@ class Server {
 
   Status Start();
   void Stop();
+  // Replaces the users and their roles (a reloaded users file): logins from now on see them;
+  // sessions already open keep theirs. Any thread.
+  void SetUsers(std::map<std::string, auth::ScramVerifier> users,
+                std::map<std::string, std::string> roles);
   int port() const { return port_; }
   // The addresses serve.host stands for, each listened on (after Start).
   const std::vector<std::string>& addresses() const { return addresses_; }
@@ -100,7 +104,8 @@ class Server {
   void Watchdog();              // statement deadlines, and reaping finished connection threads
   void ReapFinished();          // joins the connection threads that have ended
 
-  ServerOptions options_;
+  ServerOptions options_;  // users and roles GUARDED_BY(users_mutex_)
+  std::mutex users_mutex_;
   Engine* engine_;
   auth::SslContextPtr tls_context_;
   std::string mock_secret_;             // salts of unknown users (see ScramServer::ForUnknownUser)

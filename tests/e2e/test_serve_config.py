@@ -75,7 +75,8 @@ def test_the_extension_directory_variable_is_a_setting_the_engine_uses(build_dir
     assert process.wait(timeout=30) == 0
     log = (tmp_path / "serve.log").read_text()
     assert "WEIR_DUCKDB_EXTENSION_DIR is not a weir setting" not in log, log
-    assert f"\nduckdb.extension_dir = {extensions.resolve()}\n" in log, log
+    assert f"\nduckdb.extension_dir = {extensions.resolve()}  (from WEIR_DUCKDB_EXTENSION_DIR)\n" \
+        in log, log
     empty = tmp_path / "no-extensions"
     empty.mkdir()
     run = subprocess.run(
@@ -110,3 +111,86 @@ def test_the_users_file_is_private_from_its_first_byte_and_a_bad_line_stops_the_
     assert run.returncode == 1, run
     assert (f"weir serve: users file {users}, line 2: user reader has no verifier (expected "
             '"NAME SCRAM-SHA-256$... [read|write]")') in run.stderr, run.stderr
+
+
+def test_a_serve_password_set_after_the_first_start_is_applied_and_said(build_dir, tmp_path):
+    """The first start made the users file with a generated password; a later start with
+    WEIR_SERVE_PASSWORD makes that the admin's password (saying so in the log), instead of
+    ignoring it while logins fail. A start with the same password again changes nothing."""
+    from tests.e2e.test_serve import psql
+
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 42 AS x")
+    users = tmp_path / "tls" / "users"
+    first = subprocess.run(
+        [str(build_dir / "weir"), "serve", "--catalog-sqlite", str(lake.sqlite_path),
+         "--tls-dir", str(tmp_path / "tls"), "--add-user", "reader", "--role", "read"],
+        env={k: v for k, v in os.environ.items() if k != "WEIR_SERVE_PASSWORD"},
+        capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    assert 'created user "weir" with password' in first.stdout, first.stdout
+    generated = users.read_text()
+    port, process = start_serve(build_dir, lake, tmp_path)  # with WEIR_SERVE_PASSWORD=PASSWORD
+    try:
+        log = (tmp_path / "serve.log").read_text()
+        assert f'WEIR_SERVE_PASSWORD is set: user "weir" now has that password in {users}' \
+            in log, log
+        result = psql(port, "SELECT x FROM t")
+        assert (result.returncode, result.stdout.strip()) == (0, "42"), result.stderr
+        assert psql(port, "SELECT 1", password="wrong").returncode != 0
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    applied = users.read_text()
+    assert applied != generated
+    assert "reader " in applied and applied.count("\n") == generated.count("\n")
+    port, process = start_serve(build_dir, lake, tmp_path)
+    try:
+        assert "WEIR_SERVE_PASSWORD is set" not in (tmp_path / "serve.log").read_text()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    assert users.read_text() == applied
+
+
+def test_a_user_added_to_a_running_server_can_log_in_without_a_restart(build_dir, tmp_path):
+    """`weir serve --add-user` from another shell writes the users file; the running server
+    reloads it within a second (and on SIGHUP), so the new user logs in at once, with its role."""
+    from tests.e2e.test_serve import psql
+    from tests.e2e.weir_run import wait_for
+
+    lake = duckdb_lake(tmp_path, "CREATE TABLE t AS SELECT 7 AS x")
+    port, process = start_serve(build_dir, lake, tmp_path)
+    try:
+        assert psql(port, "SELECT x FROM t", password="reader pw").returncode != 0
+        added = subprocess.run(
+            [str(build_dir / "weir"), "serve", "--catalog-sqlite", str(lake.sqlite_path),
+             "--tls-dir", str(tmp_path / "tls"), "--add-user", "analyst", "--role", "read"],
+            env=dict(os.environ, WEIR_SERVE_NEW_PASSWORD="reader pw"),
+            capture_output=True, text=True, timeout=60)
+        assert added.returncode == 0, added.stderr
+        assert "reloads the file within a second" in added.stdout
+        wait_for(lambda: "reloaded (it changed): 2 user(s)" in
+                 (tmp_path / "serve.log").read_text(), 10, "the users file reloaded")
+
+        def as_analyst(sql: str):
+            env = dict(os.environ, PGPASSWORD="reader pw", PGCONNECT_TIMEOUT="10")
+            return subprocess.run(
+                ["psql", f"host=127.0.0.1 port={port} user=analyst dbname=lake sslmode=require",
+                 "-X", "-A", "-t", "-c", sql], env=env, capture_output=True, text=True, timeout=60)
+
+        read = as_analyst("SELECT x FROM t")
+        assert (read.returncode, read.stdout.strip()) == (0, "7"), read.stderr
+        write = as_analyst("INSERT INTO t VALUES (8)")
+        assert write.returncode != 0 and "read-only" in write.stderr, write.stderr
+        # A failed login is logged with the user and the address, never the password.
+        assert psql(port, "SELECT 1", password="nope").returncode != 0
+        wait_for(lambda: 'login failed for user "weir" from 127.0.0.1: wrong password' in
+                 (tmp_path / "serve.log").read_text(), 10, "the failed login logged")
+        assert "nope" not in (tmp_path / "serve.log").read_text()
+        process.send_signal(signal.SIGHUP)
+        wait_for(lambda: "reloaded (SIGHUP): 2 user(s)" in (tmp_path / "serve.log").read_text(),
+                 10, "the SIGHUP reload")
+        assert process.poll() is None
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0

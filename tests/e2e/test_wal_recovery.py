@@ -38,8 +38,7 @@ def ingested(kafka, build_dir, lake) -> tuple[WeirIngest, str]:
     topic = unique("wal_t")
     create_topic(bootstrap, topic, 3)
     produce(bootstrap, topic, event_records(0, 2 * PER_PARTITION), partition_of=lambda i: i % 2)
-    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group"),
-                      {"WEIR_WAL_DIR": str(lake.root / "wal")}).start()
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
     try:
         wait_for(lambda: lake.count("events") >= 2 * PER_PARTITION or not weir.alive(), 120,
                  "the direct ingest")
@@ -52,15 +51,21 @@ def ingested(kafka, build_dir, lake) -> tuple[WeirIngest, str]:
     return weir, topic
 
 
+def wal_env(weir: WeirIngest, **extra: str) -> dict[str, str]:
+    """The direct-mode run's environment switched to WAL mode (the volume beside the lake)."""
+    return dict(weir.env, WEIR_INGEST_MODE="wal", WEIR_WAL_DIR=str(weir.lake.root / "wal"),
+                **extra)
+
+
 def ingest_wal(weir: WeirIngest) -> subprocess.CompletedProcess:
     """`weir ingest` in WAL mode, expected to stop at its start."""
-    return subprocess.run([str(weir.binary), "ingest"], env=dict(weir.env, WEIR_INGEST_MODE="wal"),
+    return subprocess.run([str(weir.binary), "ingest"], env=wal_env(weir),
                           cwd=weir.lake.root, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=180)
 
 
 def wal(weir: WeirIngest, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(weir.binary), "wal", *args], env=weir.env, cwd=weir.lake.root,
+    return subprocess.run([str(weir.binary), "wal", *args], env=wal_env(weir), cwd=weir.lake.root,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=180)
 
 
@@ -166,7 +171,7 @@ def check_table(weir: WeirIngest, topic: str, add_to_table) -> None:
     # Without the refused files `weir ingest` in WAL mode starts, applying the table row by
     # row: the deletes and the local copy go, the kept file stays for the committer (which
     # finds its range below the ledger, so landed, and deletes it too), notes.txt is left alone.
-    wal_dir_env = dict(weir.env, WEIR_INGEST_MODE="wal", WEIR_WAL_COMMIT_INTERVAL="1s")
+    wal_dir_env = wal_env(weir, WEIR_WAL_COMMIT_INTERVAL="1s")
     proc = subprocess.Popen([str(weir.binary), "ingest"], env=wal_dir_env, cwd=weir.lake.root,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             stdin=subprocess.DEVNULL)
@@ -214,8 +219,7 @@ def test_the_recovery_table_row_by_row_on_iceberg(kafka, build_dir, tmp_path):
 def test_check_and_wal_ingest_refuse_without_the_committed_offsets(kafka, build_dir, tmp_path):
     lake = Lake(tmp_path / "lake")
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    weir = WeirIngest(build_dir, lake, bootstrap, unique("wal_none"), "events", unique("group"),
-                      {"WEIR_WAL_DIR": str(lake.root / "wal")})
+    weir = WeirIngest(build_dir, lake, bootstrap, unique("wal_none"), "events", unique("group"))
     lake.root.mkdir(parents=True)
     run = wal(weir, "check")  # the topic does not exist: no committed offsets to read
     assert run.returncode == 1

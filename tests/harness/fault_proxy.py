@@ -96,6 +96,9 @@ class FaultProxy(_Peer):
         self.tokens_issued: list[str] = []
         self.token_requests: list[dict] = []  # each token request's form and Authorization
         self.lock = threading.Lock()
+        # Set: the catalog is down. Every request is read and its connection closed unanswered
+        # and unforwarded (the client sees a transport failure), until cleared.
+        self.outage = threading.Event()
 
     def uri_for(self, upstream_path: str = "") -> str:
         return self.uri + upstream_path
@@ -116,6 +119,10 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         proxy: FaultProxy = self.server.peer  # type: ignore[attr-defined]
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        if proxy.outage.is_set():
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         with proxy.lock:
             rule = next((r for r in proxy.rules if r.matches(self.command, self.path)), None)
             if rule is not None:

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -348,6 +349,10 @@ datasets:
                 .find("kafka.bootstrap_servers: must be a single value"),
             std::string::npos);
   EXPECT_NE(ErrorOf("kafka: {\n", Minimal()).find("config: not valid YAML"), std::string::npos);
+  // A syntax error is the only error: nothing else was read, so nothing else is reported.
+  const std::string syntax = ErrorOf("kafka: {\n", {});
+  EXPECT_EQ(syntax.find("required"), std::string::npos) << syntax;
+  EXPECT_EQ(std::count(syntax.begin(), syntax.end(), '\n'), 0) << syntax;
 }
 
 TEST(ValidateTest, ErrorsNameSettingValueAndOrigin) {
@@ -529,6 +534,32 @@ TEST(DescribeTest, SecretsAreMasked) {
   EXPECT_EQ(MaskConninfo("postgresql://u:pw@h/db?password=x&a=b"),
             "postgresql://u:****@h/db?password=****&a=b");
   EXPECT_EQ(MaskConninfo("host=h password = 'a b\\' c' user=u"), "host=h password = **** user=u");
+}
+
+TEST(DescribeTest, TheStartLogsOnlyWhatWasGivenOrDerivedWithWhereItCameFrom) {
+  const IngestSettings s = LoadOk("", {{"WEIR_KAFKA_BOOTSTRAP_SERVERS", "k:9092"},
+                                       {"WEIR_TOPIC", "events"},
+                                       {"WEIR_TABLE", "events"},
+                                       {"WEIR_CATALOG_POSTGRES_PASSWORD", "hunter2"},
+                                       {"WEIR_CATALOG_KIND", "postgres"},
+                                       {"WEIR_CATALOG_POSTGRES_HOST", "pg"}});
+  const std::string text = DescribeChanged(s);
+  EXPECT_NE(text.find("kafka.bootstrap_servers = k:9092  (from WEIR_KAFKA_BOOTSTRAP_SERVERS)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("datasets[0].topic = events  (from WEIR_TOPIC)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kafka.group_id = weir-events-events  (derived)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("catalog.postgres_password = ****  (from WEIR_CATALOG_POSTGRES_PASSWORD)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("hunter2"), std::string::npos) << text;
+  // Settings at their defaults are left to the debug level's whole table.
+  EXPECT_EQ(text.find("flush.max_bytes"), std::string::npos) << text;
+  EXPECT_EQ(text.find("memory_budget"), std::string::npos) << text;
+  EXPECT_LT(std::count(text.begin(), text.end(), '\n'), 15) << text;
+  EXPECT_NE(Describe(s).find("datasets[0].flush.max_bytes = "), std::string::npos);
 }
 
 TEST(LoadTest, YamlFile) {

@@ -41,6 +41,21 @@ TEST(MaintainSettings, PoliciesAndTheServePortLoadFromVariables) {
   EXPECT_EQ(defaults->settings.datasets.at(0).maintain.orphans_older_than.count(), 86400000);
 }
 
+TEST(MaintainSettings, TheTiersFollowATargetSetAloneSoItNeverStopsIngest) {
+  auto loaded = Load({{"WEIR_MAINTAIN_TARGET_FILE_SIZE", "1MiB"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const MaintainSettings& m = loaded->settings.datasets.at(0).maintain;
+  EXPECT_EQ(m.target_file_size, 1LL << 20);
+  EXPECT_EQ(m.small_file_size, 128LL << 10);
+  EXPECT_EQ(m.large_file_size, 512LL << 10);
+  // A tier set by hand stays as set, the other follows the target.
+  auto small =
+      Load({{"WEIR_MAINTAIN_TARGET_FILE_SIZE", "1GiB"}, {"WEIR_MAINTAIN_TIERS_SMALL", "32MiB"}});
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(small->settings.datasets.at(0).maintain.small_file_size, 32LL << 20);
+  EXPECT_EQ(small->settings.datasets.at(0).maintain.large_file_size, 512LL << 20);
+}
+
 TEST(MaintainSettings, EveryInvalidValueStopsLoadingNamingTheSetting) {
   const std::vector<std::pair<Env, std::string>> cases = {
       {{{"WEIR_MAINTAIN_TIERS_SMALL", "64MiB"}},

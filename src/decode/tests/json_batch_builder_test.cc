@@ -3,6 +3,7 @@
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,98 @@ TEST(JsonBatchBuilderTest, RejectsUndecodableRecordsWithTheirReasonAndKeepsTheRe
   ASSERT_TRUE(batch.ok());
   EXPECT_EQ(Column(**batch, "id"), (std::vector<std::string>{"1", "7"}));
   EXPECT_EQ((*batch)->num_columns(), 2) << "a rejected record adds no column";
+}
+
+TEST(JsonBatchBuilderTest, ARejectedRecordLeavesNoColumnEvenWhenItsFieldsWereParsed) {
+  auto builder = MakeBuilder();
+  EXPECT_TRUE(builder->Append(R"({"seq":1})").ok());
+  EXPECT_EQ(RejectReason(builder->Append(R"({"phantom": 1}{"b": 2})")), "invalid_json");
+  EXPECT_TRUE(builder->Append(R"({"seq":2,"phantom":7})").ok());
+  auto batch = builder->Finish();
+  ASSERT_TRUE(batch.ok());
+  ASSERT_EQ((*batch)->num_columns(), 2);
+  EXPECT_EQ((*batch)->schema()->field(1)->name(), "phantom");
+  EXPECT_EQ((*batch)->schema()->field(1)->type()->id(), arrow::Type::INT64)
+      << "the rejected record's field did not shape the column";
+  EXPECT_EQ(Column(**batch, "phantom"), (std::vector<std::string>{"null", "7"}));
+}
+
+// Property: valid records interleaved with records of every reject reason make the same batch
+// as the valid records alone (schema, column order, types and values).
+TEST(JsonBatchBuilderTest, RejectedRecordsInterleavedAnywhereChangeNothingInTheBatch) {
+  DecodeOptions options;
+  options.max_record_bytes = 200;
+  std::mt19937 random(20261206);
+  const std::vector<std::string> keys = {"a", "b", "A", "c_d", "e", "f", "g"};
+  const auto value = [&](std::mt19937& r) -> std::string {
+    switch (r() % 5) {
+      case 0:
+        return std::to_string(static_cast<int>(r() % 1000));
+      case 1:
+        return std::to_string(r() % 1000) + ".5";
+      case 2:
+        return "\"s" + std::to_string(r() % 100) + "\"";
+      case 3:
+        return r() % 2 ? "true" : "false";
+      default:
+        return "null";
+    }
+  };
+  const auto valid = [&](std::mt19937& r) {
+    std::string record = "{";
+    const int fields = 1 + static_cast<int>(r() % 4);
+    for (int i = 0; i < fields; ++i) {
+      if (i > 0) record += ",";
+      record += "\"" + keys[r() % keys.size()] + "\":" + value(r);
+    }
+    return record + "}";
+  };
+  // Each reject carries fields (new names and known ones with other kinds) before its fault.
+  const auto reject = [&](std::mt19937& r) {
+    const std::string fields = "\"phantom" + std::to_string(r() % 3) + "\":" + value(r) + ",\"" +
+                               keys[r() % keys.size()] + "\":\"text\"";
+    switch (r() % 7) {
+      case 0:
+        return "{" + fields + "}{\"b\":2}";  // content after the object
+      case 1:
+        return "{" + fields + ",\"x\":";  // truncated
+      case 2:
+        return "{" + fields + ",\"n\":NaN}";  // not JSON
+      case 3:
+        return "{" + fields + ",\"s\":\"\xC3\x28\"}";  // invalid UTF-8
+      case 4:
+        return "{" + fields + ",\"big\":\"" + std::string(300, 'x') + "\"}";  // too large
+      case 5:
+        return "{" + fields + ",\"deep\":{\"a\":[1,tru]}}";  // bad nested value
+      default:
+        return std::string("[1,2,3]");  // not an object
+    }
+  };
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::string> good;
+    std::vector<std::string> mixed;
+    const int n = 1 + static_cast<int>(random() % 30);
+    for (int i = 0; i < n; ++i) {
+      while (random() % 3 == 0) mixed.push_back(reject(random));
+      good.push_back(valid(random));
+      mixed.push_back(good.back());
+    }
+    while (random() % 2 == 0) mixed.push_back(reject(random));
+    auto alone = MakeBuilder(options);
+    auto expected = Decode(*alone, good);
+    auto interleaved = MakeBuilder(options);
+    int64_t rejected = 0;
+    for (const auto& record : mixed) {
+      if (!interleaved->Append(record).ok()) ++rejected;
+    }
+    EXPECT_EQ(rejected, static_cast<int64_t>(mixed.size() - good.size()));
+    auto got = interleaved->Finish();
+    ASSERT_TRUE(got.ok());
+    ASSERT_TRUE((*got)->schema()->Equals(*expected->schema()))
+        << "round " << round << ": " << (*got)->schema()->ToString() << " vs "
+        << expected->schema()->ToString();
+    ASSERT_TRUE((*got)->Equals(*expected)) << "round " << round;
+  }
 }
 
 TEST(JsonBatchBuilderTest, TopLevelStringsAreUnescapedNestedOnesKeptAndBadEscapesRejected) {

@@ -132,6 +132,27 @@ TEST_F(RollingParquetWriterTest, WithoutATargetWritesOneFile) {
   EXPECT_EQ(Read((*files)[0].path).ids.size(), 100000u);
 }
 
+TEST_F(RollingParquetWriterTest, AMaxRowsPerFileSplitsRowsEvenlyAcrossBatches) {
+  RollingParquetWriter writer(fs_, Rows(0, 1)->schema(), FileConfig{}, 64 << 20, Paths());
+  writer.set_max_file_rows(30000);
+  int64_t next = 0;
+  for (const int64_t size : {12345, 40000, 7, 37648}) {  // 90,000 rows
+    ASSERT_TRUE(writer.Append(*Rows(next, size)).ok());
+    next += size;
+  }
+  auto files = writer.Finish();
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  ASSERT_EQ(files->size(), 3u);
+  std::vector<int64_t> ids;
+  for (const FileInfo& info : *files) {
+    EXPECT_EQ(info.rows, 30000);
+    const ReadBack back = Read(info.path);
+    ids.insert(ids.end(), back.ids.begin(), back.ids.end());
+  }
+  ASSERT_EQ(ids.size(), 90000u);
+  for (int64_t i = 0; i < 90000; ++i) ASSERT_EQ(ids[static_cast<size_t>(i)], i);
+}
+
 TEST_F(RollingParquetWriterTest, AbortRemovesTheOpenFileAndKeepsTheFinishedOnes) {
   RollingParquetWriter writer(fs_, Rows(0, 1)->schema(), FileConfig{}, 256 << 10, Paths());
   ASSERT_TRUE(writer.Append(*Rows(0, 60000)).ok());

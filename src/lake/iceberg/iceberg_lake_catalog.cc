@@ -173,7 +173,9 @@ Result<std::unique_ptr<MetadataStore>> IcebergLakeCatalog::Connect() {
   return Retry(ConnectPolicy(config_), config_.stop, "connecting to the Iceberg catalog",
                [&]() -> Result<std::unique_ptr<MetadataStore>> {
                  if (config_.type == CatalogType::kRest) {
-                   WEIR_ASSIGN_OR_RAISE(auto rest, RestCatalog::Open(config_.rest, config_.stop));
+                   // Not cut short by config_.stop: a draining writer connects to commit what
+                   // it holds (each request is bounded by the HTTP timeouts).
+                   WEIR_ASSIGN_OR_RAISE(auto rest, RestCatalog::Open(config_.rest));
                    return MakeRestMetadataStore(std::move(rest));
                  }
                  SqlCatalogOptions options;

@@ -36,7 +36,7 @@ struct IcebergLakeConfig {
   std::string warehouse = "weir-lake/warehouse";     // SQL: tables' root (directory or URI)
   RestCatalogOptions rest;                           // REST (rest.warehouse: sent to the server)
   files::StorageAccess storage;                      // S3 and Azure credentials and endpoints
-  std::stop_token stop;
+  std::stop_token stop;  // ends the waits between connection attempts, never a request
   int max_attempts = 10;
 };
 

@@ -105,9 +105,8 @@ Status RestError(const HttpResponse& response, const std::string& what) {
   return CatalogError(kind, response.status, type, std::move(text));
 }
 
-RestCatalog::RestCatalog(RestCatalogOptions options, std::unique_ptr<HttpClient> http,
-                         std::stop_token stop)
-    : options_(std::move(options)), http_(std::move(http)), stop_(std::move(stop)) {}
+RestCatalog::RestCatalog(RestCatalogOptions options, std::unique_ptr<HttpClient> http)
+    : options_(std::move(options)), http_(std::move(http)) {}
 
 Result<std::unique_ptr<RestCatalog>> RestCatalog::Open(RestCatalogOptions options,
                                                        std::stop_token stop) {
@@ -123,10 +122,12 @@ Result<std::unique_ptr<RestCatalog>> RestCatalog::Open(RestCatalogOptions option
     return Status::Invalid("token_refresh_fraction must be in (0, 1]");
   }
   WEIR_ASSIGN_OR_RAISE(auto http, HttpClient::Make(options.limits));
-  std::unique_ptr<RestCatalog> catalog(
-      new RestCatalog(std::move(options), std::move(http), std::move(stop)));
+  std::unique_ptr<RestCatalog> catalog(new RestCatalog(std::move(options), std::move(http)));
+  catalog->stop_ = std::move(stop);
   if (!catalog->options_.credential.empty()) WEIR_RETURN_NOT_OK(catalog->FetchToken());
   WEIR_RETURN_NOT_OK(catalog->LoadConfig());
+  // From here on a stop request does not refuse requests: the drain sends its loads and commits.
+  catalog->stop_ = std::stop_token{};
   return catalog;
 }
 

@@ -8,8 +8,11 @@
 // token expires. Mutations carry an Idempotency-Key when the server advertises
 // `idempotency-key-lifetime`; a caller retrying a commit of unknown outcome passes the same key.
 //
-// Each call is one HTTP attempt (plus a token fetch when due) bounded by HttpLimits and the stop
-// token given to Open(); no retry loop lives here.
+// Each call is one HTTP attempt (plus a token fetch when due) bounded by HttpLimits; no retry
+// loop lives here. The stop token given to Open() cuts short Open's own requests only: a
+// process that is stopping still drains, and its drain needs every later request (load,
+// commit, token refresh) to be sent. Those are bounded by HttpLimits' timeouts, and the caller's
+// retry waits are what a stop ends.
 //
 // Threading: one thread at a time (one HttpClient); the stop token may be requested from any.
 #pragma once
@@ -55,7 +58,7 @@ struct CreateTableRequest {
 class RestCatalog : public Catalog {
  public:
   // Connects (GET /v1/config, and a token first when a credential is given). Bad options and
-  // refused credentials are fatal errors naming what is wrong.
+  // refused credentials are fatal errors naming what is wrong. `stop` ends these requests only.
   static Result<std::unique_ptr<RestCatalog>> Open(RestCatalogOptions options,
                                                    std::stop_token stop = {});
 
@@ -87,7 +90,7 @@ class RestCatalog : public Catalog {
   std::string TablePath(const TableIdent& ident) const;
 
  private:
-  RestCatalog(RestCatalogOptions options, std::unique_ptr<HttpClient> http, std::stop_token stop);
+  RestCatalog(RestCatalogOptions options, std::unique_ptr<HttpClient> http);
 
   Status LoadConfig();
   Status FetchToken();
@@ -101,7 +104,7 @@ class RestCatalog : public Catalog {
 
   RestCatalogOptions options_;
   std::unique_ptr<HttpClient> http_;
-  std::stop_token stop_;
+  std::stop_token stop_;  // Open's own requests only; empty once Open returns
   std::map<std::string, std::string> properties_;
   std::vector<std::string> endpoints_;
   std::string prefix_;
