@@ -426,13 +426,17 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     }
     file_source = std::move(*prepared);
   }
-  // Direct mode's pipeline, or WAL mode's (src/wal through ingest/wal_pipeline.h); they outlive
-  // the HTTP server, whose probes call them.
-  std::unique_ptr<ingest::Pipeline> direct;
-  std::unique_ptr<ingest::WalPipeline> wal;
+  // Declared in the order they must outlive each other (destroyed in reverse): the catalog,
+  // the metrics and status the pipeline feeds, the include-values pollers, then direct mode's
+  // pipeline or WAL mode's (src/wal through ingest/wal_pipeline.h), then the HTTP server,
+  // whose probes call the pipeline.
+  std::unique_ptr<lake::Catalog> catalog;
   observe::MetricsRegistry registry;
   observe::StatusModel status("ingest", kVersion);
   options->status = &status;
+  std::unique_ptr<IncludeValuesPollers> pollers;
+  std::unique_ptr<ingest::Pipeline> direct;
+  std::unique_ptr<ingest::WalPipeline> wal;
   LiveProbes live;
   // The HTTP server answers from before the first probe (a port in use stops the start before
   // anything is created) to the end of the drain.
@@ -456,18 +460,20 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     spdlog::info("HTTP on {}:{}: /metrics /healthz /readyz /status /status.json",
                  settings->http_host, http->port());
   }
-  auto catalog = Probe(*settings, stop, file_source == nullptr);
-  if (!catalog.ok()) {
-    spdlog::error("startup check failed: {}", catalog.status().message());
+  auto probed = Probe(*settings, stop, file_source == nullptr);
+  if (!probed.ok()) {
+    spdlog::error("startup check failed: {}", probed.status().message());
     return kExitFailure;
   }
+  catalog = std::move(*probed);
   // Include-values pollers before consuming: an authoritative one waits for its first good poll.
-  auto pollers = IncludeValuesPollers::Start(*settings, &*options, &registry, stop);
-  if (!pollers.ok()) {
-    spdlog::error("startup check failed: {}", pollers.status().message());
+  auto started_pollers = IncludeValuesPollers::Start(*settings, &*options, &registry, stop);
+  if (!started_pollers.ok()) {
+    spdlog::error("startup check failed: {}", started_pollers.status().message());
     return kExitFailure;
   }
-  lake::Catalog* lake = catalog->get();
+  pollers = std::move(*started_pollers);
+  lake::Catalog* lake = catalog.get();
   // Every Parquet writer of the process allocates from the encode pool (weir_arrow_pool_bytes)
   // and, unless encode_threads is 1, encodes a row group's columns in parallel.
   files::SetWriterDefaults({ingest::EncodePool(), settings->encode_threads != 1});
@@ -498,7 +504,7 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
   }
   // The HTTP server (metrics) stays up through the drain: it stops after Run returns.
   const Status ran = wal ? wal->Run(stop) : direct->Run(stop);
-  (*pollers)->Stop();
+  pollers->Stop();
   if (http) http->Stop();
   if (!ran.ok()) {
     spdlog::error("weir ingest stopped: {}", ran.ToString());

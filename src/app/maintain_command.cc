@@ -77,7 +77,7 @@ void Orphans(const std::vector<InspectedTable>& tables, std::optional<int64_t> o
   }
 }
 
-int Expire(std::vector<InspectedTable>& tables, const MaintainArgs& args,
+int Expire(std::vector<InspectedTable>& tables, const MaintainArgs& args, bool iceberg,
            std::optional<int64_t> older_than, std::optional<int64_t> queue_window, int64_t now,
            nlohmann::json& json, std::string& text, std::ostream& err) {
   for (size_t i = 0; i < tables.size(); ++i) {
@@ -126,7 +126,9 @@ int Expire(std::vector<InspectedTable>& tables, const MaintainArgs& args,
         "{}: expired {} snapshot(s); {} object(s) no longer referenced, {} of them deleted{}\n",
         t.report.table, expired->expired, released.size(), released.size() - waiting.size(),
         waiting.empty() ? ""
-                        : fmt::format(" ({} wait in the deletion queue for up to {})",
+        : iceberg       ? fmt::format(" ({} still stored: `weir maintain orphans` removes them)",
+                                      waiting.size())
+                        : fmt::format(" ({} wait in DuckLake's deletion queue for up to {})",
                                       waiting.size(), Duration(window)));
     json["tables"][i]["expire"] = std::move(entry);
   }
@@ -295,11 +297,21 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
     }
   }
   if (fsck && args.repair) exit_code = Repair(tables, args.dry_run, now, json, text, err);
+  if (fsck) {
+    size_t findings = 0;
+    for (const auto& r : reports) findings += r.fsck.size();
+    text += exit_code == kExitOk
+                ? fmt::format("fsck: OK, {} table(s), every live file present with its size\n",
+                              reports.size())
+                : fmt::format("fsck: FAILED, {} finding(s) in {} table(s){}\n", findings,
+                              reports.size(), args.repair ? " (see the repair above)" : "");
+  }
   if (args.action == "orphans") {
     Orphans(tables, older_than, args.dry_run, now, json, text, exit_code, err);
   }
   if (args.action == "expire") {
-    exit_code = Expire(tables, args, older_than, queue_window, now, json, text, err);
+    exit_code = Expire(tables, args, s.lake_format == "iceberg", older_than, queue_window, now,
+                       json, text, err);
     if (exit_code != kExitOk) return exit_code;
   }
   if (args.action == "compact") {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "app/ingest_command.h"
+#include "base/number_text.h"
 
 namespace weir::app {
 
@@ -38,16 +39,16 @@ Result<CompactOutcome> CompactTable(lake::Table& table, const config::DatasetSet
   WEIR_ASSIGN_OR_RAISE(out.report, maintain::Compact(table, options));
   const auto& r = out.report;
   if (dry_run) {
-    out.text = fmt::format(
-        "{}: would merge {} file(s) ({} bytes, {} rows) in {} run(s) into "
-        "files of {} bytes\n",
-        table.name(), r.files_in, r.bytes_in, r.rows, r.runs_planned, options.target_file_bytes);
+    out.text =
+        fmt::format("{}: would merge {} file(s) ({}, {} rows) in {} run(s) into files of {}\n",
+                    table.name(), r.files_in, BytesText(static_cast<double>(r.bytes_in)), r.rows,
+                    r.runs_planned, BytesText(static_cast<double>(options.target_file_bytes)));
   } else {
     out.text = fmt::format(
-        "{}: merged {} file(s) ({} bytes) into {} ({} bytes), {} rows, in {} of {} run(s){}{}; "
-        "{:.1f}s\n",
-        table.name(), r.files_in, r.bytes_in, r.files_out, r.bytes_out, r.rows, r.runs_committed,
-        r.runs_planned, r.runs_given_up > 0 ? fmt::format(", {} given up", r.runs_given_up) : "",
+        "{}: merged {} file(s) ({}) into {} ({}), {} rows, in {} of {} run(s){}{}; {:.1f}s\n",
+        table.name(), r.files_in, BytesText(static_cast<double>(r.bytes_in)), r.files_out,
+        BytesText(static_cast<double>(r.bytes_out)), r.rows, r.runs_committed, r.runs_planned,
+        r.runs_given_up > 0 ? fmt::format(", {} given up", r.runs_given_up) : "",
         r.conflicts_retried > 0 ? fmt::format(", {} conflict(s) retried", r.conflicts_retried) : "",
         r.seconds);
   }

@@ -2,6 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <iterator>
+
+#include <fmt/format.h>
 
 namespace weir {
 
@@ -25,6 +28,17 @@ std::optional<double> ParseFiniteDoubleText(std::string_view text) {
     return std::nullopt;
   }
   return value;
+}
+
+std::string BytesText(double bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t unit = 0;
+  while (std::fabs(bytes) >= 1024 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", static_cast<int64_t>(bytes))
+                   : fmt::format("{:.1f} {}", bytes, kUnits[unit]);
 }
 
 }  // namespace weir

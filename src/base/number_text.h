@@ -19,4 +19,7 @@ std::optional<int64_t> ParseInt64Text(std::string_view text);
 // infinities included.
 std::optional<double> ParseFiniteDoubleText(std::string_view text);
 
+// A byte count for people: "512 B", "1.5 KiB", "128.0 MiB" (binary units, one decimal).
+std::string BytesText(double bytes);
+
 }  // namespace weir

@@ -30,8 +30,18 @@ Status RollingParquetWriter::FinishOpen() {
   ratio_ = open_->ratio();
   auto info = open_->Finish();
   open_.reset();
+  const int64_t rows = open_rows_;
   open_rows_ = 0;
   WEIR_RETURN_NOT_OK(info.status());
+  written_rows_ += rows;
+  if (total_rows_ > 0 && max_file_rows_ == 0 && finished_.empty() && rows > 0) {
+    // The first file holds what the target holds: the rest go evenly into as many files.
+    const int64_t rest = total_rows_ - written_rows_;
+    if (rest > 0) {
+      const int64_t files = (rest + rows - 1) / rows;
+      max_file_rows_ = (rest + files - 1) / files;
+    }
+  }
   finished_.push_back(std::move(*info));
   return Status::OK();
 }

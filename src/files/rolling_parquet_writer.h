@@ -51,9 +51,13 @@ class RollingParquetWriter {
   // Aborts the open file (finished ones stay: their paths are in finished()).
   void Abort();
 
-  // Also finishes a file once it holds `rows` rows (0: by bytes only). Compaction uses it to
-  // split a run's rows evenly over its files instead of leaving a small remainder last.
+  // Also finishes a file once it holds `rows` rows (0: by bytes only).
   void set_max_file_rows(int64_t rows) { max_file_rows_ = rows; }
+  // The rows the writer is going to be given in all. Once the first file has reached the byte
+  // target (which measures the rows a file of the target holds), the rest are split evenly over
+  // as many files as they need, instead of leaving a small remainder last: every file then holds
+  // at least about half the target. Compaction knows its run's rows beforehand and uses it.
+  void set_total_rows(int64_t rows) { total_rows_ = rows; }
 
   const std::vector<FileInfo>& finished() const { return finished_; }
   const std::shared_ptr<arrow::Schema>& schema() const { return schema_; }
@@ -71,7 +75,9 @@ class RollingParquetWriter {
   std::unique_ptr<ParquetFileWriter> open_;
   double ratio_ = 0;  // of the last file finished: the next file's hint
   int64_t max_file_rows_ = 0;
-  int64_t open_rows_ = 0;  // rows appended to the open file
+  int64_t open_rows_ = 0;     // rows appended to the open file
+  int64_t total_rows_ = 0;    // set_total_rows
+  int64_t written_rows_ = 0;  // in finished files
   std::vector<FileInfo> finished_;
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -105,20 +104,6 @@ struct RunOutput {
   int64_t equality_deleted_rows = 0;
 };
 
-// Rows per output file that split a run's live rows evenly over as many files as its bytes
-// need at the target (0: one file is enough). Rotating at the target alone would leave the
-// last file of each run with the remainder, often far below the target; even files are all
-// within a factor of two of it. The inputs' bytes estimate the output's.
-int64_t EvenFileRows(const CompactionRun& run, int64_t equality_deleted_rows, int64_t target) {
-  const int64_t live = run.input_rows - run.deleted_rows - equality_deleted_rows;
-  if (target <= 0 || live <= 0 || run.input_rows <= 0) return 0;
-  const double live_bytes = static_cast<double>(run.input_bytes) * static_cast<double>(live) /
-                            static_cast<double>(run.input_rows);
-  const auto files = static_cast<int64_t>(std::ceil(live_bytes / static_cast<double>(target)));
-  if (files <= 1) return 0;
-  return (live + files - 1) / files;
-}
-
 // Merges the run's inputs into new files of the target size; on any error nothing it wrote
 // is left behind.
 Result<RunOutput> WriteRun(lake::Table& table, const CompactionRun& run,
@@ -152,7 +137,8 @@ Result<RunOutput> WriteRun(lake::Table& table, const CompactionRun& run,
                                        relative.push_back(table.NewFilePath(run.partition_values));
                                        return table.DataDirectory() + relative.back();
                                      });
-  writer.set_max_file_rows(EvenFileRows(run, out.equality_deleted_rows, options.target_file_bytes));
+  // Even files, not full ones and a small remainder (files::RollingParquetWriter).
+  writer.set_total_rows(run.input_rows - run.deleted_rows - out.equality_deleted_rows);
   const auto fail = [&](const Status& status) -> Status {
     writer.Abort();
     std::vector<std::string> written;

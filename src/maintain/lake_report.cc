@@ -9,6 +9,7 @@
 #include <arrow/filesystem/filesystem.h>
 #include <fmt/format.h>
 
+#include "base/number_text.h"
 #include "wal/bloom_sidecar.h"
 
 namespace weir::maintain {
@@ -63,17 +64,6 @@ std::string BucketLabel(size_t i) {
   if (i == 0) return "<" + mib(kSizeBucketUpperBounds[0]);
   if (i == kSizeBucketUpperBounds.size()) return ">=" + mib(kSizeBucketUpperBounds.back());
   return mib(kSizeBucketUpperBounds[i - 1]) + "-" + mib(kSizeBucketUpperBounds[i]);
-}
-
-std::string HumanBytes(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(units)) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
 }
 
 std::string HumanAge(std::optional<int64_t> ms) {
@@ -161,10 +151,11 @@ std::string FormatReports(const std::vector<TableReport>& reports, bool with_fsc
       sizes +=
           fmt::format("{}{}:{}", sizes.empty() ? "" : " ", BucketLabel(i), r.size_histogram[i]);
     }
-    out += fmt::format("{:<28} {:>7} {:>7} {:>12} {:>10} {:>9} {:>10} {:>8}  {}\n", r.table,
-                       r.data_files, r.delete_files, r.rows, HumanBytes(r.bytes), r.snapshots,
-                       HumanAge(r.oldest_snapshot_age_ms),
-                       r.listed ? std::to_string(r.orphans.size()) : "-", sizes);
+    out +=
+        fmt::format("{:<28} {:>7} {:>7} {:>12} {:>10} {:>9} {:>10} {:>8}  {}\n", r.table,
+                    r.data_files, r.delete_files, r.rows, BytesText(static_cast<double>(r.bytes)),
+                    r.snapshots, HumanAge(r.oldest_snapshot_age_ms),
+                    r.listed ? std::to_string(r.orphans.size()) : "-", sizes);
   }
   for (const TableReport& r : reports) {
     if (!r.orphan_scan.empty())

@@ -54,17 +54,6 @@ std::string DisplayNumber(double value) {
   return fmt::format("{:.3g}", value);
 }
 
-std::string DisplayBytes(double bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  size_t unit = 0;
-  while (std::fabs(bytes) >= 1024 && unit + 1 < std::size(kUnits)) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", static_cast<int64_t>(bytes))
-                   : fmt::format("{:.1f} {}", bytes, kUnits[unit]);
-}
-
 std::string LineChartSvg(std::string_view id, const std::vector<ChartLine>& lines,
                          std::string_view unit, std::string_view span) {
   size_t points = 0;

@@ -17,7 +17,6 @@ std::string HtmlEscape(std::string_view text);
 std::string DisplayNumber(double value);
 
 // A byte count with a binary unit ("1.5 MiB").
-std::string DisplayBytes(double bytes);
 
 struct ChartLine {
   std::string label;

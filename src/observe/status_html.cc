@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/number_text.h"
 #include "observe/html.h"
 #include "observe/statement_text.h"
 #include "observe/status_page.h"
@@ -71,9 +72,9 @@ void AppendDataset(std::string& out, const DatasetSnapshot& d, size_t index) {
   out += fmt::format(
       "<tr><th class=\"text\">bytes</th>{}{}{}</tr></table>",
       Cell("bytes_total", static_cast<double>(d.bytes_total),
-           DisplayBytes(static_cast<double>(d.bytes_total))),
-      Cell("bytes_per_second_now", rate(d.rates.now, 1), DisplayBytes(rate(d.rates.now, 1))),
-      Cell("bytes_per_second_15m", rate(d.rates.window, 1), DisplayBytes(rate(d.rates.window, 1))));
+           BytesText(static_cast<double>(d.bytes_total))),
+      Cell("bytes_per_second_now", rate(d.rates.now, 1), BytesText(rate(d.rates.now, 1))),
+      Cell("bytes_per_second_15m", rate(d.rates.window, 1), BytesText(rate(d.rates.window, 1))));
   out += "<table class=\"kv\">";
   out += KeyValueRow("commits", "commits_total", static_cast<double>(d.commits_total));
   out += KeyValueRow("rows committed", "rows_total", static_cast<double>(d.rows_total));
@@ -216,7 +217,7 @@ std::string RenderStatusHtml(const StatusSnapshot& status, int refresh_seconds) 
       out += fmt::format(
           "<p id=\"wal\" data-field=\"wal_mode\" data-value=\"wal\">WAL mode: {} segment(s), "
           "{} not yet committed{}</p>",
-          status.wal.segments, HtmlEscape(DisplayBytes(static_cast<double>(status.wal.bytes))),
+          status.wal.segments, HtmlEscape(BytesText(static_cast<double>(status.wal.bytes))),
           status.wal.oldest_unconfirmed_unix_ms > 0
               ? ", oldest from " + UtcTime(status.wal.oldest_unconfirmed_unix_ms)
               : "");

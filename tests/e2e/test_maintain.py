@@ -106,6 +106,7 @@ def check_sweep(weir: WeirIngest, table: str, table_dir: Path, live: list[str],
 def check_fsck(weir: WeirIngest, table: str, live: list[str]) -> None:
     clean = maintain(weir, "fsck")
     assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert clean.stdout.splitlines()[-1].startswith("fsck: OK, "), clean.stdout
     gone, short = Path(live[0]), Path(live[1])
     size = short.stat().st_size
     gone.unlink()
@@ -121,6 +122,7 @@ def check_fsck(weir: WeirIngest, table: str, live: list[str]) -> None:
                                    "catalog_bytes": size, "actual_bytes": size - 10}
     text = maintain(weir, "fsck")
     assert f"{table}: MISSING {gone}" in text.stdout, text.stdout
+    assert text.stdout.splitlines()[-1].startswith("fsck: FAILED, 2 finding(s) in "), text.stdout
 
 
 def test_ducklake_stats_fsck_and_orphans(kafka, build_dir, tmp_path):

@@ -153,6 +153,34 @@ TEST_F(RollingParquetWriterTest, AMaxRowsPerFileSplitsRowsEvenlyAcrossBatches) {
   for (int64_t i = 0; i < 90000; ++i) ASSERT_EQ(ids[static_cast<size_t>(i)], i);
 }
 
+TEST_F(RollingParquetWriterTest, KnowingItsTotalRowsItLeavesNoSmallRemainderFile) {
+  constexpr int64_t kTarget = 512 << 10;
+  constexpr int64_t kRows = 100000;  // a small remainder after full files of the target
+  const auto write = [&](bool total) {
+    RollingParquetWriter writer(fs_, Rows(0, 1)->schema(), FileConfig{}, kTarget, Paths());
+    if (total) writer.set_total_rows(kRows);
+    for (int64_t next = 0; next < kRows; next += 10000) {
+      EXPECT_TRUE(writer.Append(*Rows(next, 10000)).ok());
+    }
+    return *writer.Finish();
+  };
+  const auto plain = write(false);
+  ASSERT_GE(plain.size(), 3u);
+  EXPECT_LT(plain.back().size_bytes, kTarget / 2) << "the remainder the even split avoids";
+  const auto even = write(true);
+  ASSERT_EQ(even.size(), plain.size());
+  int64_t rows = 0;
+  for (size_t f = 0; f < even.size(); ++f) {
+    EXPECT_GE(even[f].size_bytes, kTarget / 2) << "file " << f;
+    EXPECT_LE(even[f].size_bytes, kTarget * 1.1) << "file " << f;
+    if (f > 1) {
+      EXPECT_NEAR(even[f].rows, even[1].rows, static_cast<double>(even.size()));
+    }
+    rows += even[f].rows;
+  }
+  EXPECT_EQ(rows, kRows);
+}
+
 TEST_F(RollingParquetWriterTest, AbortRemovesTheOpenFileAndKeepsTheFinishedOnes) {
   RollingParquetWriter writer(fs_, Rows(0, 1)->schema(), FileConfig{}, 256 << 10, Paths());
   ASSERT_TRUE(writer.Append(*Rows(0, 60000)).ok());

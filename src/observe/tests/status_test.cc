@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/number_text.h"
 #include "observe/html.h"
 #include "observe/statement_text.h"
 #include "observe/status_model.h"
@@ -51,7 +52,7 @@ TEST(HtmlTest, EscapesEveryMarkupCharacter) {
   EXPECT_EQ(DisplayNumber(0.25), "0.25");
   EXPECT_EQ(DisplayNumber(12.345), "12.3");
   EXPECT_EQ(DisplayNumber(73312.6), "73 313");
-  EXPECT_EQ(DisplayBytes(1536), "1.5 KiB");
+  EXPECT_EQ(BytesText(1536), "1.5 KiB");
 }
 
 TEST(StatusModelTest, RatesCommitsAndBoundsOfADataset) {
