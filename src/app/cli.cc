@@ -4,6 +4,9 @@
 #include <array>
 #include <cctype>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <unistd.h>
 
@@ -86,6 +89,74 @@ std::string VersionText() {
        << arrow::GetBuildInfo().version_string << ", librdkafka " << rd_kafka_version_str() << "\n";
   return text.str();
 }
+
+namespace {
+
+// Edits (insert, delete, replace) between `a` and `b`.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The closest of `names` to `word` when it is near enough to be a typo ("" otherwise).
+std::string Closest(std::string_view word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& name : names) {
+    const size_t distance = EditDistance(word, name);
+    if (distance < best_distance) {
+      best = name;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+// After a parse error: "did you mean" for a mistyped subcommand or flag, and which --help to
+// read (the subcommand's own when one was named).
+std::string UsageHint(const std::vector<CLI::App*>& commands,
+                      const std::vector<std::string>& args) {
+  std::vector<std::string> names;
+  for (const CLI::App* command : commands) names.push_back(command->get_name());
+  const CLI::App* chosen = nullptr;
+  if (!args.empty()) {
+    for (const CLI::App* command : commands) {
+      if (command->get_name() == args[0]) chosen = command;
+    }
+    if (chosen == nullptr && !args[0].starts_with("-")) {
+      const std::string guess = Closest(args[0], names);
+      return (guess.empty() ? "" : "Did you mean 'weir " + guess + "'? ") +
+             std::string("Run 'weir --help' for the subcommands.\n");
+    }
+  }
+  if (chosen == nullptr) return "Run 'weir --help' for the subcommands.\n";
+  std::vector<std::string> flags;
+  for (const CLI::Option* option : chosen->get_options()) {
+    for (const auto& name : option->get_lnames()) flags.push_back("--" + name);
+  }
+  std::string hint;
+  for (size_t i = 1; i < args.size() && hint.empty(); ++i) {
+    const std::string flag = args[i].substr(0, args[i].find('='));
+    if (!flag.starts_with("--") || std::find(flags.begin(), flags.end(), flag) != flags.end()) {
+      continue;
+    }
+    const std::string guess = Closest(flag, flags);
+    if (!guess.empty()) hint = "Did you mean " + guess + "? ";
+  }
+  return hint + "Run 'weir " + chosen->get_name() + " --help' for its flags.\n";
+}
+
+}  // namespace
 
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CLI::App cli(
@@ -229,7 +300,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       out << cli.help();
       return kExitOk;
     }
-    err << "weir: " << e.what() << "\nRun 'weir --help' for the subcommands.\n";
+    err << "weir: " << e.what() << "\n" << UsageHint(commands, args);
     return kExitUsage;
   }
 

@@ -228,7 +228,7 @@ Result<ingest::PipelineOptions> MakePipelineOptions(const config::IngestSettings
 
 Status ProbeTopics(const config::IngestSettings& s) {
   for (const auto& d : s.datasets) {
-    auto partitions = kafka::PartitionCount(s.kafka.bootstrap_servers, d.topic);
+    auto partitions = kafka::PartitionCount(s.kafka.bootstrap_servers, d.topic, s.startup_timeout);
     if (!partitions.ok()) {
       return WithContext(partitions.status(),
                          "dataset " + d.name + ", broker " + s.kafka.bootstrap_servers);
@@ -320,6 +320,7 @@ lake::iceberg::IcebergLakeConfig MakeIcebergConfig(const config::IngestSettings&
   c.rest.credential = i.credential;
   c.storage = StorageAccessOf(s.storage);
   c.max_attempts = s.commit_max_attempts;
+  c.open_deadline = s.startup_timeout;
   return c;
 }
 
@@ -334,6 +335,7 @@ lake::ducklake::CatalogConfig MakeCatalogConfig(const config::IngestSettings& s)
   c.azure = AzureSettingsOf(s.storage);
   c.extension_directory = lake::ExtensionDirectory(s.duckdb_extension_dir);
   c.max_attempts = s.commit_max_attempts;
+  c.open_deadline = s.startup_timeout;
   return c;
 }
 

@@ -249,29 +249,44 @@ int RunServe(const ServeArgs& args, std::ostream& out, std::ostream& err) {
   InstallStopHandlers();
   InstallSigpipeCounter();
 
-  std::error_code ec;
-  std::filesystem::create_directories(s.tls_dir, ec);
   const std::string cert = s.tls_dir + "/server.crt", key = s.tls_dir + "/server.key";
-  if (auto made = serve::auth::EnsureSelfSignedCertificate(cert, key, "weir"); !made.ok()) {
-    err << "weir serve: serve.tls_dir " << s.tls_dir << ": " << made.message() << "\n";
-    return kExitFailure;
-  }
+  // The TLS pair and the users file, made when missing (`--add-user` needs no lake).
+  const auto prepare_tls_dir = [&]() -> bool {
+    std::error_code ec;
+    std::filesystem::create_directories(s.tls_dir, ec);
+    if (auto made = serve::auth::EnsureSelfSignedCertificate(cert, key, "weir"); !made.ok()) {
+      err << "weir serve: serve.tls_dir " << s.tls_dir << ": " << made.message() << "\n";
+      return false;
+    }
+    return true;
+  };
   if (!args.add_user.empty()) {
+    if (!prepare_tls_dir()) return kExitFailure;
     Status added = AddUser(args, s.tls_dir, out);
     if (!added.ok()) err << "weir serve: " << added.message() << "\n";
     return added.ok() ? kExitOk : kExitFailure;
   }
-  auto users = LoadUsers(s.tls_dir, out);
-  if (!users.ok()) {
-    err << "weir serve: " << users.status().message() << "\n";
-    return kExitFailure;
-  }
   spdlog::info("weir serve starting; settings given or derived (the rest at their defaults):\n{}",
                config::DescribeChanged(s));
   spdlog::debug("every setting:\n{}", config::Describe(s));
+  // The lake first: a start that cannot serve one creates nothing (no catalog file, no TLS
+  // directory, no users file).
+  if (s.lake_format != "iceberg" && s.catalog.kind == config::CatalogKind::kSqlite &&
+      !std::filesystem::exists(s.catalog.sqlite_path)) {
+    err << "weir serve: no lake at " << s.catalog.sqlite_path
+        << " (catalog.sqlite_path): run weir ingest first, or set catalog.* to the lake's "
+           "catalog\n";
+    return kExitFailure;
+  }
   auto engine = serve::Engine::Open(MakeLakeAttachment(s));
   if (!engine.ok()) {
     err << "weir serve: " << engine.status().message() << "\n";
+    return kExitFailure;
+  }
+  if (!prepare_tls_dir()) return kExitFailure;
+  auto users = LoadUsers(s.tls_dir, out);
+  if (!users.ok()) {
+    err << "weir serve: " << users.status().message() << "\n";
     return kExitFailure;
   }
   serve::ServerOptions options = MakeServerOptions(s);

@@ -14,6 +14,8 @@ struct BackoffPolicy {
   std::chrono::milliseconds cap{30000};     // largest delay before jitter
   double max_jitter = 0.25;                 // each delay grows by a uniform 0..max_jitter share
   int max_attempts = 10;                    // retry budget; 0 means unbounded
+  // A deadline from the first attempt: no wait starts that would end past it (0: none).
+  std::chrono::milliseconds max_elapsed{0};
 };
 
 // The delays of one retry sequence. Not thread-safe: one per operation being retried.

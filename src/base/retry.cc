@@ -23,6 +23,8 @@ bool WaitFor(std::chrono::milliseconds delay, const std::stop_token& stop) {
 Retrier::Retrier(BackoffPolicy policy, std::stop_token stop, bool log_retries)
     : backoff_(policy, std::random_device{}()),
       stop_(std::move(stop)),
+      started_(std::chrono::steady_clock::now()),
+      max_elapsed_(policy.max_elapsed),
       max_attempts_(policy.max_attempts),
       log_retries_(log_retries) {}
 
@@ -34,6 +36,15 @@ Status Retrier::Wait(const Status& last, std::string_view what) {
   if (!delay) {
     return WithContext(last,
                        fmt::format("{} (retry budget of {} attempts spent)", what, max_attempts_));
+  }
+  if (max_elapsed_.count() > 0 &&
+      std::chrono::steady_clock::now() + *delay - started_ > max_elapsed_) {
+    return WithContext(
+        last,
+        fmt::format(
+            "{} (gave up after {:.1f} s, the limit being {} s)", what,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(),
+            max_elapsed_.count() / 1000.0));
   }
   if (log_retries_) spdlog::warn("{}: {}; retrying in {} ms", what, last.message(), delay->count());
   if (!WaitFor(*delay, stop_)) {

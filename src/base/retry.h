@@ -43,6 +43,8 @@ class Retrier {
  private:
   Backoff backoff_;
   std::stop_token stop_;
+  std::chrono::steady_clock::time_point started_;
+  std::chrono::milliseconds max_elapsed_;
   int max_attempts_;
   bool log_retries_;
 };

@@ -359,6 +359,14 @@ std::vector<Setting> BuildTable() {
                       "storage), which run in parallel; a probe still running then fails as "
                       "timed out.",
        WEIR_PROCESS_FIELD(check_timeout)},
+      {.name = "startup.timeout",
+       .type = S::kDuration,
+       .min = 1000,
+       .max = 3600000,
+       .description = "How long a start keeps trying to reach the broker (each topic's "
+                      "metadata) and the catalog before it fails, naming what it could not "
+                      "reach. Later outages are retried under `commit.max_attempts`.",
+       WEIR_PROCESS_FIELD(startup_timeout)},
   };
   for (Setting& row : table_rows::WalRows()) table.push_back(std::move(row));
   for (Setting& row : ServeRows()) table.push_back(std::move(row));

@@ -206,6 +206,7 @@ struct IngestSettings {
   std::chrono::milliseconds drain_timeout{96000};            // shutdown.drain_timeout
   int commit_max_attempts = 10;                              // retry budget for lake commits
   std::chrono::milliseconds check_timeout{5000};             // weir check: each probe's deadline
+  std::chrono::milliseconds startup_timeout{15000};          // the start's broker and catalog
   int maintain_http_port = 8001;                             // weir maintain --serve; 0 = any free
   std::chrono::milliseconds maintain_stats_interval{60000};  // weir maintain --serve
   std::map<std::string, std::string> origins;  // as DatasetSettings::origins, of these

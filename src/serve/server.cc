@@ -189,23 +189,25 @@ void Server::AcceptLoop() {
     // Bans and caps before the first byte is read: an unauthenticated connection holds a
     // slot, and a refused one costs no thread.
     std::string ip = PeerAddress(fd.get());
-    if (auto refused = Admit(ip)) {
+    std::optional<std::string> banned;
+    if (auto refused = Admit(ip, &banned)) {
       metrics_->refused.Increment();
       Refuse(std::move(fd), refused->first, refused->second);
       continue;
     }
+    if (banned) metrics_->refused.Increment();
     std::lock_guard lock(mutex_);
     // Sessions notice Stop within 200 ms when idle, or when their statement ends. The thread
     // reports its end under the lock, so after its entry is in threads_.
     const uint64_t id = next_thread_id_++;
-    threads_.emplace(
-        id, std::thread([this, fd = std::move(fd), id, accepted, ip = std::move(ip)]() mutable {
-          Serve(fd.get(), ip, accepted);
-          Release(ip);
-          fd.Reset();
-          std::lock_guard done(mutex_);
-          finished_.push_back(id);
-        }));
+    threads_.emplace(id, std::thread([this, fd = std::move(fd), id, accepted, ip = std::move(ip),
+                                      banned = std::move(banned)]() mutable {
+                       Serve(fd.get(), ip, accepted, banned);
+                       Release(ip);
+                       fd.Reset();
+                       std::lock_guard done(mutex_);
+                       finished_.push_back(id);
+                     }));
   }
 }
 
@@ -224,15 +226,24 @@ void Server::BackOffAccepting(int error, int burst, Backoff& backoff) {
   stop_wakeup_.wait_for(lock, delay, [this] { return stopping_->load(); });
 }
 
-std::optional<std::pair<std::string, std::string>> Server::Admit(const std::string& ip) {
+std::optional<std::pair<std::string, std::string>> Server::Admit(
+    const std::string& ip, std::optional<std::string>* banned) {
   std::lock_guard lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
   if (auto ban = banned_until_.find(ip); ban != banned_until_.end()) {
     if (now < ban->second) {
       const auto left = std::chrono::duration_cast<std::chrono::seconds>(ban->second - now);
-      return std::make_pair(
-          std::string("28000"),
-          fmt::format("too many failed logins from {}; retry in {} s", ip, left.count() + 1));
+      std::string why =
+          fmt::format("too many failed logins from {}; retry in {} s", ip, left.count() + 1);
+      if (connections_ >= options_.max_connections ||
+          connections_per_ip_[ip] >= options_.max_connections_per_ip) {
+        return std::make_pair(std::string("28000"), std::move(why));
+      }
+      // Within the caps (which bound what banned clients cost): told after TLS.
+      *banned = std::move(why);
+      ++connections_;
+      ++connections_per_ip_[ip];
+      return std::nullopt;
     }
     banned_until_.erase(ban);
   }
@@ -280,7 +291,8 @@ void Server::RecordFailedLogin(const std::string& ip) {
   }
 }
 
-void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::time_point accepted) {
+void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::time_point accepted,
+                   const std::optional<std::string>& banned) {
   // Before authentication a message is at most 10,000 bytes (SCRAM's are under 1 KiB), so an
   // unauthenticated peer cannot make the server buffer the session's message limit.
   ClientConnection conn(fd, pgwire::kMaxStartupPacketBytes, stopping_, &abort_writes_,
@@ -330,6 +342,11 @@ void Server::Serve(int fd, const std::string& ip, std::chrono::steady_clock::tim
   }
   if (stopping_->load()) {
     out.ErrorResponse(Fatal("57P03", "the database system is shutting down"));
+    conn.Write(out);
+    return;
+  }
+  if (banned) {
+    out.ErrorResponse(Fatal("28000", *banned));
     conn.Write(out);
     return;
   }

@@ -91,11 +91,17 @@ class Server {
   // After an accept() error: counts it, warns once per burst, and waits (interruptibly by
   // Stop) for the next delay of `backoff`, so a listener that cannot accept never spins.
   void BackOffAccepting(int error, int burst, Backoff& backoff);
-  void Serve(int fd, const std::string& ip, std::chrono::steady_clock::time_point accepted);
+  // `banned`: the FATAL to answer once TLS and the startup message are through (a banned
+  // client's libpq shows no error sent before TLS).
+  void Serve(int fd, const std::string& ip, std::chrono::steady_clock::time_point accepted,
+             const std::optional<std::string>& banned);
   // Admission at accept, before the first byte is read: bans and connection caps. Empty when
   // admitted (the connection holds a slot until Release), else the SQLSTATE and message of the
   // FATAL to answer with.
-  std::optional<std::pair<std::string, std::string>> Admit(const std::string& ip);
+  // A banned address within the caps is admitted with `*banned` set: its connection is told
+  // why after TLS, where a client can read it.
+  std::optional<std::pair<std::string, std::string>> Admit(const std::string& ip,
+                                                           std::optional<std::string>* banned);
   void RecordFailedLogin(const std::string& ip);
   void Release(const std::string& ip);
   // Answers a refused connection with one non-blocking FATAL and leaves it to linger.

@@ -136,3 +136,48 @@ def test_wal_settings_in_direct_mode_are_refused_and_wal_check_says_wal_mode_is_
     assert result.returncode == 2, result.stderr
     assert "WAL mode is off in this configuration (ingest.mode is direct)" in result.stderr
     assert tree(tmp_path) == []
+
+
+@pytest.mark.parametrize("where", ["no_lake_here", "missing_directory"])
+def test_serve_without_a_lake_says_so_and_creates_nothing(where, build_dir, tmp_path):
+    args = ["serve", "--port", str(free_port())]
+    catalog = tmp_path / "weir-lake" / "catalog.sqlite"
+    if where == "missing_directory":
+        catalog = tmp_path / "nowhere" / "catalog.sqlite"
+        args += ["--catalog-sqlite", str(catalog)]
+    result = run(build_dir, args, clean_environment(), tmp_path, timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    relative = catalog.relative_to(tmp_path) if where == "no_lake_here" else catalog
+    assert (f"weir serve: no lake at {relative} (catalog.sqlite_path): run weir ingest first, "
+            "or set catalog.* to the lake's catalog") in result.stderr, result.stderr
+    assert "password" not in result.stdout + result.stderr
+    assert tree(tmp_path) == []
+
+
+def test_a_catalog_that_refuses_connections_fails_the_start_within_the_startup_timeout(
+    kafka, build_dir, tmp_path
+):
+    """A refusing PostgreSQL catalog once kept `weir ingest` retrying for 202 s (the whole
+    commit retry budget); the start now gives up at startup.timeout, naming the catalog."""
+    import time
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("startup_deadline")
+    create_topic(bootstrap, topic, 1)
+    closed = free_port()
+    env = clean_environment(WEIR_KAFKA_BOOTSTRAP_SERVERS=bootstrap, WEIR_TOPIC=topic,
+                            WEIR_TABLE="events", WEIR_HTTP_PORT="0",
+                            WEIR_CATALOG_POSTGRES_DSN=f"host=127.0.0.1 port={closed} user=x "
+                                                      "dbname=y",
+                            WEIR_STARTUP_TIMEOUT="4s")
+    started = time.monotonic()
+    result = run(build_dir, ["ingest"], env, tmp_path)
+    took = time.monotonic() - started
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "connecting to the catalog (gave up after " in output, output
+    assert "the limit being 4 s" in output, output
+    assert "catalog.postgres_dsn" in output, output
+    # Far below the 200 s of the retry budget (the bound is loose: a loaded machine is slow).
+    assert took < 60, f"{took:.1f} s\n{output}"
+    assert tree(tmp_path) == []

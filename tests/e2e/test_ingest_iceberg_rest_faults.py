@@ -36,16 +36,21 @@ def wal_left(root: Path) -> list[str]:
         if wal.exists() else []
 
 
+def topic_and_lake(kafka, iceberg_rest, tmp_path: Path, name: str) -> tuple[str, str, IcebergLake]:
+    """(bootstrap, a new 2-partition topic, a lake in a new namespace of the REST catalog)."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique(name)
+    create_topic(bootstrap, topic, 2)
+    lake = IcebergLake(tmp_path / "lake", rest_uri=iceberg_rest["WEIR_TEST_ICEBERG_REST_URI"],
+                       namespace=unique("ns"))
+    return bootstrap, topic, lake
+
+
 @pytest.mark.parametrize("mode", ["direct", "wal"])
 def test_sigterm_on_a_rest_catalog_commits_what_is_held_and_exits_0(
     kafka, iceberg_rest, build_dir, tmp_path, mode
 ):
-    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique(f"rest_drain_{mode}")
-    create_topic(bootstrap, topic, 2)
-    namespace = unique("ns")
-    lake = IcebergLake(tmp_path / "lake", rest_uri=iceberg_rest["WEIR_TEST_ICEBERG_REST_URI"],
-                       namespace=namespace)
+    bootstrap, topic, lake = topic_and_lake(kafka, iceberg_rest, tmp_path, f"rest_drain_{mode}")
     group = unique("group")
     produce(bootstrap, topic, records(0, 1000))
     first = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
@@ -81,14 +86,10 @@ def test_sigterm_on_a_rest_catalog_commits_what_is_held_and_exits_0(
 def test_a_flush_with_rejects_rides_out_a_rest_catalog_outage(
     kafka, iceberg_rest, build_dir, tmp_path, mode
 ):
-    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique(f"rest_outage_{mode}")
-    create_topic(bootstrap, topic, 2)
-    namespace = unique("ns")
-    uri = iceberg_rest["WEIR_TEST_ICEBERG_REST_URI"]
-    reader = IcebergLake(tmp_path / "lake", rest_uri=uri, namespace=namespace)
-    with FaultProxy(uri) as proxy:
-        writer = IcebergLake(tmp_path / "lake", rest_uri=proxy.uri, namespace=namespace)
+    bootstrap, topic, reader = topic_and_lake(kafka, iceberg_rest, tmp_path,
+                                              f"rest_outage_{mode}")
+    with FaultProxy(reader.rest_uri) as proxy:
+        writer = IcebergLake(reader.root, rest_uri=proxy.uri, namespace=reader.namespace)
         weir = WeirIngest(build_dir, writer, bootstrap, topic, "events", unique("group"),
                           settings_of(mode, writer.root)).start()
         try:

@@ -98,3 +98,41 @@ def test_poison_records_are_rejected_or_repaired_and_counted(kafka, build_dir, t
     assert con.execute("SELECT DISTINCT topic, \"partition\" FROM lake.events_rejects").fetchall() == [
         (topic, 0)]
     con.close()
+
+
+@pytest.mark.parametrize("fmt", ["ducklake", "iceberg"])
+def test_a_rejected_record_does_not_shape_the_table(fmt, kafka, build_dir, tmp_path):
+    """Two JSON objects in one message are rejected as invalid_json; the fields parsed before
+    the fault reach no column: `phantom` comes from the good record after it, as a bigint."""
+    from tests.e2e.test_ingest_iceberg import IcebergLake
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("phantom")
+    create_topic(bootstrap, topic, 1)
+    lake = Lake(tmp_path / "lake") if fmt == "ducklake" else IcebergLake(tmp_path / "lake")
+    weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", unique("group")).start()
+    try:
+        produce(bootstrap, topic, [(None, b'{"seq": 1}'), (None, b'{"phantom": "x"}{"b": 2}')])
+        rejects = "events_rejects"
+        wait_for(lambda: lake.count("events") == 1 and lake.count(rejects) == 1, 60,
+                 "the first flush")
+        produce(bootstrap, topic, [(None, b'{"seq": 2, "phantom": 7}')])
+        wait_for(lambda: lake.count("events") == 2, 60, "the second record")
+    finally:
+        assert weir.stop() == 0, weir.log()
+    if fmt == "ducklake":
+        con = lake.connect()
+        described = con.execute("DESCRIBE lake.events").fetchall()
+        columns = sorted((row[0], row[1]) for row in described
+                         if row[0] in ("seq", "phantom", "b"))
+        rows = con.execute("SELECT seq, phantom FROM lake.events ORDER BY seq").fetchall()
+        con.close()
+        assert columns == [("phantom", "BIGINT"), ("seq", "BIGINT")]
+    else:
+        table = lake.table("events")
+        columns = sorted((f.name, str(f.field_type)) for f in table.schema().fields
+                         if f.name in ("seq", "phantom", "b"))
+        assert columns == [("phantom", "long"), ("seq", "long")]
+        arrow = table.scan(selected_fields=("seq", "phantom")).to_arrow().sort_by("seq")
+        rows = list(zip(arrow.column("seq").to_pylist(), arrow.column("phantom").to_pylist()))
+    assert rows == [(1, None), (2, 7)]

@@ -81,7 +81,24 @@ TEST(CliTest, UnknownSubcommandIsAUsageError) {
   const Outcome run = Invoke({"ingets"});
   EXPECT_EQ(run.code, kExitUsage);
   EXPECT_NE(run.err.find("ingets"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("Did you mean 'weir ingest'? Run 'weir --help' for the subcommands."),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(Invoke({"frobnicate"}).err.find("Did you mean"), std::string::npos);
   EXPECT_EQ(Invoke({}).code, kExitUsage) << "no subcommand prints help and fails";
+}
+
+TEST(CliTest, AnUnknownFlagNamesTheClosestAndTheSubcommandsOwnHelp) {
+  const Outcome run = Invoke({"ingest", "--boostrap-servers", "k:9092"});
+  EXPECT_EQ(run.code, kExitUsage);
+  EXPECT_NE(run.err.find("Did you mean --bootstrap-servers? Run 'weir ingest --help' for its "
+                         "flags."),
+            std::string::npos)
+      << run.err;
+  const Outcome far = Invoke({"serve", "--zzzzzzzz"});
+  EXPECT_EQ(far.code, kExitUsage);
+  EXPECT_NE(far.err.find("Run 'weir serve --help' for its flags."), std::string::npos) << far.err;
+  EXPECT_EQ(far.err.find("Did you mean"), std::string::npos) << far.err;
 }
 
 }  // namespace

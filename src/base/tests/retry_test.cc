@@ -120,6 +120,28 @@ TEST(RetryTest, ASpentBudgetReturnsTheLastErrorNamingTheBudget) {
   EXPECT_EQ(status.message(), "catalog (retry budget of 2 attempts spent): busy");
 }
 
+TEST(RetryTest, ADeadlineEndsTheRetriesBeforeTheAttemptsDo) {
+  BackoffPolicy policy{.initial = milliseconds(40),
+                       .multiplier = 1.0,
+                       .cap = milliseconds(40),
+                       .max_jitter = 0.0,
+                       .max_attempts = 1000,
+                       .max_elapsed = milliseconds(200)};
+  int calls = 0;
+  const auto started = SteadyClock::now();
+  const Status status = Retry(policy, std::stop_token{}, "catalog", [&] {
+    ++calls;
+    return Transient();
+  });
+  EXPECT_LT(SteadyClock::now() - started, milliseconds(200));
+  EXPECT_GE(calls, 2);
+  EXPECT_LE(calls, 5) << "no wait starts that would end past the deadline";
+  EXPECT_NE(status.message().find("catalog (gave up after "), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("the limit being 0.2 s): busy"), std::string::npos)
+      << status.message();
+}
+
 TEST(RetryTest, WaitForReturnsTrueWhenTheDelayPassesAndFalseWhenStopped) {
   EXPECT_TRUE(WaitFor(milliseconds(5), std::stop_token{}));
   std::stop_source stop;

@@ -156,9 +156,10 @@ DuckLakeCatalog::DuckLakeCatalog(CatalogConfig config, files::ObjectStore store)
 DuckLakeCatalog::~DuckLakeCatalog() = default;
 
 Result<std::unique_ptr<DuckLakeCatalog>> DuckLakeCatalog::Open(const CatalogConfig& config) {
-  WEIR_ASSIGN_OR_RAISE(auto db,
-                       Retry(CatalogPolicy(config), config.stop, "connecting to the catalog",
-                             [&] { return Connect(config); }));
+  BackoffPolicy connecting = CatalogPolicy(config);
+  connecting.max_elapsed = config.open_deadline;
+  WEIR_ASSIGN_OR_RAISE(auto db, Retry(connecting, config.stop, "connecting to the catalog",
+                                      [&] { return Connect(config); }));
   WEIR_ASSIGN_OR_RAISE(const bool exists, HasCatalog(*db));
   std::string data_path = config.data_path;
   if (exists) {

@@ -40,6 +40,9 @@ struct CatalogConfig {
   files::AzureSettings azure;  // an Azure data path (storage.azure_*)
   std::string extension_directory;
   int max_attempts = 10;  // retry budget of catalog operations
+  // How long Open keeps trying to connect (0: the attempts alone bound it): a start that
+  // cannot reach its catalog says so in this long, not after the whole retry budget.
+  std::chrono::milliseconds open_deadline{0};
   // Ends every retry wait of the catalog and its tables at once (SIGTERM).
   std::stop_token stop;
 };

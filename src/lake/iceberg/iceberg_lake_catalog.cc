@@ -163,14 +163,18 @@ Result<std::unique_ptr<IcebergLakeCatalog>> IcebergLakeCatalog::Open(
       if (!dir.empty()) std::filesystem::create_directories(dir, ec);
     }
   }
-  // The first connection proves the catalog reachable (and creates SQL's tables).
-  WEIR_ASSIGN_OR_RAISE(auto probe, catalog->Connect());
+  // The first connection proves the catalog reachable (and creates SQL's tables), within the
+  // open deadline.
+  WEIR_ASSIGN_OR_RAISE(auto probe, catalog->Connect(config.open_deadline));
   (void)probe;
   return catalog;
 }
 
-Result<std::unique_ptr<MetadataStore>> IcebergLakeCatalog::Connect() {
-  return Retry(ConnectPolicy(config_), config_.stop, "connecting to the Iceberg catalog",
+Result<std::unique_ptr<MetadataStore>> IcebergLakeCatalog::Connect(
+    std::chrono::milliseconds deadline) {
+  BackoffPolicy policy = ConnectPolicy(config_);
+  policy.max_elapsed = deadline;
+  return Retry(policy, config_.stop, "connecting to the Iceberg catalog",
                [&]() -> Result<std::unique_ptr<MetadataStore>> {
                  if (config_.type == CatalogType::kRest) {
                    // Not cut short by config_.stop: a draining writer connects to commit what

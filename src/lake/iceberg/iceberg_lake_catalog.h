@@ -10,6 +10,7 @@
 // Threading: thread-safe; every OpenTable makes the table its own catalog connection.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,8 @@ struct IcebergLakeConfig {
   files::StorageAccess storage;                      // S3 and Azure credentials and endpoints
   std::stop_token stop;  // ends the waits between connection attempts, never a request
   int max_attempts = 10;
+  // How long Open keeps trying to connect (0: the attempts alone bound it).
+  std::chrono::milliseconds open_deadline{0};
 };
 
 class IcebergLakeCatalog final : public lake::Catalog {
@@ -63,7 +66,7 @@ class IcebergLakeCatalog final : public lake::Catalog {
 
  private:
   explicit IcebergLakeCatalog(IcebergLakeConfig config);
-  Result<std::unique_ptr<MetadataStore>> Connect();
+  Result<std::unique_ptr<MetadataStore>> Connect(std::chrono::milliseconds deadline = {});
   // The file system of `location`'s store (one per kind: local, S3, Azure), made once.
   Result<TableIo> IoFor(const std::string& location);
   Status ProbeLocation(const std::string& location);
