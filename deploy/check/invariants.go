@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -12,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
 )
 
 // The drain timeout of `weir ingest` when WEIR_SHUTDOWN_DRAIN_TIMEOUT is not set
@@ -23,6 +26,7 @@ type workload struct {
 	what     string // "StatefulSet weir-ingest-events"
 	selector *metav1.LabelSelector
 	template corev1.PodTemplateSpec
+	claims   map[string]bool // a StatefulSet's volumeClaimTemplates: a volume per replica
 }
 
 type set struct {
@@ -36,7 +40,8 @@ type set struct {
 // selectors that select the pods they are for, probes and Service ports that name ports the
 // containers have, references to ConfigMaps and Secrets of the same render that exist and have
 // the key, resources and a non-root security context on every container, a grace period longer
-// than the ingest drain, and millpond's REPLICA_COUNT equal to the StatefulSet's replicas.
+// than the ingest drain, millpond's REPLICA_COUNT equal to the StatefulSet's replicas, a WAL
+// directory on a volume claim of its own per replica, and `weir maintain --serve` running once.
 func checkInvariants(objects []object) []string {
 	s := set{services: map[string]*corev1.Service{}, configMaps: map[string]*corev1.ConfigMap{},
 		secrets: map[string]*corev1.Secret{}}
@@ -45,9 +50,13 @@ func checkInvariants(objects []object) []string {
 	for _, o := range objects {
 		switch v := o.obj.(type) {
 		case *appsv1.StatefulSet:
-			s.workloads = append(s.workloads, workload{"StatefulSet " + v.Name, v.Spec.Selector, v.Spec.Template})
+			claims := map[string]bool{}
+			for _, c := range v.Spec.VolumeClaimTemplates {
+				claims[c.Name] = true
+			}
+			s.workloads = append(s.workloads, workload{"StatefulSet " + v.Name, v.Spec.Selector, v.Spec.Template, claims})
 		case *appsv1.Deployment:
-			s.workloads = append(s.workloads, workload{"Deployment " + v.Name, v.Spec.Selector, v.Spec.Template})
+			s.workloads = append(s.workloads, workload{"Deployment " + v.Name, v.Spec.Selector, v.Spec.Template, nil})
 		case *corev1.Service:
 			s.services[v.Name] = v
 		case *corev1.ConfigMap:
@@ -63,6 +72,10 @@ func checkInvariants(objects []object) []string {
 		switch v := o.obj.(type) {
 		case *appsv1.StatefulSet:
 			checkStatefulSet(v, s, fail)
+			checkMaintainReplicas("StatefulSet "+v.Name, v.Spec.Replicas, v.Spec.Template.Spec, "", fail)
+		case *appsv1.Deployment:
+			checkMaintainReplicas("Deployment "+v.Name, v.Spec.Replicas, v.Spec.Template.Spec,
+				v.Spec.Strategy.Type, fail)
 		case *corev1.Service:
 			s.checkService(v, fail)
 		case *policyv1.PodDisruptionBudget:
@@ -160,22 +173,23 @@ func (s set) checkWorkload(w workload, fail func(string, ...any)) {
 			}
 		}
 		for _, m := range c.VolumeMounts {
-			if _, ok := volumes[m.Name]; !ok {
+			if _, ok := volumes[m.Name]; !ok && !w.claims[m.Name] {
 				fail("%s: volumeMount %s has no volume", where, m.Name)
 			}
 		}
-		drain := defaultDrainTimeout
 		for _, e := range c.Env {
 			s.checkEnvRef(where, e, fail)
-			if e.Name == "WEIR_SHUTDOWN_DRAIN_TIMEOUT" {
-				if d, err := time.ParseDuration(e.Value); err == nil {
-					drain = d
-				} else {
-					fail("%s: WEIR_SHUTDOWN_DRAIN_TIMEOUT %q is not a duration", where, e.Value)
-				}
-			}
 		}
 		if len(c.Args) > 0 && c.Args[0] == "ingest" {
+			settings := s.weirSettings(where, spec, c, fail)
+			drain := defaultDrainTimeout
+			if v, ok := settings["shutdown.drain_timeout"]; ok {
+				if d, ok := parseWeirDuration(v.value); ok {
+					drain = d
+				} else {
+					fail("%s: %s %q is not a duration", where, v.from, v.value)
+				}
+			}
 			grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
 			if spec.TerminationGracePeriodSeconds != nil {
 				grace = *spec.TerminationGracePeriodSeconds
@@ -184,6 +198,203 @@ func (s set) checkWorkload(w workload, fail func(string, ...any)) {
 				fail("%s: terminationGracePeriodSeconds %d does not outlast the drain timeout %s",
 					where, grace, drain)
 			}
+			if mode, ok := settings["ingest.mode"]; ok && strings.EqualFold(strings.TrimSpace(mode.value), "wal") {
+				checkWalVolume(where, w, c, settings["wal.dir"], fail)
+			}
+		}
+	}
+}
+
+// setting is one weir setting's value in a container and where it came from.
+type setting struct {
+	value string
+	from  string // "WEIR_WAL_DIR" or "wal.dir in ConfigMap weir-ingest"
+}
+
+// weirSettings: the settings this checker needs of a container, from the weir.yaml its
+// --config names (when that file is a key of a ConfigMap of this render) and then its WEIR_*
+// variables, which weir lets override the file.
+func (s set) weirSettings(where string, spec corev1.PodSpec, c corev1.Container,
+	fail func(string, ...any)) map[string]setting {
+	out := map[string]setting{}
+	if file := configArg(c.Args); file != "" {
+		if cm, key := s.mountedConfigMap(spec, c, file); cm != nil {
+			if text, ok := cm.Data[key]; ok {
+				var doc map[string]any
+				if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+					fail("%s: %s of ConfigMap %s is not YAML: %v", where, key, cm.Name, err)
+				}
+				flatten("", doc, func(name, value string) {
+					out[name] = setting{value, fmt.Sprintf("%s in ConfigMap %s", name, cm.Name)}
+				})
+			}
+		}
+	}
+	for _, name := range []string{"shutdown.drain_timeout", "ingest.mode", "wal.dir"} {
+		variable := "WEIR_" + strings.ToUpper(strings.ReplaceAll(name, ".", "_"))
+		for _, e := range c.Env {
+			if e.Name == variable && e.ValueFrom == nil {
+				out[name] = setting{e.Value, variable}
+			}
+		}
+	}
+	return out
+}
+
+// configArg: the path of `--config PATH`, `--config=PATH` or `-c PATH`, or "".
+func configArg(args []string) string {
+	for i, a := range args {
+		if (a == "--config" || a == "-c") && i+1 < len(args) {
+			return args[i+1]
+		}
+		if strings.HasPrefix(a, "--config=") {
+			return strings.TrimPrefix(a, "--config=")
+		}
+	}
+	return ""
+}
+
+// mountedConfigMap: the ConfigMap of this render and its key that the container sees at file.
+func (s set) mountedConfigMap(spec corev1.PodSpec, c corev1.Container, file string) (*corev1.ConfigMap, string) {
+	volumes := map[string]corev1.Volume{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, m := range c.VolumeMounts {
+		v, ok := volumes[m.Name]
+		if !ok || v.ConfigMap == nil || s.configMaps[v.ConfigMap.Name] == nil {
+			continue
+		}
+		var rel string
+		switch {
+		case m.SubPath != "" && path.Clean(m.MountPath) == path.Clean(file):
+			rel = m.SubPath
+		case m.SubPath == "" && strings.HasPrefix(path.Clean(file), path.Clean(m.MountPath)+"/"):
+			rel = strings.TrimPrefix(path.Clean(file), path.Clean(m.MountPath)+"/")
+		default:
+			continue
+		}
+		key := rel
+		if len(v.ConfigMap.Items) > 0 {
+			key = ""
+			for _, item := range v.ConfigMap.Items {
+				if path.Clean(item.Path) == rel {
+					key = item.Key
+				}
+			}
+		}
+		return s.configMaps[v.ConfigMap.Name], key
+	}
+	return nil, ""
+}
+
+// flatten calls add for every scalar of a weir.yaml by its dotted setting name (weir reads
+// `shutdown: {drain_timeout: 60s}` and `shutdown.drain_timeout: 60s` alike); datasets are
+// per-dataset settings and left out.
+func flatten(prefix string, node map[string]any, add func(name, value string)) {
+	for key, value := range node {
+		name := key
+		if prefix != "" {
+			name = prefix + "." + key
+		}
+		if name == "datasets" {
+			continue
+		}
+		switch v := value.(type) {
+		case map[string]any:
+			flatten(name, v, add)
+		case nil:
+		default:
+			add(name, fmt.Sprint(v))
+		}
+	}
+}
+
+// parseWeirDuration parses a duration as weir does (config/units.cc): "0", or one or more
+// <digits><unit> with unit ms, s, m, h or d (any case), e.g. 96s, 1m30s, 2d.
+func parseWeirDuration(text string) (time.Duration, bool) {
+	text = strings.TrimSpace(text)
+	if text == "0" {
+		return 0, true
+	}
+	if text == "" {
+		return 0, false
+	}
+	units := map[string]time.Duration{"ms": time.Millisecond, "s": time.Second, "m": time.Minute,
+		"h": time.Hour, "d": 24 * time.Hour}
+	var total time.Duration
+	for text != "" {
+		digits := 0
+		for digits < len(text) && text[digits] >= '0' && text[digits] <= '9' {
+			digits++
+		}
+		letters := digits
+		for letters < len(text) && ((text[letters] >= 'a' && text[letters] <= 'z') ||
+			(text[letters] >= 'A' && text[letters] <= 'Z')) {
+			letters++
+		}
+		amount, err := strconv.ParseInt(text[:digits], 10, 64)
+		unit, known := units[strings.ToLower(text[digits:letters])]
+		if digits == 0 || err != nil || !known {
+			return 0, false
+		}
+		total += time.Duration(amount) * unit
+		text = text[letters:]
+	}
+	return total, true
+}
+
+// checkWalVolume: in WAL mode the write-ahead log holds records whose Kafka offsets are already
+// committed until they land in the lake, so wal.dir must be on a volume that outlives the pod
+// and belongs to one replica: a volumeClaimTemplate of the StatefulSet, mounted writable.
+func checkWalVolume(where string, w workload, c corev1.Container, dir setting, fail func(string, ...any)) {
+	if dir.value == "" {
+		dir = setting{"weir-wal", "wal.dir (default)"}
+	}
+	if !path.IsAbs(dir.value) {
+		fail("%s: WAL mode with %s %q, not an absolute path on a volume claim", where, dir.from, dir.value)
+		return
+	}
+	var best *corev1.VolumeMount
+	for i, m := range c.VolumeMounts {
+		mount := path.Clean(m.MountPath)
+		clean := path.Clean(dir.value)
+		if (clean == mount || strings.HasPrefix(clean, strings.TrimSuffix(mount, "/")+"/")) &&
+			(best == nil || len(mount) > len(path.Clean(best.MountPath))) {
+			best = &c.VolumeMounts[i]
+		}
+	}
+	switch {
+	case best == nil:
+		fail("%s: WAL mode: %s %q is on no volume (the container's file system)", where, dir.from, dir.value)
+	case !w.claims[best.Name]:
+		fail("%s: WAL mode: %s %q is on volume %s, not on a volumeClaimTemplate of a StatefulSet "+
+			"(the WAL must outlive the pod and belong to one replica)", where, dir.from, dir.value, best.Name)
+	case best.ReadOnly:
+		fail("%s: WAL mode: %s %q is on a read-only mount", where, dir.from, dir.value)
+	}
+}
+
+// checkMaintainReplicas: `weir maintain --serve` looks after a whole lake, so it runs in one
+// pod, and a rollout must stop the old pod before it starts the new one (a Deployment's
+// Recreate; a StatefulSet of one does so by itself).
+func checkMaintainReplicas(what string, replicas *int32, spec corev1.PodSpec,
+	strategy appsv1.DeploymentStrategyType, fail func(string, ...any)) {
+	for _, c := range spec.Containers {
+		serve := false
+		for _, a := range c.Args {
+			serve = serve || a == "--serve"
+		}
+		if len(c.Args) == 0 || c.Args[0] != "maintain" || !serve {
+			continue
+		}
+		if replicas != nil && *replicas != 1 {
+			fail("%s container %s: weir maintain --serve with %d replicas (it must run once per lake)",
+				what, c.Name, *replicas)
+		}
+		if strings.HasPrefix(what, "Deployment ") && strategy != appsv1.RecreateDeploymentStrategyType {
+			fail("%s container %s: weir maintain --serve needs strategy Recreate (a rolling update "+
+				"runs the old and the new pod at once)", what, c.Name)
 		}
 	}
 }

@@ -41,30 +41,55 @@ constexpr std::array<Subcommand, 5> kSubcommands = {{
     {"check", "Validate a configuration and probe broker, catalog and storage, then exit"},
 }};
 
-// The command-line shortcuts of weir serve's settings: `--port 5433` is `--set serve.port=5433`.
-// A bare number given to a flag with a unit gets that unit (`--idle-session-timeout 2` is 2s).
-struct ServeShortcut {
+// The command-line shortcuts of settings, for the subcommands listed with each: `--port 5433`
+// is `--set serve.port=5433`. A bare number given to a flag with a unit gets that unit
+// (`--idle-session-timeout 2` is 2s). One table, so a flag means the same wherever it exists
+// (`--http-port` is each command's own HTTP port).
+struct Shortcut {
   const char* flag;
   const char* setting;
   const char* unit;
+  const char* commands;  // the subcommands that take it, space separated
 };
-constexpr ServeShortcut kServeShortcuts[] = {
-    {"--catalog-sqlite", "catalog.sqlite_path", ""},
-    {"--host", "serve.host", ""},
-    {"--port", "serve.port", ""},
-    {"--tls-dir", "serve.tls_dir", ""},
-    {"--max-connections", "serve.max_connections", ""},
-    {"--max-connections-per-ip", "serve.max_connections_per_ip", ""},
-    {"--max-failed-logins", "serve.max_failed_logins", ""},
-    {"--ban-seconds", "serve.ban_seconds", ""},
-    {"--statement-timeout-ms", "serve.statement_timeout", "ms"},
-    {"--idle-session-timeout", "serve.idle_session_timeout", "s"},
-    {"--shutdown-timeout", "serve.shutdown_timeout", "s"},
-    {"--session-memory-mb", "serve.session_memory", "MiB"},
-    {"--memory-limit", "serve.memory_limit", ""},
-    {"--threads", "serve.threads", ""},
-    {"--http-port", "serve.http_port", ""},
+constexpr const char* kLakeCommands = "ingest check maintain serve";
+constexpr Shortcut kShortcuts[] = {
+    // The lake: every command that opens it.
+    {"--format", "lake.format", "", kLakeCommands},
+    {"--catalog-sqlite", "catalog.sqlite_path", "", kLakeCommands},
+    {"--data-path", "storage.data_path", "", "ingest check maintain"},
+    // Kafka and the datasets.
+    {"--bootstrap-servers", "kafka.bootstrap_servers", "", "ingest check"},
+    {"--topic", "topic", "", "ingest check"},
+    {"--table", "table", "", "ingest check"},
+    {"--flush-interval", "flush.interval", "", "ingest check"},
+    {"--http-port", "http.port", "", "ingest check"},
+    {"--http-port", "maintain.http_port", "", "maintain"},
+    // weir serve.
+    {"--host", "serve.host", "", "serve"},
+    {"--port", "serve.port", "", "serve"},
+    {"--tls-dir", "serve.tls_dir", "", "serve"},
+    {"--max-connections", "serve.max_connections", "", "serve"},
+    {"--max-connections-per-ip", "serve.max_connections_per_ip", "", "serve"},
+    {"--max-failed-logins", "serve.max_failed_logins", "", "serve"},
+    {"--ban-seconds", "serve.ban_seconds", "", "serve"},
+    {"--statement-timeout-ms", "serve.statement_timeout", "ms", "serve"},
+    {"--idle-session-timeout", "serve.idle_session_timeout", "s", "serve"},
+    {"--shutdown-timeout", "serve.shutdown_timeout", "s", "serve"},
+    {"--session-memory-mb", "serve.session_memory", "MiB", "serve"},
+    {"--memory-limit", "serve.memory_limit", "", "serve"},
+    {"--threads", "serve.threads", "", "serve"},
+    {"--http-port", "serve.http_port", "", "serve"},
 };
+
+// True when `commands` (space separated) names `command`.
+bool Names(std::string_view commands, std::string_view command) {
+  for (size_t start = 0; start < commands.size();) {
+    const size_t end = std::min(commands.find(' ', start), commands.size());
+    if (commands.substr(start, end - start) == command) return true;
+    start = end + 1;
+  }
+  return false;
+}
 
 bool IsDigits(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
@@ -75,10 +100,56 @@ bool IsDigits(std::string_view text) {
 // The setting's description from the table, and the --set it stands for.
 std::string ShortcutHelp(const std::string& setting, const std::string& unit) {
   const config::Setting* found = config::FindSetting(config::Scope::kProcess, setting);
+  if (found == nullptr) found = config::FindSetting(config::Scope::kDataset, setting);
   std::string help = found == nullptr ? "" : std::string(found->description) + " ";
   if (unit.empty()) return help + "Same as --set " + setting + "=...";
   return help + "A bare number n means n" + unit + ". Same as --set " + setting + "=<n>" + unit;
 }
+
+// The shortcuts `command` takes (kShortcuts, and --catalog-postgres for a command that opens the
+// lake), each writing its setting into `shortcuts`.
+void AddShortcuts(CLI::App* app, std::string_view command,
+                  std::map<std::string, std::string>& shortcuts) {
+  for (const Shortcut& shortcut : kShortcuts) {
+    if (!Names(shortcut.commands, command)) continue;
+    const std::string setting = shortcut.setting, unit = shortcut.unit;
+    app->add_option_function<std::string>(
+        shortcut.flag,
+        [&shortcuts, setting, unit](const std::string& v) {
+          shortcuts[setting] = IsDigits(v) ? v + unit : v;
+        },
+        ShortcutHelp(setting, unit));
+  }
+  if (!Names(kLakeCommands, command)) return;
+  app->add_option_function<std::string>(
+      "--catalog-postgres",
+      [&shortcuts](const std::string& v) {
+        shortcuts["catalog.kind"] = "postgres";
+        shortcuts["catalog.postgres_dsn"] = v;
+      },
+      "PostgreSQL DuckLake catalog, a libpq connection string. Same as --set "
+      "catalog.kind=postgres --set catalog.postgres_dsn=...");
+}
+
+// What `weir maintain --help` says after its flags.
+constexpr const char* kMaintainFooter = R"(
+Settings: only the lake's. lake.format, then catalog.* (DuckLake on SQLite or PostgreSQL) or
+iceberg.* (an Iceberg SQL or REST catalog), and storage.* where the data needs credentials;
+from --config, WEIR_ variables, --set or the flags above (the embedded lakes need none: run
+where ingest ran). kafka.* settings and datasets may be given too, as in a file shared with
+weir ingest, and are never required.
+
+Tables: with datasets configured, each dataset's table and rejects table (--dataset picks
+datasets). Without datasets, every table of the lake, rejects tables included (they hold data;
+weir's offset ledger is not a table of the lake). --table picks tables of the lake instead:
+schema.table, or a table name found in one schema only; repeatable. A table no dataset
+describes is taken with its own layout and the dataset settings given without a dataset
+(WEIR_MAINTAIN_EXPIRE_OLDER_THAN=2d, --set maintain.target_file_size=256MiB), else their
+defaults. --serve lists the lake's tables again every maintain.stats_interval.
+
+Exit codes: 0 done; 1 the lake or the configuration failed, fsck found problems, or --table
+named a table not in the lake (the message lists its tables); 2 a bad command line.
+)";
 
 }  // namespace
 
@@ -183,11 +254,19 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
                        "stats (the default), fsck, orphans or expire (these two delete: "
                        "--dry-run, --yes), compact (--dry-run)")
           ->check(CLI::IsMember({"stats", "fsck", "orphans", "expire", "compact"}));
-      command->add_option("-c,--config", config_path, "YAML configuration file of the ingest");
+      command->add_option("-c,--config", config_path,
+                          "YAML configuration file: the lake's settings (a file shared with weir "
+                          "ingest will do)");
       command->add_option("--set", sets,
                           "Override one setting: name=value (see docs/CONFIGURATION.md)");
+      AddShortcuts(command, sub.name, shortcuts);
+      command->add_option("--table", maintain_args.tables,
+                          "Only this table of the lake: schema.table, or a table name found in "
+                          "one schema only (repeatable); default: the datasets' tables, or "
+                          "without datasets every table of the lake");
       command->add_option("--dataset", maintain_args.datasets,
-                          "Only this dataset (repeatable); default: every dataset");
+                          "Only this dataset's tables (repeatable); default: every dataset");
+      command->footer(kMaintainFooter);
       command->add_flag("--json", maintain_args.json, "Print the reports as JSON");
       command->add_flag("--dry-run", maintain_args.dry_run,
                         "Say what a destructive action would delete, delete nothing");
@@ -237,40 +316,13 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
                             "The dataset --from feeds (when several are configured)");
       }
       // Shortcuts for the settings most runs give on the command line.
-      for (const auto& [flag, setting] : std::vector<std::pair<std::string, std::string>>{
-               {"--bootstrap-servers", "kafka.bootstrap_servers"},
-               {"--topic", "topic"},
-               {"--table", "table"},
-               {"--data-path", "storage.data_path"},
-               {"--catalog-sqlite", "catalog.sqlite_path"},
-               {"--http-port", "http.port"},
-               {"--flush-interval", "flush.interval"}}) {
-        command->add_option_function<std::string>(
-            flag, [&shortcuts, setting](const std::string& v) { shortcuts[setting] = v; },
-            "Same as --set " + setting + "=...");
-      }
+      AddShortcuts(command, sub.name, shortcuts);
     } else if (std::string_view(sub.name) == "serve") {
       command->add_option("-c,--config", config_path,
                           "YAML configuration file (serve.*, catalog.*, storage.s3_*, log.*)");
       command->add_option("--set", sets,
                           "Override one setting: name=value (see docs/CONFIGURATION.md)");
-      for (const ServeShortcut& shortcut : kServeShortcuts) {
-        const std::string setting = shortcut.setting, unit = shortcut.unit;
-        command->add_option_function<std::string>(
-            shortcut.flag,
-            [&shortcuts, setting, unit](const std::string& v) {
-              shortcuts[setting] = IsDigits(v) ? v + unit : v;
-            },
-            ShortcutHelp(setting, unit));
-      }
-      command->add_option_function<std::string>(
-          "--catalog-postgres",
-          [&shortcuts](const std::string& v) {
-            shortcuts["catalog.kind"] = "postgres";
-            shortcuts["catalog.postgres_dsn"] = v;
-          },
-          "PostgreSQL DuckLake catalog, a libpq connection string. Same as --set "
-          "catalog.kind=postgres --set catalog.postgres_dsn=...");
+      AddShortcuts(command, sub.name, shortcuts);
       command->add_flag_callback(
           "--query-log", [&shortcuts] { shortcuts["serve.query_log"] = "true"; },
           "Same as --set serve.query_log=true");

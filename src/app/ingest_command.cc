@@ -349,6 +349,7 @@ ingest::WalModeOptions MakeWalModeOptions(const config::IngestSettings& s) {
   w.limits.max_open_segments = s.wal.max_open_segments_per_partition;
   w.disk_high_watermark_pct = s.wal.disk_high_watermark_pct;
   w.commit_interval = s.wal.commit_interval;
+  w.recovery_deadline = s.startup_timeout;
   // The design checks ages every 30 s; a shorter wal.max_file_age is checked that often.
   w.age_check_interval =
       std::min<std::chrono::milliseconds>(w.age_check_interval, s.wal.max_file_age);
@@ -360,7 +361,7 @@ ingest::WalModeOptions MakeWalModeOptions(const config::IngestSettings& s) {
 class LiveProbes {
  public:
   using Time = std::chrono::steady_clock::time_point;
-  void Set(std::function<bool()> ready, std::function<Time()> last_loop) {
+  void Set(std::function<observe::ProbeResult()> ready, std::function<Time()> last_loop) {
     std::lock_guard lock(mutex_);
     ready_ = std::move(ready);
     last_loop_ = std::move(last_loop);
@@ -374,14 +375,13 @@ class LiveProbes {
   observe::ProbeResult Readiness() const {
     std::lock_guard lock(mutex_);
     if (!ready_) return {false, "starting: probing the catalog, storage and brokers"};
-    const bool ready = ready_();
-    return {ready, ready ? "" : "not assigned, or draining"};
+    return ready_();
   }
 
  private:
   mutable std::mutex mutex_;
-  std::function<bool()> ready_;      // GUARDED_BY(mutex_)
-  std::function<Time()> last_loop_;  // GUARDED_BY(mutex_)
+  std::function<observe::ProbeResult()> ready_;  // GUARDED_BY(mutex_)
+  std::function<Time()> last_loop_;              // GUARDED_BY(mutex_)
 };
 
 }  // namespace
@@ -493,7 +493,8 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
       return kExitFailure;
     }
     wal = std::move(*made);
-    live.Set([p = wal.get()] { return p->ready(); }, [p = wal.get()] { return p->last_loop(); });
+    live.Set([p = wal.get()] { return p->Readiness(); },
+             [p = wal.get()] { return p->last_loop(); });
   } else {
     auto made = ingest::Pipeline::Make(std::move(*options), lake, &registry);
     if (!made.ok()) {
@@ -501,7 +502,7 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
       return kExitFailure;
     }
     direct = std::move(*made);
-    live.Set([p = direct.get()] { return p->ready(); },
+    live.Set([p = direct.get()] { return p->Readiness(); },
              [p = direct.get()] { return p->last_loop(); });
   }
   // The HTTP server (metrics) stays up through the drain: it stops after Run returns.

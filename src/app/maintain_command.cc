@@ -27,6 +27,7 @@ int64_t NowMs() {
 }
 
 struct InspectedTable {
+  const config::DatasetSettings* settings = nullptr;  // its dataset's, or every table's
   std::unique_ptr<lake::Table> table;
   lake::TableInspection inspection;
   maintain::TableReport report;
@@ -218,8 +219,12 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
         << ": this changes the lake; run it with --dry-run to see what, then with --yes\n";
     return kExitUsage;
   }
+  if (!args.datasets.empty() && !args.tables.empty()) {
+    err << "weir maintain: --dataset and --table both pick tables; give one of them\n";
+    return kExitUsage;
+  }
   auto settings =
-      LoadSettings(config::LoadIngestSettings, args.config_path, args.overrides, "weir", err);
+      LoadSettings(config::LoadMaintainSettings, args.config_path, args.overrides, "weir", err);
   if (!settings) return kExitFailure;
   const config::IngestSettings& s = *settings;
   for (const std::string& name : args.datasets) {
@@ -230,27 +235,34 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
     }
   }
   if (args.serve) {
-    // Its policies delete: from a terminal that needs the same --yes as a one-shot run.
-    const bool deletes = std::any_of(s.datasets.begin(), s.datasets.end(), [&](const auto& d) {
-      return (args.datasets.empty() || std::find(args.datasets.begin(), args.datasets.end(),
-                                                 d.name) != args.datasets.end()) &&
-             (d.maintain.expire_interval.count() > 0 || d.maintain.orphans_interval.count() > 0);
+    // Its policies delete: from a terminal that needs the same --yes as a one-shot run. The
+    // policies in play: the chosen datasets', and every table's for tables no dataset has.
+    std::vector<const config::DatasetSettings*> policies;
+    for (const auto& d : s.datasets) {
+      if (args.datasets.empty() ||
+          std::find(args.datasets.begin(), args.datasets.end(), d.name) != args.datasets.end()) {
+        policies.push_back(&d);
+      }
+    }
+    if (s.datasets.empty() || !args.tables.empty()) policies.push_back(&s.every_table);
+    const bool deletes = std::any_of(policies.begin(), policies.end(), [](const auto* d) {
+      return d->maintain.expire_interval.count() > 0 || d->maintain.orphans_interval.count() > 0;
     });
     if (deletes && args.interactive && !args.yes) {
       err << "weir maintain --serve: its policies delete (maintain.expire.interval, "
              "maintain.orphans.interval); run it with --yes, or set both to 0 for metrics only\n";
       return kExitUsage;
     }
-    return RunMaintainServe(s, args.datasets, err);
-  }
-  auto specs = MaintainedTables(s, args.datasets);
-  if (!specs.ok()) {
-    err << "weir maintain: " << specs.status().message() << "\n";
-    return kExitFailure;
+    return RunMaintainServe(s, args.datasets, args.tables, err);
   }
   auto lake = OpenMaintainedLake(s);
   if (!lake.ok()) {
     err << "weir maintain: " << lake.status().message() << "\n";
+    return kExitFailure;
+  }
+  auto specs = MaintainedTables(s, **lake, args.datasets, args.tables);
+  if (!specs.ok()) {
+    err << "weir maintain: " << specs.status().message() << "\n";
     return kExitFailure;
   }
 
@@ -259,18 +271,23 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
       .now_ms = now, .list_objects = true, .check_files = args.action == "fsck"};
   std::vector<InspectedTable> tables;
   for (const MaintainedTable& spec : *specs) {
-    auto opened = (*lake)->OpenTable(spec.spec, lake::OpenMode::kOpenOnly);
+    auto opened = (*lake)->OpenTable(spec.spec, spec.mode);
     if (!opened.ok()) {
       err << "weir maintain: table " << spec.name << ": " << opened.status().message() << "\n";
       return kExitFailure;
     }
     if (opened->status != lake::OpenStatus::kOpened) {
-      spdlog::info("table {} (dataset {}) does not exist yet", spec.name, spec.dataset->name);
+      if (spec.dataset.empty()) {
+        spdlog::info("table {} is gone (dropped since the lake was listed)", spec.name);
+      } else {
+        spdlog::info("table {} (dataset {}) does not exist yet", spec.name, spec.dataset);
+      }
       continue;
     }
     InspectedTable t;
+    t.settings = spec.settings;
     t.table = std::move(opened->table);
-    t.policy = PolicyOf(*spec.dataset);
+    t.policy = PolicyOf(*spec.settings);
     auto inspection = t.table->Inspect();
     if (inspection.ok()) t.inspection = std::move(*inspection);
     auto report = inspection.ok() ? maintain::BuildReport(t.inspection, options)
@@ -280,7 +297,7 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
       return kExitFailure;
     }
     t.report = std::move(*report);
-    t.report.dataset = spec.dataset->name;
+    t.report.dataset = spec.dataset;
     t.report.table = spec.name;
     tables.push_back(std::move(t));
   }
@@ -317,9 +334,7 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
   if (args.action == "compact") {
     for (size_t i = 0; i < tables.size(); ++i) {
       auto& t = tables[i];
-      const auto d = std::find_if(s.datasets.begin(), s.datasets.end(),
-                                  [&](const auto& x) { return x.name == t.report.dataset; });
-      auto compacted = CompactTable(*t.table, *d, target_size, args.dry_run);
+      auto compacted = CompactTable(*t.table, *t.settings, target_size, args.dry_run);
       if (!compacted.ok()) {
         err << "weir maintain compact: table " << t.report.table << ": "
             << compacted.status().message() << "\n";

@@ -1,4 +1,8 @@
-// `weir maintain`: look after the lake tables of an ingest configuration.
+// `weir maintain`: look after the tables of a lake. It needs only the lake's settings
+// (lake.format, catalog.* or iceberg.*, storage.*: config::LoadMaintainSettings); kafka.* and
+// datasets may be given (a file shared with weir ingest) and are not required. The tables: the
+// datasets' (and their rejects tables), or without datasets every table of the lake; --table
+// picks tables of the lake (maintain_lake.h MaintainedTables).
 //   stats    files, rows, bytes, a file-size histogram, snapshots, the oldest snapshot's age and
 //            orphans per table (a table, or --json)
 //   fsck     stats, plus every live file looked up in the store: missing objects and objects
@@ -16,7 +20,8 @@
 //            merge run; old files stay for time travel until an expiry releases them
 //   --serve  run until SIGTERM: the lake metrics on /metrics (maintain.http_port) and the
 //            maintain.* policies of every dataset on their intervals (maintain_serve.cc)
-// --older-than, --retain-last and --queue-window default to the dataset's maintain.* settings.
+// --older-than, --retain-last and --queue-window default to the table's maintain.* settings
+// (its dataset's, or those given without a dataset for every table).
 // --dry-run says what a destructive action would do; a destructive run from a terminal needs
 // --yes.
 #pragma once
@@ -37,6 +42,7 @@ struct MaintainArgs {
   std::map<std::string, std::string> overrides;  // --set and the shortcut flags
   std::string action = "stats";
   std::vector<std::string> datasets;  // --dataset; empty: every dataset
+  std::vector<std::string> tables;    // --table; empty: as the configuration has it
   bool json = false;
   bool dry_run = false;
   bool yes = false;
@@ -52,8 +58,9 @@ struct MaintainArgs {
 
 int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err);
 
-// `weir maintain --serve` on loaded settings (maintain_serve.cc).
+// `weir maintain --serve` on loaded settings (maintain_serve.cc); `only` and `tables` are
+// --dataset and --table.
 int RunMaintainServe(const config::IngestSettings& settings, const std::vector<std::string>& only,
-                     std::ostream& err);
+                     const std::vector<std::string>& tables, std::ostream& err);
 
 }  // namespace weir::app

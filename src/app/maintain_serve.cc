@@ -15,12 +15,75 @@
 
 namespace weir::app {
 
+namespace {
+
+// One catalog shared by the tables; after a failure a table reconnects through a new one (the
+// old one lives on while other tables still hold handles into it).
+using SharedCatalog = std::shared_ptr<std::shared_ptr<lake::Catalog>>;
+
+Result<std::shared_ptr<lake::Catalog>> CatalogOf(const config::IngestSettings& s,
+                                                 const SharedCatalog& shared, bool reconnect) {
+  if (reconnect || *shared == nullptr) {
+    WEIR_ASSIGN_OR_RAISE(auto catalog, OpenMaintainedLake(s));
+    *shared = std::shared_ptr<lake::Catalog>(std::move(catalog));
+  }
+  return *shared;
+}
+
+maintain::ServedTable Served(const config::IngestSettings& s, const SharedCatalog& shared,
+                             const MaintainedTable& t) {
+  maintain::ServedTable entry;
+  entry.dataset = t.dataset;
+  entry.name = t.name;
+  entry.policy = PolicyOf(*t.settings);
+  entry.actions = maintain::StandardActions(entry.policy,
+                                            CompactionOptionsOf(*t.settings, t.name, std::nullopt));
+  entry.open = [&s, shared, spec = t.spec,
+                mode = t.mode](bool reconnect) -> Result<maintain::OpenedTable> {
+    maintain::OpenedTable out;
+    WEIR_ASSIGN_OR_RAISE(out.catalog, CatalogOf(s, shared, reconnect));
+    WEIR_ASSIGN_OR_RAISE(auto opened, out.catalog->OpenTable(spec, mode));
+    if (opened.status == lake::OpenStatus::kOpened) out.table = std::move(opened.table);
+    return out;
+  };
+  return entry;
+}
+
+}  // namespace
+
 int RunMaintainServe(const config::IngestSettings& s, const std::vector<std::string>& only,
-                     std::ostream& err) {
-  auto tables = MaintainedTables(s, only);
-  if (!tables.ok()) {
-    err << "weir maintain: " << tables.status().message() << "\n";
-    return kExitFailure;
+                     const std::vector<std::string>& tables, std::ostream& err) {
+  auto shared = std::make_shared<std::shared_ptr<lake::Catalog>>();
+  std::vector<maintain::ServedTable> served;
+  maintain::Discover discover;
+  if (TablesFromTheLake(s, tables)) {
+    // The lake's tables, listed again every stats interval (ingest creates tables as it goes);
+    // after a failed listing through a new catalog connection.
+    auto failed = std::make_shared<bool>(false);
+    discover = [&s, &tables, shared, failed]() -> Result<std::vector<maintain::ServedTable>> {
+      auto catalog = CatalogOf(s, shared, *failed);
+      auto found = catalog.ok() ? LakeTables(s, **catalog, tables)
+                                : Result<std::vector<MaintainedTable>>(catalog.status());
+      *failed = !found.ok();
+      if (!found.ok()) return found.status();
+      std::vector<maintain::ServedTable> out;
+      for (const MaintainedTable& t : *found) out.push_back(Served(s, shared, t));
+      return out;
+    };
+    // A --table not in the lake stops the start; a lake not reachable yet does not.
+    auto first = discover();
+    if (!first.ok() && first.status().IsInvalid() && !tables.empty()) {
+      err << "weir maintain: " << first.status().message() << "\n";
+      return kExitFailure;
+    }
+    if (first.ok()) served = std::move(*first);
+  } else {
+    auto found = DatasetTables(s, only);
+    if (!found.ok()) {
+      err << "weir maintain: " << found.status().message() << "\n";
+      return kExitFailure;
+    }
+    for (const MaintainedTable& t : *found) served.push_back(Served(s, shared, t));
   }
   auto signals = StopSignals::Install();
   if (!signals.ok()) {
@@ -32,33 +95,10 @@ int RunMaintainServe(const config::IngestSettings& s, const std::vector<std::str
       "defaults):\n{}",
       config::DescribeChanged(s));
   spdlog::debug("every setting:\n{}", config::Describe(s));
-  // One catalog shared by the tables; after a failure a table reconnects through a new one
-  // (the old one lives on while other tables still hold handles into it).
-  auto shared = std::make_shared<std::shared_ptr<lake::Catalog>>();
-  std::vector<maintain::ServedTable> served;
-  for (const MaintainedTable& t : *tables) {
-    maintain::ServedTable entry;
-    entry.dataset = t.dataset->name;
-    entry.name = t.name;
-    entry.policy = PolicyOf(*t.dataset);
-    entry.actions = maintain::StandardActions(
-        entry.policy, CompactionOptionsOf(*t.dataset, t.name, std::nullopt));
-    entry.open = [&s, shared, spec = t.spec](bool reconnect) -> Result<maintain::OpenedTable> {
-      if (reconnect || *shared == nullptr) {
-        WEIR_ASSIGN_OR_RAISE(auto catalog, OpenMaintainedLake(s));
-        *shared = std::shared_ptr<lake::Catalog>(std::move(catalog));
-      }
-      maintain::OpenedTable out;
-      out.catalog = *shared;
-      WEIR_ASSIGN_OR_RAISE(auto opened, out.catalog->OpenTable(spec, lake::OpenMode::kOpenOnly));
-      if (opened.status == lake::OpenStatus::kOpened) out.table = std::move(opened.table);
-      return out;
-    };
-    served.push_back(std::move(entry));
-  }
+  const size_t count = served.size();
   observe::MetricsRegistry registry;
-  maintain::MaintainService service(std::move(served), s.maintain_stats_interval.count(),
-                                    &registry);
+  maintain::MaintainService service(std::move(served), s.maintain_stats_interval.count(), &registry,
+                                    std::move(discover));
   const int64_t stale_ms = std::max<int64_t>(300000, 3 * s.maintain_stats_interval.count());
   observe::HttpServerOptions http_options;
   http_options.port = s.maintain_http_port;
@@ -78,8 +118,9 @@ int RunMaintainServe(const config::IngestSettings& s, const std::vector<std::str
     spdlog::error("maintain.http_port {}: {}", s.maintain_http_port, started.message());
     return kExitFailure;
   }
-  spdlog::info("weir maintain --serve: HTTP on port {}: /metrics /healthz /readyz; {} table(s)",
-               (*server)->port(), tables->size());
+  spdlog::info("weir maintain --serve: HTTP on port {}: /metrics /healthz /readyz; {} table(s){}",
+               (*server)->port(), count,
+               TablesFromTheLake(s, tables) ? " (the lake's, listed every stats interval)" : "");
   service.Run((*signals)->token());
   (*server)->Stop();
   spdlog::info("weir maintain --serve stopped");

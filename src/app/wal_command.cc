@@ -104,7 +104,10 @@ int Check(const config::IngestSettings& s, bool json, std::ostream& out, std::os
     wal::CommittedOffsets committed;
     for (const auto& [partition, offset] : *offsets) committed[{d.topic, partition}] = offset;
     if (!lake) {
-      auto opened = OpenMaintainedLake(s);
+      // The catalog gets check.timeout, as the committed offsets do (not startup.timeout).
+      config::IngestSettings within = s;
+      within.startup_timeout = s.check_timeout;
+      auto opened = OpenMaintainedLake(within);
       if (!opened.ok()) {
         err << "weir wal check: " << opened.status().message() << "\n";
         return kExitFailure;

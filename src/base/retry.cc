@@ -20,13 +20,15 @@ bool WaitFor(std::chrono::milliseconds delay, const std::stop_token& stop) {
   return !woken.wait_for(lock, stop, delay, [] { return false; }) && !stop.stop_requested();
 }
 
-Retrier::Retrier(BackoffPolicy policy, std::stop_token stop, bool log_retries)
+Retrier::Retrier(BackoffPolicy policy, std::stop_token stop, bool log_retries,
+                 std::function<void(const Status&)> on_retry)
     : backoff_(policy, std::random_device{}()),
       stop_(std::move(stop)),
       started_(std::chrono::steady_clock::now()),
       max_elapsed_(policy.max_elapsed),
       max_attempts_(policy.max_attempts),
-      log_retries_(log_retries) {}
+      log_retries_(log_retries),
+      on_retry_(std::move(on_retry)) {}
 
 Status Retrier::Wait(const Status& last, std::string_view what) {
   if (stop_.stop_requested()) {
@@ -47,6 +49,7 @@ Status Retrier::Wait(const Status& last, std::string_view what) {
             max_elapsed_.count() / 1000.0));
   }
   if (log_retries_) spdlog::warn("{}: {}; retrying in {} ms", what, last.message(), delay->count());
+  if (on_retry_) on_retry_(last);
   if (!WaitFor(*delay, stop_)) {
     return WithContext(last, fmt::format("{} (stopping: retry abandoned)", what));
   }

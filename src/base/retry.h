@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -29,7 +30,10 @@ bool WaitFor(std::chrono::milliseconds delay, const std::stop_token& stop);
 class Retrier {
  public:
   // `log_retries`: a warning per retry (off for expected, frequent retries such as lost races).
-  Retrier(BackoffPolicy policy, std::stop_token stop, bool log_retries = true);
+  // `on_retry`: told each failure that is retried (a status page's "last error"), before the
+  // wait.
+  Retrier(BackoffPolicy policy, std::stop_token stop, bool log_retries = true,
+          std::function<void(const Status&)> on_retry = {});
 
   // Called after the attempt that failed with `last` (retriable): waits the next delay and
   // returns OK for another attempt. Returns `last`, with `what` and why, when the budget is
@@ -47,6 +51,7 @@ class Retrier {
   std::chrono::milliseconds max_elapsed_;
   int max_attempts_;
   bool log_retries_;
+  std::function<void(const Status&)> on_retry_;
 };
 
 namespace retry_internal {

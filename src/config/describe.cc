@@ -41,6 +41,13 @@ std::string Describe(const IngestSettings& settings) {
                          DisplayValue(setting, setting.get_dataset(settings.datasets[i])));
     }
   }
+  if (settings.datasets.empty()) {  // weir maintain of every table of the lake
+    for (const Setting& setting : SettingTable()) {
+      if (setting.scope != Scope::kDataset) continue;
+      out += fmt::format("tables[*].{} = {}\n", setting.name,
+                         DisplayValue(setting, setting.get_dataset(settings.every_table)));
+    }
+  }
   return out;
 }
 
@@ -75,6 +82,16 @@ std::string DescribeChanged(const IngestSettings& settings) {
                      DisplayValue(setting, setting.get_dataset(kDatasetDefaults)));
       if (provenance)
         out += fmt::format("datasets[{}].{} = {}{}\n", i, setting.name, value, *provenance);
+    }
+  }
+  if (settings.datasets.empty()) {  // weir maintain of every table of the lake
+    for (const Setting& setting : SettingTable()) {
+      if (setting.scope != Scope::kDataset) continue;
+      const std::string value = DisplayValue(setting, setting.get_dataset(settings.every_table));
+      const auto provenance =
+          Provenance(settings.every_table.origins, setting.name, value,
+                     DisplayValue(setting, setting.get_dataset(kDatasetDefaults)));
+      if (provenance) out += fmt::format("tables[*].{} = {}{}\n", setting.name, value, *provenance);
     }
   }
   return out;

@@ -7,7 +7,8 @@
 
 namespace weir::config {
 
-// One `name = value` line per setting, datasets as `datasets[<i>].<name>`. Passwords and secret
+// One `name = value` line per setting, datasets as `datasets[<i>].<name>` (without datasets,
+// weir maintain's settings of every table as `tables[*].<name>`). Passwords and secret
 // keys print as ****, a conninfo's password too, and secret librdkafka properties.
 std::string Describe(const IngestSettings& settings);
 // The same for weir serve: the settings it reads.

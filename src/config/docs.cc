@@ -28,6 +28,17 @@ and the lake format, catalog (DuckLake's or Iceberg's), S3 credential and log se
 shares with ingest (marked *Ingest and serve* below). Each command leaves the other's settings alone, so one file and one environment
 can configure both.
 
+`weir maintain` reads ingest's settings from the same sources but needs only the lake:
+`lake.format`, the catalog (`catalog.*` for DuckLake, `iceberg.*` for an Iceberg SQL or REST
+catalog) and `storage.*`. `kafka.*` settings and datasets may be given (a file shared with
+ingest) and are never required: `kafka.bootstrap_servers` and `topic` are required by
+`weir ingest` and `weir check` only, and the rules between `kafka.*` settings are theirs too.
+With datasets it maintains their tables (and rejects tables); a dataset setting given without a
+dataset describes one only together with `table`. Without datasets it maintains every table of
+the lake (`--table` picks some), and the dataset settings given without a dataset
+(`WEIR_MAINTAIN_EXPIRE_OLDER_THAN=2d`, `--set maintain.target_file_size=256MiB`) apply to every
+table.
+
 ## Precedence
 
 Lowest first; a later source replaces an earlier one setting by setting (map settings such as
@@ -39,8 +50,9 @@ Lowest first; a later source replaces an earlier one setting by setting (map set
    only those of the settings it shares (`DUCKLAKE_RDS_*`, `DUCKDB_S3_*`, `LOG_LEVEL`)
 4. `WEIR_` variables
 5. `--set <setting>=<value>` on the command line, and the shortcut flags listed by
-   `weir ingest --help` and `weir serve --help` (`weir serve --port 5433` is
-   `--set serve.port=5433`)
+   `weir ingest --help`, `weir maintain --help` and `weir serve --help` (`weir serve --port
+   5433` is `--set serve.port=5433`; `--format`, `--catalog-sqlite`, `--catalog-postgres` are
+   the lake's everywhere)
 
 All settings are checked before anything starts. Every problem is reported at once, one per
 line, naming the setting, the bad value and where it came from, e.g.
@@ -178,7 +190,10 @@ std::string TypeName(const Setting& setting) {
 
 std::string DefaultText(const Setting& setting) {
   if (!setting.default_note.empty()) return std::string(setting.default_note);
-  if (setting.required) return "**required**";
+  if (setting.required.Has(Command::kIngest)) {
+    return setting.required.Has(Command::kMaintain) ? "**required**"
+                                                    : "**required** (not by `weir maintain`)";
+  }
   const std::string text = FormatValue(setting, DefaultValue(setting));
   return text.empty() ? "" : fmt::format("`{}`", text);
 }

@@ -133,10 +133,17 @@ bool IsServeSecret(std::string_view name) {
   return false;
 }
 
-// Why `command` refuses a --set of a setting only the other command reads.
+// Why `command` refuses a --set of a setting only another command reads.
 std::string_view OtherCommands(Command command) {
-  return command == Command::kServe ? "a setting of weir ingest, not of weir serve"
-                                    : "a setting of weir serve, not of weir ingest";
+  switch (command) {
+    case Command::kServe:
+      return "a setting of weir ingest, not of weir serve";
+    case Command::kMaintain:
+      return "a setting of weir serve, not of weir maintain";
+    case Command::kIngest:
+      break;
+  }
+  return "a setting of weir serve, not of weir ingest";
 }
 
 // The variables of `command`'s settings. Those of the other command's settings are known but
@@ -167,7 +174,7 @@ RawLayer ReadWeirEnvironment(const std::map<std::string, std::string>& environme
     }
     if (matched) continue;
     if (StartsWith(name, kDatasetPrefix)) {
-      if (command == Command::kIngest) ReadDatasetVariable(name, text, keys, &layer, problems);
+      if (command != Command::kServe) ReadDatasetVariable(name, text, keys, &layer, problems);
       continue;
     }
     problems->warnings.push_back(fmt::format("{} is not a weir setting (ignored)", name));
@@ -301,7 +308,8 @@ void DeriveCatalog(const RawValues& process, CatalogSettings* catalog, Problems*
 
 // Defaults that depend on other settings or on the environment.
 void Derive(const std::map<std::string, std::string>& environment, bool millpond_contract,
-            const RawValues& process, IngestSettings* settings, Problems* problems) {
+            const RawValues& process, Command command, IngestSettings* settings,
+            Problems* problems) {
   for (DatasetSettings& dataset : settings->datasets) {
     if (dataset.name.empty()) dataset.name = dataset.table;
   }
@@ -311,7 +319,8 @@ void Derive(const std::map<std::string, std::string>& environment, bool millpond
     kafka.group_id =
         fmt::format("{}-{}-{}", millpond_contract ? "millpond" : "weir", first.topic, first.table);
   }
-  if (kafka.assignment == Assignment::kStatic && process.count("kafka.ordinal") == 0) {
+  if (NeedsOf(command).kafka && kafka.assignment == Assignment::kStatic &&
+      process.count("kafka.ordinal") == 0) {
     std::optional<int> ordinal;
     std::vector<std::string> tried;
     for (const char* variable : {"POD_NAME", "HOSTNAME"}) {
@@ -392,9 +401,32 @@ void ParseProcess(const RawValues& process, Settings* settings, Origins* origins
   }
 }
 
-}  // namespace
+// Parses one dataset's merged values into `dataset` (its origins into `origins`); `label` names
+// it in errors.
+void ParseDataset(const RawValues& values, const std::string& label, DatasetSettings* dataset,
+                  std::map<std::string, std::string>* origins, Problems* problems) {
+  for (const auto& [name, raw] : values) {
+    const Setting* setting = FindSetting(Scope::kDataset, name);
+    auto value = ToValue(*setting, raw);
+    if (const auto* problem = std::get_if<std::string>(&value)) {
+      problems->errors.push_back(SettingError(name, *problem, label, raw.origin));
+      continue;
+    }
+    setting->set_dataset(*dataset, std::get<Value>(value));
+    (*origins)[name] = raw.origin;
+  }
+  // Compaction's tiers follow its target unless set: small below an eighth, large from half.
+  MaintainSettings& maintain = dataset->maintain;
+  if (!values.count("maintain.tiers.small")) {
+    maintain.small_file_size = maintain.target_file_size / 8;
+  }
+  if (!values.count("maintain.tiers.large")) {
+    maintain.large_file_size = maintain.target_file_size / 2;
+  }
+}
 
-Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
+// weir ingest's and weir maintain's settings: the same sources, read by `command`'s needs.
+Result<LoadedSettings> LoadSettingsOf(const LoadInput& in, Command command) {
   Problems problems;
   WEIR_ASSIGN_OR_RAISE(const RawLayer yaml, ReadConfigFile(in, &problems));
   const std::vector<std::string> keys = DatasetKeys(yaml);
@@ -402,18 +434,27 @@ Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
   problems.errors.insert(problems.errors.end(), millpond.errors.begin(), millpond.errors.end());
   problems.warnings = std::move(millpond.warnings);
   const RawLayer layers[] = {yaml, millpond.layer,
-                             ReadWeirEnvironment(in.environment, Command::kIngest, keys, &problems),
-                             ReadOverrides(in.overrides, Command::kIngest, keys, &problems)};
+                             ReadWeirEnvironment(in.environment, command, keys, &problems),
+                             ReadOverrides(in.overrides, command, keys, &problems)};
 
-  // Merge in precedence order.
+  // Merge in precedence order. Dataset settings given without a YAML dataset describe one
+  // (weir ingest), or, for a command that needs no dataset, one only when they name its table;
+  // otherwise they apply to every table of the lake.
   RawValues process;
+  RawValues every_table;
   size_t count = yaml.datasets.size();
   for (const RawLayer& layer : layers) {
-    if (count == 0 && !layer.every_dataset.empty()) count = 1;
+    if (count == 0 && !layer.every_dataset.empty() &&
+        (NeedsOf(command).datasets || layer.every_dataset.count("table") > 0)) {
+      count = 1;
+    }
   }
   std::vector<RawValues> datasets(count);
   for (const RawLayer& layer : layers) {
     for (const auto& [name, raw] : layer.process) Overlay(raw, &process[name]);
+    if (count == 0) {
+      for (const auto& [name, raw] : layer.every_dataset) Overlay(raw, &every_table[name]);
+    }
     for (size_t i = 0; i < count; ++i) {
       for (const auto& [name, raw] : layer.every_dataset) Overlay(raw, &datasets[i][name]);
       if (i < layer.datasets.size()) {
@@ -432,33 +473,17 @@ Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
   Origins origins;
   ParseProcess(process, &settings, &origins, &problems);
   for (size_t i = 0; i < datasets.size(); ++i) {
-    DatasetSettings& dataset = settings.datasets.emplace_back();
-    auto& dataset_origins = origins.datasets.emplace_back();
-    for (const auto& [name, raw] : datasets[i]) {
-      const Setting* setting = FindSetting(Scope::kDataset, name);
-      auto value = ToValue(*setting, raw);
-      if (const auto* problem = std::get_if<std::string>(&value)) {
-        problems.errors.push_back(SettingError(name, *problem, Label(datasets[i], i), raw.origin));
-        continue;
-      }
-      setting->set_dataset(dataset, std::get<Value>(value));
-      dataset_origins[name] = raw.origin;
-    }
-    // Compaction's tiers follow its target unless set: small below an eighth, large from half.
-    MaintainSettings& maintain = dataset.maintain;
-    if (!datasets[i].count("maintain.tiers.small")) {
-      maintain.small_file_size = maintain.target_file_size / 8;
-    }
-    if (!datasets[i].count("maintain.tiers.large")) {
-      maintain.large_file_size = maintain.target_file_size / 2;
-    }
+    ParseDataset(datasets[i], Label(datasets[i], i), &settings.datasets.emplace_back(),
+                 &origins.datasets.emplace_back(), &problems);
   }
-  Derive(in.environment, millpond.contract_used, process, &settings, &problems);
+  ParseDataset(every_table, "", &settings.every_table, &origins.every_table, &problems);
+  Derive(in.environment, millpond.contract_used, process, command, &settings, &problems);
   settings.origins = origins.process;
   for (size_t i = 0; i < settings.datasets.size(); ++i) {
     settings.datasets[i].origins = origins.datasets[i];
   }
-  for (std::string& error : ValidationErrors(settings, origins)) {
+  settings.every_table.origins = origins.every_table;
+  for (std::string& error : ValidationErrors(settings, origins, command)) {
     problems.errors.push_back(std::move(error));
   }
   if (!problems.errors.empty()) {
@@ -466,6 +491,16 @@ Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
   }
   loaded.warnings = std::move(problems.warnings);
   return loaded;
+}
+
+}  // namespace
+
+Result<LoadedSettings> LoadIngestSettings(const LoadInput& in) {
+  return LoadSettingsOf(in, Command::kIngest);
+}
+
+Result<LoadedSettings> LoadMaintainSettings(const LoadInput& in) {
+  return LoadSettingsOf(in, Command::kMaintain);
 }
 
 Result<LoadedServeSettings> LoadServeSettings(const LoadInput& in) {

@@ -1,5 +1,5 @@
-// Loading the settings of `weir ingest` and `weir serve` from YAML, the environment and --set
-// overrides.
+// Loading the settings of `weir ingest`, `weir maintain` and `weir serve` from YAML, the
+// environment and --set overrides.
 //
 // Precedence, lowest first: defaults < YAML < millpond environment < WEIR_ environment < --set.
 // Each command reads its own settings and those it shares (config/setting_table.h); the other
@@ -42,6 +42,13 @@ struct LoadedServeSettings {
 // Loads and validates. All problems come back together in one Invalid status, one per line,
 // each naming the setting, the value and where it came from.
 Result<LoadedSettings> LoadIngestSettings(const LoadInput& in);
+
+// The same settings for `weir maintain`, which needs only the lake: kafka.* and datasets are
+// read when given (a shared file) but not required, the rules between kafka.* settings are
+// left to weir ingest, and dataset settings given without a dataset and without a `table`
+// (WEIR_MAINTAIN_EXPIRE_INTERVAL, --set maintain.target_file_size=256MiB) are
+// `IngestSettings::every_table`, the settings of every table of the lake.
+Result<LoadedSettings> LoadMaintainSettings(const LoadInput& in);
 
 // The same for `weir serve`: serve.*, and the catalog.*, storage.s3_* and log.* settings it
 // shares with ingest. Of the millpond environment it takes only those shared settings (its

@@ -26,7 +26,7 @@ std::vector<Setting> BuildTable() {
       // Kafka.
       {.name = "kafka.bootstrap_servers",
        .type = S::kString,
-       .required = true,
+       .required = {Command::kIngest},
        .millpond_env = "KAFKA_BOOTSTRAP_SERVERS",
        .description = "Kafka brokers, comma separated host:port.",
        WEIR_PROCESS_FIELD(kafka.bootstrap_servers)},
@@ -383,7 +383,7 @@ std::vector<Setting> BuildTable() {
       {.name = "topic",
        .scope = kD,
        .type = S::kString,
-       .required = true,
+       .required = {Command::kIngest},
        .millpond_env = "KAFKA_TOPIC",
        .description = "Kafka topic read into the table.",
        WEIR_DATASET_FIELD(topic)},
@@ -396,7 +396,7 @@ std::vector<Setting> BuildTable() {
       {.name = "table",
        .scope = kD,
        .type = S::kString,
-       .required = true,
+       .required = {Command::kIngest, Command::kMaintain},
        .millpond_env = "DUCKLAKE_TABLE",
        .description = "Lake table, created on first write; an identifier.",
        WEIR_DATASET_FIELD(table)},
@@ -609,9 +609,25 @@ bool IsSettingPrefix(Scope scope, std::string_view prefix) {
 }
 
 bool UsedBy(const Setting& setting, Command command) {
+  // weir maintain reads ingest's configuration (a shared file), needing less of it.
   return command == Command::kServe
              ? setting.set_serve != nullptr
              : setting.set_process != nullptr || setting.set_dataset != nullptr;
+}
+
+bool IsRequired(const Setting& setting, Command command) {
+  return UsedBy(setting, command) && setting.required.Has(command);
+}
+
+CommandNeeds NeedsOf(Command command) {
+  switch (command) {
+    case Command::kIngest:
+      return {.datasets = true, .kafka = true};
+    case Command::kServe:
+    case Command::kMaintain:
+      return {};  // the lake only
+  }
+  return {};
 }
 
 Value DefaultValue(const Setting& setting) {

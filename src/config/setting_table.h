@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,8 +26,39 @@ enum class SettingType { kString, kInt, kBool, kBytes, kDuration, kEnum, kString
 // Process settings apply once; dataset settings apply to each entry of `datasets:`.
 enum class Scope { kProcess, kDataset };
 
-// The commands that read settings: `weir ingest` (and `weir check`) and `weir serve`.
-enum class Command { kIngest, kServe };
+// The commands that read settings: `weir ingest` (and `weir check`, `weir wal`), `weir serve`,
+// and `weir maintain`, which reads ingest's settings but needs only the lake's.
+enum class Command { kIngest, kServe, kMaintain };
+
+// A set of commands: those that cannot run without a setting (Setting::required).
+class CommandSet {
+ public:
+  constexpr CommandSet() = default;
+  constexpr CommandSet(std::initializer_list<Command> commands) {
+    for (const Command command : commands) bits_ |= Bit(command);
+  }
+  constexpr bool Has(Command command) const { return (bits_ & Bit(command)) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
+
+ private:
+  static constexpr unsigned Bit(Command command) { return 1u << static_cast<unsigned>(command); }
+  unsigned bits_ = 0;
+};
+
+// What a command needs of a configuration beyond its required settings, declared once here and
+// applied by loading and validation.
+struct CommandNeeds {
+  // At least one dataset; dataset settings given without a dataset (WEIR_TOPIC, --set
+  // flush.interval=1s) describe one. Without this need (weir maintain) they describe one only
+  // with its `table`, and otherwise apply to every table of the lake (IngestSettings::
+  // every_table).
+  bool datasets = false;
+  // Kafka is read: the rules between kafka.* settings are checked and kafka.ordinal derived.
+  // Without it kafka.* values are parsed (a shared file's typo is still one) and left alone.
+  bool kafka = false;
+};
+
+CommandNeeds NeedsOf(Command command);
 
 // How Describe prints a value: as is, fully masked, or with the password of a conninfo masked.
 enum class Secrecy { kPublic, kSecret, kConninfo };
@@ -39,7 +71,7 @@ struct Setting {
   std::string_view name;  // dotted YAML path, relative to its scope ("flush.max_bytes")
   Scope scope = Scope::kProcess;
   SettingType type = SettingType::kString;
-  bool required = false;
+  CommandSet required;         // the commands that stop when it is not set (it has no default)
   std::optional<int64_t> min;  // bounds of kInt / kBytes (milliseconds for kDuration)
   std::optional<int64_t> max;
   std::vector<std::string_view> allowed;                               // kEnum values, lower case
@@ -73,6 +105,8 @@ bool IsSettingPrefix(Scope scope, std::string_view prefix);
 
 // True when `command` reads the setting.
 bool UsedBy(const Setting& setting, Command command);
+// True when `command` cannot run without the setting set.
+bool IsRequired(const Setting& setting, Command command);
 
 // The setting's default value: its field in default-constructed settings of a command that
 // reads it.

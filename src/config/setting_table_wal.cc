@@ -24,8 +24,10 @@ std::vector<Setting> WalRows() {
       {.name = "wal.dir",
        .type = S::kString,
        .description = "WAL mode: the directory of the write-ahead log, on a durable local "
-                      "volume; one subdirectory per dataset. `weir wal ls` and `weir wal check` "
-                      "read it.",
+                      "volume that belongs to one replica and outlives its restarts (never an "
+                      "emptyDir: ready files not yet in the lake are the only copy of their "
+                      "records); one subdirectory per dataset. `weir wal ls` and `weir wal "
+                      "check` read it.",
        WEIR_PROCESS_FIELD(wal.dir)},
       {.name = "wal.max_file_size",
        .type = S::kBytes,

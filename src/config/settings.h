@@ -25,7 +25,7 @@ enum class IcebergDeletes { kEquality, kDeletionVectors };
 std::string_view ToString(IcebergDeletes deletes);  // "equality" | "deletion_vectors"
 
 struct KafkaSettings {
-  std::string bootstrap_servers;                   // required
+  std::string bootstrap_servers;                   // required (weir ingest)
   std::string group_id;                            // default "weir-<topic>-<table>" of the first
                                                    // dataset ("millpond-..." under millpond env)
   Assignment assignment = Assignment::kGroup;      // "group" | "static"
@@ -126,7 +126,7 @@ struct UpsertSettings {
 
 struct DatasetSettings {
   std::string name;   // defaults to table
-  std::string topic;  // required
+  std::string topic;  // required (weir ingest)
   std::string schema = "main";
   std::string table;  // required
   // Identity columns ("team_id") or year|month|day|hour(<column>), in order.
@@ -195,6 +195,9 @@ struct IngestSettings {
   CatalogSettings catalog;
   StorageSettings storage;
   std::vector<DatasetSettings> datasets;  // at least one; names, topics and tables unique
+  // weir maintain without datasets: the dataset settings given without a dataset (maintain.*,
+  // parquet.*), applied to every table of the lake. Unused otherwise.
+  DatasetSettings every_table;
   int64_t memory_budget_bytes = 256LL << 20;
   int decode_threads = 1;             // decode workers per streaming dataset; 1: the poll thread
   int encode_threads = 0;             // Parquet column encoders in parallel; 0: one per core

@@ -31,6 +31,9 @@ std::string Lookup(const std::map<std::string, std::string>& origins, const std:
   return it == origins.end() ? "" : it->second;
 }
 
+// The index ErrorList::Dataset takes for IngestSettings::every_table.
+constexpr size_t kEveryTable = static_cast<size_t>(-1);
+
 // Collects messages `<setting>: <problem> (dataset "x", from <origin>)`.
 class ErrorList {
  public:
@@ -43,6 +46,10 @@ class ErrorList {
 
   void Dataset(size_t index, const DatasetSettings& dataset, const std::string& name,
                const std::string& problem) {
+    if (index == kEveryTable) {  // settings of no dataset in particular
+      Add(name, problem, "", Lookup(origins_.every_table, name));
+      return;
+    }
     const std::string origin =
         index < origins_.datasets.size() ? Lookup(origins_.datasets[index], name) : "";
     Add(name, problem, dataset.name.empty() ? fmt::format("#{}", index + 1) : dataset.name, origin);
@@ -129,9 +136,12 @@ void CheckMetadataAndRoute(size_t index, const DatasetSettings& dataset, ErrorLi
   }
 }
 
-void CheckDataset(size_t index, const DatasetSettings& dataset, ErrorList& errors) {
+void CheckDataset(size_t index, const DatasetSettings& dataset, Command command,
+                  ErrorList& errors) {
   for (const Setting& setting : SettingTable()) {
-    if (setting.scope != Scope::kDataset || !setting.required) continue;
+    if (setting.scope != Scope::kDataset || index == kEveryTable || !IsRequired(setting, command)) {
+      continue;
+    }
     const Value value = setting.get_dataset(dataset);
     if (std::get<std::string>(value).empty()) {
       errors.Dataset(index, dataset, std::string(setting.name), WhereToSet(setting));
@@ -307,17 +317,8 @@ void CheckLocation(const std::string& setting, const std::string& location,
   }
 }
 
-void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
-  for (const Setting& setting : SettingTable()) {
-    if (setting.scope != Scope::kProcess || !setting.required) continue;
-    if (std::get<std::string>(setting.get_process(settings)).empty()) {
-      errors.Process(std::string(setting.name), WhereToSet(setting));
-    }
-  }
-  if (settings.http_port != 0 && settings.http_host.empty()) {
-    errors.Process("http.host", "is empty (an address such as 0.0.0.0 or 127.0.0.1)");
-  }
-  const KafkaSettings& kafka = settings.kafka;
+// The rules between kafka.* settings, for a command that reads Kafka.
+void CheckKafka(const KafkaSettings& kafka, ErrorList& errors) {
   if (kafka.assignment == Assignment::kStatic &&
       (kafka.ordinal < 0 || kafka.ordinal >= kafka.replica_count)) {
     errors.Process("kafka.ordinal",
@@ -338,6 +339,19 @@ void CheckProcess(const IngestSettings& settings, ErrorList& errors) {
                    "group.id and auto.offset.reset are set by kafka.group_id and "
                    "kafka.auto_offset_reset, not as properties");
   }
+}
+
+void CheckProcess(const IngestSettings& settings, Command command, ErrorList& errors) {
+  for (const Setting& setting : SettingTable()) {
+    if (setting.scope != Scope::kProcess || !IsRequired(setting, command)) continue;
+    if (std::get<std::string>(setting.get_process(settings)).empty()) {
+      errors.Process(std::string(setting.name), WhereToSet(setting));
+    }
+  }
+  if (settings.http_port != 0 && settings.http_host.empty()) {
+    errors.Process("http.host", "is empty (an address such as 0.0.0.0 or 127.0.0.1)");
+  }
+  if (NeedsOf(command).kafka) CheckKafka(settings.kafka, errors);
   CheckCatalog(settings.catalog, errors);
   if (settings.lake_format == "iceberg") CheckIceberg(settings.iceberg, errors);
   if (settings.ingest_mode == "wal" && settings.wal.dir.empty()) {
@@ -425,22 +439,26 @@ std::optional<PartitionKey> ParsePartitionKey(std::string_view text) {
   return PartitionKey{lake::ToString(*transform), std::string(column)};
 }
 
-std::vector<std::string> ValidationErrors(const IngestSettings& settings, const Origins& origins) {
+std::vector<std::string> ValidationErrors(const IngestSettings& settings, const Origins& origins,
+                                          Command command) {
   std::vector<std::string> messages;
   ErrorList errors(origins, &messages);
-  CheckProcess(settings, errors);
+  CheckProcess(settings, command, errors);
   const DecidingSettings deciding{settings.lake_format, settings.catalog.kind,
                                   settings.iceberg.catalog, &settings.ingest_mode};
   for (const auto& [name, problem] : UnusedSettingProblems(origins.process, deciding)) {
     errors.Process(name, problem);
   }
-  if (settings.datasets.empty()) {
+  if (settings.datasets.empty() && NeedsOf(command).datasets) {
     messages.push_back(
         "datasets: at least one dataset is required (YAML datasets:, WEIR_TOPIC and WEIR_TABLE, "
         "or KAFKA_TOPIC and DUCKLAKE_TABLE)");
   }
   for (size_t i = 0; i < settings.datasets.size(); ++i) {
-    CheckDataset(i, settings.datasets[i], errors);
+    CheckDataset(i, settings.datasets[i], command, errors);
+  }
+  if (settings.datasets.empty() && !NeedsOf(command).datasets) {
+    CheckDataset(kEveryTable, settings.every_table, command, errors);
   }
   CheckUnique(settings, errors);
   return messages;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "config/setting_table.h"
 #include "config/settings.h"
 
 namespace weir::config {
@@ -18,6 +19,7 @@ namespace weir::config {
 struct Origins {
   std::map<std::string, std::string> process;
   std::vector<std::map<std::string, std::string>> datasets;  // parallel to datasets
+  std::map<std::string, std::string> every_table;            // IngestSettings::every_table
 };
 
 // One partition key: `transform` is "identity", "year", "month", "day" or "hour".
@@ -38,8 +40,11 @@ bool IsIdentifier(std::string_view text);
 std::string SettingError(std::string_view setting, std::string_view problem,
                          std::string_view dataset, std::string_view origin);
 
-// Every problem found, one message each, naming the setting, the value and its origin.
-std::vector<std::string> ValidationErrors(const IngestSettings& settings, const Origins& origins);
+// Every problem found, one message each, naming the setting, the value and its origin. Which
+// settings are required, and whether datasets are, is `command`'s (config/setting_table.h
+// NeedsOf, IsRequired): weir ingest or weir maintain, both of which read IngestSettings.
+std::vector<std::string> ValidationErrors(const IngestSettings& settings, const Origins& origins,
+                                          Command command = Command::kIngest);
 std::vector<std::string> ValidationErrors(const ServeSettings& settings, const Origins& origins);
 
 // True for a memory size in DuckDB's grammar of its memory_limit setting: a number, optional

@@ -570,7 +570,7 @@ Result<FlushOutcome> DatasetWriter::Write(const SealedFlush& sealed) {
     superseded = last.superseded;
   }
   const SealedFlush& flush = config_.upsert_key.empty() || !sealed.batch ? sealed : upsert_flush;
-  Retrier retrier(retrier_policy_, stop_);
+  Retrier retrier(retrier_policy_, stop_, /*log_retries=*/true, on_retry_);
   const std::string what = "dataset " + config_.name;
   const bool with_rejects = config_.rejects_enabled && !flush.rejects.empty();
   int reloads = 0;

@@ -145,6 +145,11 @@ class DatasetWriter {
                                                        const std::string& topic);
 
   const DatasetConfig& config() const { return config_; }
+  // Told each failure of a flush's step that is retried (before the wait): the status page's
+  // "last error". Set before the first flush.
+  void SetRetryObserver(std::function<void(const Status&)> observer) {
+    on_retry_ = std::move(observer);
+  }
 
   // The streamed flush (dataset_writer_stream.cc): the parts of one flush are written as they
   // come, into one open files::RollingParquetWriter per partition tuple (row groups leave for
@@ -260,7 +265,8 @@ class DatasetWriter {
   DatasetConfig config_;
   lake::Catalog* catalog_;
   std::stop_token stop_;
-  BackoffPolicy retrier_policy_;  // config_.backoff with commit_max_attempts
+  BackoffPolicy retrier_policy_;                 // config_.backoff with commit_max_attempts
+  std::function<void(const Status&)> on_retry_;  // told each retried failure of a flush
   std::unique_ptr<lake::Table> table_;
   std::unique_ptr<lake::Table> rejects_table_;
   ColumnPlan plan_;                     // of the flush being written, against table_'s columns

@@ -120,7 +120,7 @@ Status DatasetWriter::AppendPart(std::shared_ptr<arrow::RecordBatch> part, Relea
     release();
     return lanes_->Drain();  // a lane's part failed: this flush is given up like that part
   }
-  Retrier retrier(retrier_policy_, stop_);
+  Retrier retrier(retrier_policy_, stop_, /*log_retries=*/true, on_retry_);
   while (true) {
     FlushOutcome scratch;  // EnsureTables' counters are taken once it succeeded
     auto prepared = [&] {
@@ -288,7 +288,7 @@ Result<FlushOutcome> DatasetWriter::FinishStream(const SealedFlush& last) {
     written.data.insert(written.data.end(), lane.finished.begin(), lane.finished.end());
   }
   const bool with_rejects = config_.rejects_enabled && !last.rejects.empty();
-  Retrier retrier(retrier_policy_, stop_);
+  Retrier retrier(retrier_policy_, stop_, /*log_retries=*/true, on_retry_);
   if (with_rejects) {
     Status opened = OpenRejectsTable();
     while (!opened.ok() && ClassOf(opened) == ErrorClass::kRetriable) {

@@ -30,6 +30,7 @@ Pipeline::Pipeline(PipelineOptions options, lake::Catalog* catalog,
       metrics_(metrics),
       stage_times_(*metrics),
       kafka_statistics_(metrics),
+      progress_(metrics, options_.status),
       decode_pool_(&metrics->Gauge(m::kArrowPoolBytes, {{std::string(m::kLabelStage), "decode"}})),
       encode_pool_(&metrics->Gauge(m::kArrowPoolBytes, {{std::string(m::kLabelStage), "encode"}})),
       decode_fresh_(
@@ -135,9 +136,12 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
     dataset->buffer_bytes = &metrics->Gauge(m::kBufferBytes, labels);
     dataset->flush_seconds = &metrics->Histogram(m::kFlushDuration, labels);
     dataset->commit_seconds = &metrics->Histogram(m::kCommitDuration, labels);
-    if (auto* model = pipeline->options_.status) {
-      dataset->status = &model->Dataset(options_of.config.name, options_of.config.topic);
-    }
+    dataset->status =
+        pipeline->progress_.AddDataset(options_of.config.name, options_of.config.topic);
+    auto observer = [progress = &pipeline->progress_, name = options_of.config.name](
+                        const Status& error) { progress->AttemptFailed(name, error); };
+    dataset->writer->SetRetryObserver(observer);
+    if (dataset->router) dataset->router->SetRetryObserver(observer);
     auto with_reason = [&](std::string reason) {
       auto l = labels;
       l[std::string(m::kLabelReason)] = std::move(reason);
@@ -240,6 +244,7 @@ Result<std::map<kafka::TopicPartition, int64_t>> Pipeline::OnAssigned(
   }
   spdlog::info("assigned {} partition(s); {} resume from the ledger", partitions.size(),
                starts.size());
+  progress_.Assigned(partitions, starts);
   ready_.store(true);
   return starts;
 }
@@ -258,6 +263,7 @@ void Pipeline::OnRevoked(const std::vector<kafka::TopicPartition>& partitions) {
     CommitKafkaOffsets();
   }
   for (const auto& tp : partitions) next_start_.erase(tp);
+  progress_.Released(partitions);
   spdlog::info("revoked {} partition(s)", partitions.size());
 }
 
@@ -266,6 +272,7 @@ void Pipeline::OnLost(const std::vector<kafka::TopicPartition>& partitions) {
                partitions.size());
   Abandon();
   for (const auto& tp : partitions) next_start_.erase(tp);
+  progress_.Released(partitions);
   restart_.store(true);
 }
 
@@ -292,6 +299,7 @@ void Pipeline::Accept(const kafka::Message& message) {
   auto range = d.ranges.find(tp);
   if (range == d.ranges.end()) {
     const int64_t first = start != next_start_.end() ? start->second : message.offset;
+    if (start == next_start_.end()) progress_.FirstConsumed(tp, first);
     range =
         d.ranges.emplace(tp, lake::OffsetRange{tp.topic, message.partition, first, first}).first;
   }
@@ -448,28 +456,6 @@ void Pipeline::CommitKafkaOffsets() {
   }
 }
 
-void Pipeline::PublishLag() {
-  const auto now = SteadyClock::now();
-  if (!consumer_ || now - lag_published_ < std::chrono::seconds(5)) return;
-  lag_published_ = now;
-  std::map<Dataset*, std::map<int32_t, int64_t>> by_dataset;
-  for (const auto& d : datasets_) by_dataset[d.get()];  // revoked partitions leave the page
-  for (const auto& lag : consumer_->Lag()) {
-    if (lag.lag < 0) continue;
-    if (auto found = by_topic_.find(lag.partition.topic); found != by_topic_.end()) {
-      by_dataset[found->second][lag.partition.partition] = lag.lag;
-    }
-    metrics_
-        ->Gauge(m::kConsumerLag,
-                {{std::string(m::kLabelTopic), lag.partition.topic},
-                 {std::string(m::kLabelPartition), std::to_string(lag.partition.partition)}})
-        .Set(static_cast<double>(lag.lag));
-  }
-  for (auto& [d, lag] : by_dataset) {
-    if (d->status != nullptr) d->status->SetLag(std::move(lag));
-  }
-}
-
 void Pipeline::PublishPools() {
   // What each pool holds, its blocks kept for reuse included (they are resident).
   decode_pool_->Set(
@@ -588,7 +574,7 @@ Status Pipeline::Run(std::stop_token stop) {
     SealDue(SteadyClock::now());
     ApplyBackpressure();
     CommitKafkaOffsets();
-    PublishLag();
+    progress_.Publish(consumer_.get());
     PublishPools();
     if (options_.status != nullptr) options_.status->Tick();
   }

@@ -28,6 +28,7 @@
 #include "ingest/dataset_writer.h"
 #include "ingest/decode_workers.h"
 #include "ingest/kafka_statistics.h"
+#include "ingest/lake_progress.h"
 #include "ingest/record_source.h"
 #include "ingest/routed_writer.h"
 #include "ingest/stage_times.h"
@@ -109,6 +110,8 @@ class Pipeline final : public kafka::AssignmentListener {
 
   // For /readyz: partitions assigned (or waiting for an assignment) and not draining.
   bool ready() const { return ready_.load(); }
+  // /readyz: assigned and not draining, with the brokers answering.
+  observe::ProbeResult Readiness() const { return progress_.Readiness(ready_.load()); }
   // For /healthz: the poll loop went round recently.
   std::chrono::steady_clock::time_point last_loop() const { return last_loop_.load(); }
 
@@ -158,7 +161,6 @@ class Pipeline final : public kafka::AssignmentListener {
   void AddFieldCounts(const std::string& dataset, const observe::MetricDef& metric,
                       const std::map<std::string, int64_t>& counts,
                       std::map<std::string, int64_t>* published);
-  void PublishLag();
   // Tells the status model which partitions are paused, and why (none: resumed).
   void PublishPaused(const std::vector<kafka::TopicPartition>& paused, const std::string& reason);
   int64_t BufferedBytes() const;
@@ -177,7 +179,7 @@ class Pipeline final : public kafka::AssignmentListener {
   std::unique_ptr<RecordSource> consumer_;
   LogRateLimiter field_log_limiter_{std::chrono::minutes(1)};  // poll and flush threads
   KafkaStatistics kafka_statistics_;
-  std::chrono::steady_clock::time_point lag_published_{};
+  LakeProgress progress_;        // lag by the lake's offsets, flushes in flight, the brokers
   observe::Gauge* decode_pool_;  // weir_arrow_pool_bytes{stage}
   observe::Gauge* encode_pool_;
   observe::Counter* decode_fresh_;  // weir_arrow_pool_fresh_bytes_total{stage}

@@ -122,6 +122,7 @@ void Pipeline::FlushLoop(Dataset& d) {
     d.streamed_filtered = {};
     stage_times_.encode.Increment(StageTimes::Seconds(SteadyClock::now() - cast_start));
     if (fatal().ok()) {
+      progress_.FlushStarted(name);
       auto outcome = d.router                ? WriteRouted(d, flush)
                      : d.writer->streaming() ? d.writer->FinishStream(flush)
                                              : d.writer->Write(flush);
@@ -129,6 +130,9 @@ void Pipeline::FlushLoop(Dataset& d) {
         stage_times_.encode.Increment(StageTimes::Seconds(outcome->write_time));
         stage_times_.commit.Increment(StageTimes::Seconds(outcome->commit_time));
       }
+      const bool landed = outcome.ok() && !outcome->fenced && !outcome->replay;
+      if (!outcome.ok()) progress_.AttemptFailed(name, outcome.status());
+      progress_.FlushEnded(name, landed);
       if (!outcome.ok()) {
         spdlog::error("dataset {}: {}", name, outcome.status().ToString());
         SetFatal(outcome.status());
@@ -198,6 +202,7 @@ void Pipeline::FlushLoop(Dataset& d) {
         std::lock_guard lock(mutex_);
         for (const auto& range : flush.offsets) {
           committed_[{range.topic, range.partition}] = range.end;
+          progress_.Committed(range.topic, range.partition, range.end);
         }
       }
     }

@@ -23,6 +23,10 @@ class KafkaSource final : public RecordSource {
     return consumer_->CommitOffsets(next_offsets);
   }
   std::vector<kafka::PartitionLag> Lag() const override { return consumer_->Lag(); }
+  std::optional<kafka::BrokerTrouble> BrokerTrouble(std::chrono::milliseconds timeout) override {
+    consumer_->RecheckBrokers(timeout);
+    return consumer_->broker_trouble();
+  }
   Status Close() override { return consumer_->Close(); }
 
  private:

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -38,6 +39,11 @@ class RecordSource {
   // the group for lag tooling; the lake ledger is the truth either way).
   virtual Status CommitOffsets(const std::map<kafka::TopicPartition, int64_t>& next_offsets) = 0;
   virtual std::vector<kafka::PartitionLag> Lag() const = 0;
+  // Kafka: the brokers' trouble while they are unreachable (rechecked here at most every
+  // call, within `timeout`); nullopt when they answer, and always for a bounded source.
+  virtual std::optional<kafka::BrokerTrouble> BrokerTrouble(std::chrono::milliseconds /*timeout*/) {
+    return std::nullopt;
+  }
   // Revokes every partition through the listener. Idempotent.
   virtual Status Close() = 0;
   // A bounded source delivered every record it has: the pipeline flushes, commits and ends.

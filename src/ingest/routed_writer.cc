@@ -77,6 +77,12 @@ RoutedWriter::RoutedWriter(DatasetConfig config, RouteConfig route, lake::Catalo
       stop_(stop),
       home_(config_, catalog, stop) {}
 
+void RoutedWriter::SetRetryObserver(std::function<void(const Status&)> observer) {
+  on_retry_ = std::move(observer);
+  home_.SetRetryObserver(on_retry_);
+  for (auto& [table, writer] : routed_) writer->SetRetryObserver(on_retry_);
+}
+
 Result<DatasetWriter*> RoutedWriter::WriterFor(const std::string& table) {
   if (const auto it = routed_.find(table); it != routed_.end()) return it->second.get();
   if (over_cap_.count(table)) return nullptr;
@@ -97,6 +103,7 @@ Result<DatasetWriter*> RoutedWriter::WriterFor(const std::string& table) {
     }
   }
   auto writer = std::make_unique<DatasetWriter>(std::move(config), catalog_, stop_);
+  writer->SetRetryObserver(on_retry_);
   DatasetWriter* out = writer.get();
   routed_.emplace(table, std::move(writer));
   return out;

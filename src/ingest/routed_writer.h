@@ -57,6 +57,8 @@ class RoutedWriter {
   // Writes and commits `flush` (whose row_partitions/row_offsets are set) to its tables.
   // Errors and fences as DatasetWriter::Write.
   Result<RoutedOutcome> Write(const SealedFlush& flush);
+  // As DatasetWriter::SetRetryObserver, for every table's writer.
+  void SetRetryObserver(std::function<void(const Status&)> observer);
 
  private:
   enum class Landed { kLanded, kFenced };
@@ -72,6 +74,7 @@ class RoutedWriter {
   std::stop_token stop_;
   DatasetWriter home_;
   std::map<std::string, std::unique_ptr<DatasetWriter>> routed_;
+  std::function<void(const Status&)> on_retry_;
   std::set<std::string> over_cap_;  // names found missing at the cap: fallback for good
 };
 

@@ -157,7 +157,14 @@ bool WalCommitLoop::Round(Dataset& d, bool commit) {
   d.uploaded_files += uploaded->uploaded;
   if (!commit) return true;
   if (d.uploaded_files > 0) wal::FaultPoint("exit_after_upload");
+  LakeProgress* progress = options_.progress;
+  if (progress != nullptr) progress->FlushStarted(name);
+  const auto started = SteadyClock::now();
   auto done = d.committer->CommitOnce(Origins(d));
+  if (progress != nullptr) {
+    if (!done.ok()) progress->AttemptFailed(name, done.status());
+    progress->FlushEnded(name, done.ok() && done->committed);
+  }
   if (!done.ok()) {
     if (IsCode(done.status(), "table_changed")) {
       spdlog::info("dataset {}: table changed; reopening it for the WAL commit", name);
@@ -170,12 +177,30 @@ bool WalCommitLoop::Round(Dataset& d, bool commit) {
       SetFatal(WithContext(done.status(), "dataset " + name));
       return false;
     }
+    metrics_->Counter(m::kCommitRetries, labels).Increment();
     spdlog::warn("dataset {}: WAL commit failed (retried at the next interval): {}", name,
                  done.status().message());
     return true;
   }
   d.waiting = done->waiting_groups > 0;
   if (done->committed) {
+    metrics_->Histogram(m::kCommitDuration, labels)
+        .Observe(std::chrono::duration<double>(SteadyClock::now() - started).count());
+    if (progress != nullptr) {
+      for (const auto& range : done->ranges) {
+        progress->Committed(range.topic, range.partition, range.end);
+      }
+      if (observe::DatasetStatus* status = progress->StatusOf(name); status != nullptr) {
+        observe::CommitRecord record;
+        record.rows = done->rows;
+        record.rejects = done->rejects;
+        record.files = done->files;
+        record.commit_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started)
+                .count();
+        status->Committed(record, {});
+      }
+    }
     metrics_->Counter(m::kCommits, labels).Increment();
     metrics_->Counter(m::kRecordsWritten, labels).Increment(static_cast<double>(done->rows));
     metrics_->Counter(m::kFilesWritten, labels).Increment(static_cast<double>(done->files));

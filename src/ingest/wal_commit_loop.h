@@ -26,6 +26,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "ingest/lake_progress.h"
 #include "lake/catalog.h"
 #include "lake/table_spec.h"
 #include "observe/metrics_registry.h"
@@ -49,6 +50,8 @@ struct WalCommitLoopOptions {
   // Held by the poll thread from a rotation's rename until its Kafka commit is decided
   // (wal::WalCommitter::GuardListing); null: no guard.
   std::mutex* rotation_mutex = nullptr;
+  // Told how each dataset's commits go and what landed (null: nobody).
+  LakeProgress* progress = nullptr;
 };
 
 class WalCommitLoop {

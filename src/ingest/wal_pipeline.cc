@@ -59,6 +59,7 @@ WalPipeline::WalPipeline(PipelineOptions options, WalModeOptions wal, lake::Cata
       wal_(std::move(wal)),
       catalog_(catalog),
       metrics_(metrics),
+      progress_(metrics, options_.status),
       watermark_(wal_.disk_high_watermark_pct) {
   last_loop_.store(SteadyClock::now());
 }
@@ -81,6 +82,7 @@ Result<std::unique_ptr<WalPipeline>> WalPipeline::Make(PipelineOptions options, 
   loop.commit_interval = p->wal_.commit_interval;
   loop.upload_interval = p->wal_.upload_interval;
   loop.rotation_mutex = &p->rotating_;
+  loop.progress = &p->progress_;
   const uint64_t seed = std::random_device{}();
   for (const auto& o : p->options_.datasets) {
     const std::string setting = "datasets[" + o.config.name + "]";
@@ -118,6 +120,7 @@ Result<std::unique_ptr<WalPipeline>> WalPipeline::Make(PipelineOptions options, 
     d->nulled = &metrics->Counter(m::kValuesNulled, with_reason("type_mismatch"));
     d->coercion_nulled = &metrics->Counter(m::kValuesNulled, with_reason("column_coercion"));
     d->rotations = &metrics->Counter(m::kWalRotations, labels);
+    d->status = p->progress_.AddDataset(o.config.name, o.config.topic);
     if (p->by_topic_.count(o.config.topic)) {
       return Status::Invalid("topic ", o.config.topic, " feeds two datasets");
     }
@@ -138,7 +141,15 @@ void WalPipeline::SetFatal(Status status) {
   if (fatal_.ok()) fatal_ = std::move(status);
 }
 
-Status WalPipeline::Recover() {
+Status WalPipeline::Recover(const std::stop_token& stop) {
+  // A catalog that fails retriably (a database restarting, 08001) is retried as the startup
+  // probe retries it, within startup.timeout; a permanent failure stops at once.
+  BackoffPolicy policy;
+  policy.initial = std::chrono::milliseconds(500);
+  policy.cap = std::chrono::milliseconds(5000);
+  policy.max_attempts = 0;
+  policy.max_elapsed = wal_.recovery_deadline;
+  wal::FaultPause("pause_before_recovery");
   for (auto& d : datasets_) {
     const std::string& name = d->options.config.name;
     std::error_code ec;
@@ -155,12 +166,16 @@ Status WalPipeline::Recover() {
     for (const auto& [partition, offset] : *offsets) {
       committed[{d->options.config.topic, partition}] = offset;
     }
-    WEIR_ASSIGN_OR_RAISE(auto table, catalog_->OpenTable(DatasetWriter::Spec(d->options.config),
-                                                         lake::OpenMode::kOpenOnly));
-    wal::LakeTableProbe probe(table.status == lake::OpenStatus::kOpened ? table.table.get()
-                                                                        : nullptr);
-    auto plan = wal::PlanRecovery(entries, committed, probe);
-    if (!plan.ok()) return WithContext(plan.status(), "WAL recovery of dataset " + name);
+    const std::string what = "WAL recovery of dataset " + name;
+    lake::OpenResult table;
+    auto plan = Retry(policy, stop, what, [&]() -> Result<std::vector<wal::RecoveryDecision>> {
+      WEIR_ASSIGN_OR_RAISE(table, catalog_->OpenTable(DatasetWriter::Spec(d->options.config),
+                                                      lake::OpenMode::kOpenOnly));
+      wal::LakeTableProbe probe(table.status == lake::OpenStatus::kOpened ? table.table.get()
+                                                                          : nullptr);
+      return wal::PlanRecovery(entries, committed, probe);
+    });
+    if (!plan.ok()) return WithContext(plan.status(), what);
     std::map<wal::RecoveryAction, int> counts;
     for (const auto& decision : *plan) ++counts[decision.action];
     WEIR_RETURN_NOT_OK(
@@ -177,7 +192,7 @@ Status WalPipeline::Recover() {
 Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
     const std::vector<kafka::TopicPartition>& partitions) {
   for (auto& d : datasets_) WEIR_RETURN_NOT_OK(WriteDecoded(*d));
-  std::map<kafka::TopicPartition, int64_t> starts;
+  std::map<kafka::TopicPartition, int64_t> starts, lake_next;
   std::map<std::string, std::map<int32_t, int64_t>> ledgers, committed;
   for (const auto& tp : partitions) {
     auto found = by_topic_.find(tp.topic);
@@ -213,10 +228,15 @@ Result<std::map<kafka::TopicPartition, int64_t>> WalPipeline::OnAssigned(
       WEIR_RETURN_NOT_OK(d.rotator->Drop(tp.topic, tp.partition));
     }
     WEIR_RETURN_NOT_OK(d.rotator->Assign(tp.topic, tp.partition, *start));
+    // What the lake holds: the ledger's offset; without one, nothing before the start is
+    // known to wait (a file of an earlier owner counts once its commit lands).
+    auto in_lake = ledgers[tp.topic].find(tp.partition);
+    lake_next[tp] = in_lake != ledgers[tp.topic].end() ? in_lake->second : *start;
     starts[tp] = *start;
     next_offset_[tp] = *start;
   }
   spdlog::info("WAL mode: assigned {} partition(s)", starts.size());
+  progress_.Assigned(partitions, lake_next);
   ready_.store(true);
   return starts;
 }
@@ -225,6 +245,7 @@ Status WalPipeline::Release(const std::vector<kafka::TopicPartition>& partitions
   for (auto& d : datasets_) WEIR_RETURN_NOT_OK(WriteDecoded(*d));
   std::vector<wal::Rotation> rotations;
   std::lock_guard rotating(rotating_);
+  progress_.Released(partitions);
   for (const auto& tp : partitions) {
     next_offset_.erase(tp);
     auto found = by_topic_.find(tp.topic);
@@ -266,6 +287,7 @@ void WalPipeline::OnLost(const std::vector<kafka::TopicPartition>& partitions) {
       SetFatal(dropped);
     }
   }
+  progress_.Released(partitions);
   spdlog::warn("WAL mode: lost {} partition(s); their open segments deleted", partitions.size());
 }
 
@@ -282,6 +304,7 @@ void WalPipeline::Accept(const kafka::Message& message) {
   next->second = message.offset + 1;
   d.last_offset[message.partition] = message.offset;
   d.consumed->Increment();
+  if (d.status != nullptr) d.status->Consumed(static_cast<int64_t>(message.payload.size()));
   const Status appended = d.builder->Append(message.payload);
   if (appended.ok()) {
     d.row_partitions.push_back(message.partition);
@@ -309,6 +332,7 @@ void WalPipeline::Accept(const kafka::Message& message) {
       ->Counter(m::kRecordsRejected, {{std::string(m::kLabelDataset), d.options.config.name},
                                       {std::string(m::kLabelReason), detail->code()}})
       .Increment();
+  if (d.status != nullptr) d.status->Rejected(detail->code());
   if (!d.options.config.rejects_enabled) return;
   // As direct mode's reject; it goes to the partition's rejects segment at the next write.
   RejectRecord reject = MakeReject(message, detail->code(), appended,
@@ -405,12 +429,36 @@ Status WalPipeline::WriteDecoded(Dataset& d) {
   return Status::OK();
 }
 
+void WalPipeline::PublishPaused(const std::vector<kafka::TopicPartition>& paused,
+                                const std::string& reason) {
+  for (auto& d : datasets_) {
+    if (d->status == nullptr) continue;
+    observe::PausedState state;
+    for (const auto& tp : paused) {
+      if (tp.topic == d->options.config.topic) state.partitions.push_back(tp.partition);
+    }
+    if (!state.partitions.empty()) state.reason = reason;
+    d->status->SetPaused(std::move(state));
+  }
+}
+
 void WalPipeline::MeasureDisk() {
   auto pause = watermark_.Measure(wal_.dir);
   metrics_->Gauge(m::kWalVolumeUsed, {}).Set(watermark_.used_pct() / 100.0);
+  observe::WalState wal_state{.wal_mode = true};
+  std::optional<std::filesystem::file_time_type> oldest_ready;
   for (auto& d : datasets_) {
     auto entries = wal::ListSegments(d->directory);
     if (!entries.ok()) continue;
+    for (const auto& entry : *entries) {
+      if (!entry.name) continue;
+      ++wal_state.segments;
+      wal_state.bytes += entry.size_bytes;
+      if (entry.name->state != wal::SegmentState::kReady) continue;
+      std::error_code ec;
+      const auto written = std::filesystem::last_write_time(entry.path, ec);
+      if (!ec && (!oldest_ready || written < *oldest_ready)) oldest_ready = written;
+    }
     const auto totals = wal::TotalsByState(*entries);
     for (const char* state : {"active", "ready"}) {
       const auto at = totals.find(state);
@@ -422,6 +470,13 @@ void WalPipeline::MeasureDisk() {
           .Set(static_cast<double>(at == totals.end() ? 0 : at->second.bytes));
     }
   }
+  if (oldest_ready) {
+    wal_state.oldest_unconfirmed_unix_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::file_clock::to_sys(*oldest_ready).time_since_epoch())
+            .count();
+  }
+  if (options_.status != nullptr) options_.status->SetWal(wal_state);
   if (!pause.ok() || !consumer_) return;
   const auto owned = consumer_->Assignment();
   if (*pause) {
@@ -435,11 +490,14 @@ void WalPipeline::MeasureDisk() {
             watermark_.used_pct(), wal_.disk_high_watermark_pct, owned.size());
       }
       paused_ = true;
+      PublishPaused(owned, fmt::format("WAL volume {:.1f} % used (wal.disk_high_watermark_pct {})",
+                                       watermark_.used_pct(), wal_.disk_high_watermark_pct));
     }
   } else if (paused_) {
     if (consumer_->Resume(owned).ok()) {
       paused_ = false;
       metrics_->Gauge(m::kPausedPartitions, {}).Set(0);
+      PublishPaused({}, "");
       spdlog::info("WAL volume {:.1f} % used: partitions resumed", watermark_.used_pct());
     }
   }
@@ -449,7 +507,7 @@ Status WalPipeline::Run(std::stop_token stop) {
   std::error_code ec;
   std::filesystem::create_directories(wal_.dir, ec);
   if (ec) return Status::IOError("wal.dir ", wal_.dir, ": ", ec.message());
-  WEIR_RETURN_NOT_OK(Recover());
+  WEIR_RETURN_NOT_OK(Recover(stop));
   commit_loop_->Start();
   WEIR_ASSIGN_OR_RAISE(consumer_,
                        MakeKafkaSource(options_.consumer, this, [](std::string_view) {}));
@@ -499,6 +557,8 @@ Status WalPipeline::Run(std::stop_token stop) {
       next_disk = now + wal_.disk_interval;
       MeasureDisk();
     }
+    progress_.Publish(consumer_.get());
+    if (options_.status != nullptr) options_.status->Tick();
   }
   ready_.store(false);
   if (!result.ok() || !fatal_.ok()) {

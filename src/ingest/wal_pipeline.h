@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ingest/lake_progress.h"
 #include "ingest/pipeline.h"
 #include "ingest/rejects.h"
 #include "ingest/wal_commit_loop.h"
@@ -55,6 +56,8 @@ struct WalModeOptions {
   std::chrono::milliseconds upload_interval{5000};
   std::chrono::milliseconds disk_interval{5000};
   std::chrono::milliseconds age_check_interval{30000};
+  // How long recovery retries a catalog that fails retriably (startup.timeout).
+  std::chrono::milliseconds recovery_deadline{15000};
 };
 
 // The WAL directory of a dataset.
@@ -71,6 +74,8 @@ class WalPipeline final : public kafka::AssignmentListener {
   Status Run(std::stop_token stop);
 
   bool ready() const { return ready_.load(); }
+  // /readyz: assigned and not draining, with the brokers answering.
+  observe::ProbeResult Readiness() const { return progress_.Readiness(ready_.load()); }
   std::chrono::steady_clock::time_point last_loop() const { return last_loop_.load(); }
 
   Result<std::map<kafka::TopicPartition, int64_t>> OnAssigned(
@@ -83,7 +88,7 @@ class WalPipeline final : public kafka::AssignmentListener {
   WalPipeline(PipelineOptions options, WalModeOptions wal, lake::Catalog* catalog,
               observe::MetricsRegistry* metrics);
 
-  Status Recover();
+  Status Recover(const std::stop_token& stop);
   void Accept(const kafka::Message& message);
   // Writes the records decoded since the last call to the WAL.
   Status WriteDecoded(Dataset& d);
@@ -95,6 +100,8 @@ class WalPipeline final : public kafka::AssignmentListener {
   Status DiscardPending(const kafka::TopicPartition& tp);
   Status Release(const std::vector<kafka::TopicPartition>& partitions);
   void MeasureDisk();
+  // Tells the status model which partitions are paused, and why (none: resumed).
+  void PublishPaused(const std::vector<kafka::TopicPartition>& paused, const std::string& reason);
   void SetFatal(Status status);
 
   PipelineOptions options_;
@@ -108,6 +115,7 @@ class WalPipeline final : public kafka::AssignmentListener {
   // its files): the commit loop lists the ready files under it, so it never lands a file the
   // group refused, whose records the partition's next owner reads again.
   std::mutex rotating_;
+  LakeProgress progress_;  // lag by the lake's offsets, flushes in flight, the brokers
   std::unique_ptr<WalCommitLoop> commit_loop_;
   wal::DiskWatermark watermark_;
   bool paused_ = false;

@@ -14,6 +14,7 @@
 #include "ingest/wal_rows.h"
 #include "lake/table.h"
 #include "observe/metrics_registry.h"
+#include "observe/status_model.h"
 #include "records/metadata_columns.h"
 #include "wal/segment_rotator.h"
 
@@ -39,6 +40,7 @@ struct WalPipeline::Dataset {
   observe::Counter* nulled = nullptr;
   observe::Counter* coercion_nulled = nullptr;
   observe::Counter* rotations = nullptr;
+  observe::DatasetStatus* status = nullptr;  // /status, when the app keeps a model
 };
 
 }  // namespace weir::ingest

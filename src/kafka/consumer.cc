@@ -174,6 +174,7 @@ void Consumer::OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_lis
   const std::vector<TopicPartition> changed = ToVector(partitions);
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     spdlog::info("kafka: assigned {}", Join(changed));
+    BrokersAnswered();  // the group coordinator answered
     const Status started = StartPartitions(partitions);
     const Status assigned =
         cooperative ? KafkaError(rd_kafka_incremental_assign(rk_.get(), partitions), "assigning")
@@ -225,6 +226,38 @@ void Consumer::OnError(rd_kafka_resp_err_t err, const char* reason) {
     return;
   }
   spdlog::warn("kafka: {} ({})", reason, rd_kafka_err2name(err));
+  // A failed connection makes the brokers suspect (one of several going away is no trouble:
+  // the others serve its partitions once they move); RecheckBrokers decides.
+  if (err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
+      err == RD_KAFKA_RESP_ERR__RESOLVE) {
+    if (!broker_suspect_) broker_suspect_ = BrokerTrouble{std::chrono::system_clock::now(), ""};
+    broker_suspect_->error = fmt::format("{} ({})", reason, rd_kafka_err2name(err));
+    if (broker_trouble_) broker_trouble_->error = broker_suspect_->error;
+  }
+}
+
+void Consumer::RecheckBrokers(std::chrono::milliseconds timeout) {
+  if (!broker_suspect_ && !broker_trouble_) return;
+  const rd_kafka_metadata_t* metadata = nullptr;
+  // Any answer from a broker will do: the cheapest request asks about no topic.
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_.get(), /*all_topics=*/0, nullptr, &metadata,
+                                                    static_cast<int>(timeout.count()));
+  if (metadata != nullptr) rd_kafka_metadata_destroy(metadata);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (broker_trouble_) spdlog::info("kafka: the brokers answer again");
+    BrokersAnswered();
+    return;
+  }
+  if (!broker_trouble_) {
+    broker_trouble_ = broker_suspect_.value_or(BrokerTrouble{std::chrono::system_clock::now(), ""});
+    if (broker_trouble_->error.empty()) broker_trouble_->error = rd_kafka_err2str(err);
+    spdlog::warn("kafka: no broker answers ({})", broker_trouble_->error);
+  }
+}
+
+void Consumer::BrokersAnswered() {
+  broker_suspect_.reset();
+  broker_trouble_.reset();
 }
 
 void Consumer::Fail(Status status) {
@@ -391,6 +424,7 @@ Result<int> Consumer::Poll(std::chrono::milliseconds timeout, int max_messages,
     view.native = message.get();
     sink(view);
     state.next_offset = message->offset + 1;
+    if (broker_suspect_) BrokersAnswered();  // a record came from a broker
     ++delivered;
   }
   return delivered;

@@ -65,6 +65,13 @@ struct PartitionLag {
   int64_t lag = -1;             // high_watermark - position
 };
 
+// The brokers have been unreachable since `since` (the first transport error of the current
+// run of them, as librdkafka reported it), with the newest error's words.
+struct BrokerTrouble {
+  std::chrono::system_clock::time_point since;
+  std::string error;
+};
+
 // Told about partitions as they come and go; all calls on the poll thread.
 class AssignmentListener {
  public:
@@ -118,6 +125,13 @@ class Consumer {
 
   // Lag of every owned partition, from cached watermarks (no broker round trip).
   std::vector<PartitionLag> Lag() const;
+
+  // The brokers' trouble: since the first failed connection, once RecheckBrokers found no
+  // broker answering; nullopt once a record, an assignment or a recheck shows one answers.
+  const std::optional<BrokerTrouble>& broker_trouble() const { return broker_trouble_; }
+  // After a failed connection (or while in trouble): asks the cluster for its metadata (at
+  // most `timeout`); no answer confirms the trouble, an answer ends it. No-op otherwise.
+  void RecheckBrokers(std::chrono::milliseconds timeout);
 
   // Receives librdkafka's statistics JSON every statistics_interval, on the poll thread.
   void SetStatisticsSink(std::function<void(std::string_view json)> sink);
@@ -180,6 +194,9 @@ class Consumer {
   Status failure_;  // sticky: set once, returned by every later Poll
   int64_t gap_records_total_ = 0;
   std::function<void(std::string_view)> statistics_sink_;
+  void BrokersAnswered();
+  std::optional<BrokerTrouble> broker_suspect_;  // a connection failed since the last answer
+  std::optional<BrokerTrouble> broker_trouble_;  // confirmed: no broker answered a recheck
 };
 
 }  // namespace weir::kafka

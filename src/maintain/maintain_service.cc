@@ -25,19 +25,53 @@ observe::Labels TableLabels(const std::string& dataset, const std::string& table
 }  // namespace
 
 MaintainService::MaintainService(std::vector<ServedTable> tables, int64_t stats_interval_ms,
-                                 observe::MetricsRegistry* registry)
-    : stats_interval_ms_(stats_interval_ms), registry_(registry) {
-  for (ServedTable& t : tables) {
-    Published p;
-    p.dataset = t.dataset;
-    p.table = t.name;
-    published_.push_back(std::move(p));
-    State s;
-    s.due.resize(t.actions.size());
-    s.served = std::move(t);
-    states_.push_back(std::move(s));
-  }
+                                 observe::MetricsRegistry* registry, Discover discover)
+    : stats_interval_ms_(stats_interval_ms), registry_(registry), discover_(std::move(discover)) {
+  for (ServedTable& t : tables) Add(std::move(t));
   registry_->AddCollector([this](std::string& out) { Render(out); });
+}
+
+void MaintainService::Add(ServedTable table) {
+  Published p;
+  p.dataset = table.dataset;
+  p.table = table.name;
+  State s;
+  s.due.resize(table.actions.size());
+  s.served = std::move(table);
+  states_.push_back(std::move(s));
+  std::lock_guard lock(mutex_);
+  published_.push_back(std::move(p));
+}
+
+void MaintainService::DiscoverTables(int64_t now_ms) {
+  next_discovery_ms_ = now_ms + stats_interval_ms_;
+  auto found = discover_();
+  if (!found.ok()) {
+    spdlog::warn("listing the tables to maintain failed: {}; trying again in {} ms",
+                 found.status().message(), stats_interval_ms_);
+    observe::Labels labels = TableLabels("", "");
+    labels["stage"] = "list";
+    registry_
+        ->Counter("weir_maintain_errors_total",
+                  "Failures to open or inspect a table in `weir maintain --serve` (the lake "
+                  "metrics then keep their last values; weir_lake_up is 0).",
+                  labels)
+        .Increment();
+    std::lock_guard lock(mutex_);
+    discovery_error_ = found.status().message();
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    discovery_error_.clear();
+  }
+  for (ServedTable& table : *found) {
+    const bool served = std::any_of(states_.begin(), states_.end(),
+                                    [&](const State& s) { return s.served.name == table.name; });
+    if (served) continue;
+    spdlog::info("maintaining table {}", table.name);
+    Add(std::move(table));
+  }
 }
 
 void MaintainService::Run(std::stop_token stop) {
@@ -45,7 +79,9 @@ void MaintainService::Run(std::stop_token stop) {
   std::condition_variable_any wake;
   while (!stop.stop_requested()) {
     last_round_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+    if (discover_ && NowMs() >= next_discovery_ms_) DiscoverTables(NowMs());
     int64_t next = NowMs() + stats_interval_ms_;
+    if (discover_) next = std::min(next, next_discovery_ms_);
     for (size_t i = 0; i < states_.size() && !stop.stop_requested(); ++i) {
       State& state = states_[i];
       if (NowMs() >= NextDue(state)) Round(state, i, NowMs());
@@ -225,6 +261,7 @@ void MaintainService::Publish(size_t index, const TableReport& report, int64_t n
 
 std::pair<bool, std::string> MaintainService::Ready() const {
   std::lock_guard lock(mutex_);
+  if (!discovery_error_.empty()) return {false, "listing the tables: " + discovery_error_};
   for (const Published& p : published_) {
     if (!p.up) {
       return {false, p.error.empty() ? p.table + ": not inspected yet" : p.table + ": " + p.error};

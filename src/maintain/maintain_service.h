@@ -1,14 +1,16 @@
-// `weir maintain --serve`: a long-running loop that inspects every table of the configuration
-// on an interval, publishes the lake metrics (files, a file-size histogram, rows, bytes,
-// snapshots, the oldest snapshot's age, orphans) for /metrics, and runs each table's policy
-// actions (policy.h) when they are due.
+// `weir maintain --serve`: a long-running loop that inspects every table it is given (and, with a
+// Discover function, every table that function finds, asked again each stats interval: the
+// tables of a lake that ingest keeps adding to) on an interval, publishes the lake metrics (files,
+// a file-size histogram, rows, bytes, snapshots, the oldest snapshot's age, orphans) for /metrics,
+// and runs each table's policy actions (policy.h) when they are due.
 //
 // It never stops on a failure of the lake: a table that cannot be opened or inspected, or an
 // action that fails, is logged and counted (`weir_maintain_errors_total`,
 // `weir_maintain_runs_total{outcome="error"}`), its `weir_lake_up` gauge drops to 0 while its
 // other gauges keep their last values (`weir_lake_report_age_seconds` says how old), its handle
-// is dropped and the next round opens it again (with a fresh catalog connection). Only Stop
-// ends it.
+// is dropped and the next round opens it again (with a fresh catalog connection). A Discover
+// that fails is logged and counted the same way (stage "list", no table) and asked again the next
+// stats interval; until it answers, /readyz says why. Only Stop ends it.
 //
 // Threading: Run() on one thread (the app's main thread) until the token is stopped; it is
 // the only thread that touches the tables. The HTTP server's threads call the collector
@@ -51,10 +53,14 @@ struct ServedTable {
   std::function<Result<OpenedTable>(bool reconnect)> open;
 };
 
+// Finds the tables to serve. Tables it names that are not served yet are added (by name); ones
+// it no longer names stay (opening them finds them missing).
+using Discover = std::function<Result<std::vector<ServedTable>>()>;
+
 class MaintainService {
  public:
   MaintainService(std::vector<ServedTable> tables, int64_t stats_interval_ms,
-                  observe::MetricsRegistry* registry);
+                  observe::MetricsRegistry* registry, Discover discover = nullptr);
   MaintainService(const MaintainService&) = delete;
   MaintainService& operator=(const MaintainService&) = delete;
 
@@ -89,6 +95,9 @@ class MaintainService {
   };
 
   void Round(State& state, size_t index, int64_t now_ms);
+  // Asks discover_ and adds the tables not served yet.
+  void DiscoverTables(int64_t now_ms);
+  void Add(ServedTable table);
   void Fail(State& state, size_t index, const std::string& stage, const Status& status);
   void Publish(size_t index, const TableReport& report, int64_t now_ms);
   // The compaction counters of one run of a compaction action.
@@ -99,8 +108,11 @@ class MaintainService {
   std::vector<State> states_;
   const int64_t stats_interval_ms_;
   observe::MetricsRegistry* registry_;
+  Discover discover_;
+  int64_t next_discovery_ms_ = 0;
   mutable std::mutex mutex_;
   std::vector<Published> published_;  // guarded by mutex_
+  std::string discovery_error_;       // guarded by mutex_; the last Discover's failure
   std::atomic<int64_t> last_round_ns_{0};
 };
 

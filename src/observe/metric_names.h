@@ -106,9 +106,25 @@ inline constexpr MetricDef kBufferBytes{"weir_buffer_bytes",
                                         {kLabelDataset}};
 inline constexpr MetricDef kConsumerLag{
     "weir_consumer_lag",
-    "Messages between the committed offset and the partition's high mark.",
+    "Messages between the next offset committed to the lake (where a restart resumes) and the "
+    "partition's high watermark; absent while either is unknown.",
     MetricType::kGauge,
     {kLabelTopic, kLabelPartition}};
+inline constexpr MetricDef kConsumerFetchLag{
+    "weir_consumer_fetch_lag",
+    "Messages between the consumer's fetch position and the partition's high watermark.",
+    MetricType::kGauge,
+    {kLabelTopic, kLabelPartition}};
+inline constexpr MetricDef kCommitInFlight{
+    "weir_commit_in_flight_seconds",
+    "Seconds the dataset's current flush (write and commit) has been running; 0 when none.",
+    MetricType::kGauge,
+    {kLabelDataset}};
+inline constexpr MetricDef kBrokersUnreachable{
+    "weir_kafka_brokers_unreachable_seconds",
+    "Seconds since the brokers were last reachable, while they are not; 0 when they answer.",
+    MetricType::kGauge,
+    {}};
 inline constexpr MetricDef kPausedPartitions{
     "weir_paused_partitions", "Partitions paused for backpressure.", MetricType::kGauge, {}};
 inline constexpr MetricDef kCommits{
@@ -198,23 +214,25 @@ inline constexpr MetricDef kWalVolumeUsed{
     {}};
 
 // Every standard family, for documentation and tests.
-inline constexpr std::array<const MetricDef*, 34> kStandardMetrics = {
-    &kRecordsConsumed, &kRecordsWritten,
-    &kRecordsRejected, &kRecordsFiltered,
-    &kFieldsDropped,   &kFieldsRenamed,
-    &kValuesNulled,    &kErrors,
-    &kFlushDuration,   &kCommitDuration,
-    &kBytesWritten,    &kFilesWritten,
-    &kCommitRetries,   &kCommitConflicts,
-    &kOrphanedObjects, &kBufferBytes,
-    &kConsumerLag,     &kPausedPartitions,
-    &kCommits,         &kFencedCommits,
-    &kColumnsCoerced,  &kColumnCoercionErrors,
-    &kSortSkipped,     &kRecordsRouted,
-    &kRouteFallback,   &kStageBusy,
-    &kStageIdle,       &kRecordsRedelivered,
-    &kArrowPoolBytes,  &kWalRotations,
-    &kWalFiles,        &kWalBytes,
-    &kWalVolumeUsed,   &kArrowPoolFreshBytes};
+inline constexpr std::array<const MetricDef*, 37> kStandardMetrics = {
+    &kRecordsConsumed,   &kRecordsWritten,
+    &kRecordsRejected,   &kRecordsFiltered,
+    &kFieldsDropped,     &kFieldsRenamed,
+    &kValuesNulled,      &kErrors,
+    &kFlushDuration,     &kCommitDuration,
+    &kBytesWritten,      &kFilesWritten,
+    &kCommitRetries,     &kCommitConflicts,
+    &kOrphanedObjects,   &kBufferBytes,
+    &kConsumerLag,       &kPausedPartitions,
+    &kCommits,           &kFencedCommits,
+    &kColumnsCoerced,    &kColumnCoercionErrors,
+    &kSortSkipped,       &kRecordsRouted,
+    &kRouteFallback,     &kStageBusy,
+    &kStageIdle,         &kRecordsRedelivered,
+    &kArrowPoolBytes,    &kWalRotations,
+    &kWalFiles,          &kWalBytes,
+    &kWalVolumeUsed,     &kArrowPoolFreshBytes,
+    &kConsumerFetchLag,  &kCommitInFlight,
+    &kBrokersUnreachable};
 
 }  // namespace weir::observe

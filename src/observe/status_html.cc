@@ -1,5 +1,7 @@
 #include <time.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/number_text.h"
@@ -54,10 +56,65 @@ std::string Span(const Rates& rates) {
   return fmt::format("last {} min {} s", seconds / 60, seconds % 60);
 }
 
-void AppendDataset(std::string& out, const DatasetSnapshot& d, size_t index) {
+// A count that may be unknown (-1): shown as "unknown" with an empty data-value.
+std::string CountCell(std::string_view field, int64_t value) {
+  if (value < 0) {
+    return fmt::format("<td data-field=\"{}\" data-value=\"\">unknown</td>", field);
+  }
+  return Cell(field, static_cast<double>(value));
+}
+
+std::string SecondsText(int64_t ms) {
+  const int64_t s = std::max<int64_t>(0, ms) / 1000;
+  return s >= 3600 ? fmt::format("{} h {} min", s / 3600, s % 3600 / 60)
+         : s >= 60 ? fmt::format("{} min {} s", s / 60, s % 60)
+                   : fmt::format("{} s", s);
+}
+
+// A flush in flight longer than this is shown as a problem.
+constexpr int64_t kSlowFlushMs = 10'000;
+
+void AppendActivity(std::string& out, const DatasetSnapshot& d, size_t index, int64_t now_ms) {
+  const CommitActivity& a = d.activity;
+  const int64_t in_flight_ms =
+      a.in_flight_since_unix_ms > 0 ? now_ms - a.in_flight_since_unix_ms : 0;
+  const bool trouble = in_flight_ms > kSlowFlushMs || a.failing_since_unix_ms > 0;
+  out += fmt::format(
+      "<h3>flush and commit</h3><p id=\"flush-{}\" data-field=\"flush_in_flight_ms\" "
+      "data-value=\"{}\"{}>",
+      index, in_flight_ms, trouble ? " class=\"paused\"" : "");
+  out += a.in_flight_since_unix_ms > 0
+             ? fmt::format("a flush in flight for {} (since {})", SecondsText(in_flight_ms),
+                           UtcTime(a.in_flight_since_unix_ms))
+             : std::string("no flush in flight");
+  if (a.failing_since_unix_ms > 0) {
+    out += fmt::format(
+        "; failing since {}: {} failed attempt(s), the last at {}: <code "
+        "data-field=\"last_error\">{}</code>",
+        UtcTime(a.failing_since_unix_ms), a.failed_attempts, UtcTime(a.last_error_unix_ms),
+        HtmlEscape(a.last_error));
+  }
+  out += fmt::format(
+      "</p><p id=\"last-commit-{}\" data-field=\"last_commit_age_ms\" "
+      "data-value=\"{}\">",
+      index, d.commits.empty() ? -1 : now_ms - d.commits.front().at_unix_ms);
+  out += d.commits.empty() ? std::string("no commit yet")
+                           : fmt::format("last commit {} ago ({})",
+                                         SecondsText(now_ms - d.commits.front().at_unix_ms),
+                                         UtcTime(d.commits.front().at_unix_ms));
+  out += "</p>";
+}
+
+void AppendDataset(std::string& out, const DatasetSnapshot& d, size_t index, int64_t now_ms) {
   const auto rate = [&](const std::vector<double>& v, size_t i) { return i < v.size() ? v[i] : 0; };
   int64_t lag_total = 0;
-  for (const auto& [partition, lag] : d.lag) lag_total += lag;
+  for (const auto& [partition, p] : d.lag) {
+    if (p.lag() < 0) {
+      lag_total = -1;
+      break;
+    }
+    lag_total += p.lag();
+  }
   out += fmt::format(
       "<section class=\"dataset\" id=\"dataset-{}\" data-dataset=\"{}\"><h2>{} <small>topic "
       "{}</small></h2>",
@@ -79,8 +136,10 @@ void AppendDataset(std::string& out, const DatasetSnapshot& d, size_t index) {
   out += KeyValueRow("commits", "commits_total", static_cast<double>(d.commits_total));
   out += KeyValueRow("rows committed", "rows_total", static_cast<double>(d.rows_total));
   out += KeyValueRow("rejects", "rejects_total", static_cast<double>(d.rejects_total));
-  out += KeyValueRow("lag (messages)", "lag_total", static_cast<double>(lag_total));
+  out += fmt::format("<tr><th class=\"text\">lag (messages not in the lake)</th>{}</tr>",
+                     CountCell("lag_total", lag_total));
   out += "</table>";
+  AppendActivity(out, d, index, now_ms);
   out += "<div class=\"charts\"><div><h3>events/s</h3>";
   out += LineChartSvg(fmt::format("events-chart-{}", index),
                       {{"events/s", "#36c", Column(d.rates, 0)}}, "events/s", Span(d.rates));
@@ -100,13 +159,15 @@ void AppendDataset(std::string& out, const DatasetSnapshot& d, size_t index) {
 
   out += fmt::format(
       "<h3>lag by partition</h3><table id=\"lag-{}\"><tr><th>partition</th>"
-      "<th>lag</th></tr>",
+      "<th>lag</th><th>not fetched</th><th>high watermark</th><th>in the lake up to</th></tr>",
       index);
-  for (const auto& [partition, lag] : d.lag) {
-    out += fmt::format("<tr data-partition=\"{}\"><td>{}</td>{}</tr>", partition, partition,
-                       Cell("lag", static_cast<double>(lag)));
+  for (const auto& [partition, p] : d.lag) {
+    out += fmt::format("<tr data-partition=\"{}\"><td>{}</td>{}{}{}{}</tr>", partition, partition,
+                       CountCell("lag", p.lag()), CountCell("fetch_lag", p.fetch_lag()),
+                       CountCell("high_watermark", p.high_watermark),
+                       CountCell("lake_next_offset", p.lake_next));
   }
-  if (d.lag.empty()) out += "<tr><td class=\"text\" colspan=\"2\">no partition assigned</td></tr>";
+  if (d.lag.empty()) out += "<tr><td class=\"text\" colspan=\"5\">no partition assigned</td></tr>";
   out += "</table>";
 
   out += fmt::format(
@@ -226,8 +287,22 @@ std::string RenderStatusHtml(const StatusSnapshot& status, int refresh_seconds) 
           "<p id=\"wal\" data-field=\"wal_mode\" data-value=\"direct\">direct mode (no "
           "write-ahead log: records are committed from memory)</p>";
     }
+    if (status.broker.unreachable_since_unix_ms > 0) {
+      out += fmt::format(
+          "<p id=\"kafka\" data-field=\"brokers\" data-value=\"unreachable\" class=\"paused\">"
+          "Kafka brokers unreachable since {} ({}): <code>{}</code></p>",
+          UtcTime(status.broker.unreachable_since_unix_ms),
+          SecondsText(status.generated_at_unix_ms - status.broker.unreachable_since_unix_ms),
+          HtmlEscape(status.broker.error));
+    } else {
+      out +=
+          "<p id=\"kafka\" data-field=\"brokers\" data-value=\"ok\">Kafka brokers "
+          "reachable</p>";
+    }
     if (status.datasets.empty()) out += "<p>no dataset</p>";
-    for (size_t i = 0; i < status.datasets.size(); ++i) AppendDataset(out, status.datasets[i], i);
+    for (size_t i = 0; i < status.datasets.size(); ++i) {
+      AppendDataset(out, status.datasets[i], i, status.generated_at_unix_ms);
+    }
   }
   if (status.serve) AppendServe(out, *status.serve);
   out += "</body></html>\n";

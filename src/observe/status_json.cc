@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "observe/status_page.h"
@@ -27,12 +29,28 @@ Json RatesJson(const Rates& rates, const std::vector<std::string>& names) {
 }
 
 Json DatasetJson(const DatasetSnapshot& d) {
+  const auto known = [](int64_t v) { return v < 0 ? Json() : Json(v); };
   Json lag = Json::array();
   int64_t lag_total = 0;
-  for (const auto& [partition, messages] : d.lag) {
-    lag.push_back({{"partition", partition}, {"lag", messages}});
-    lag_total += messages;
+  bool lag_known = true;
+  for (const auto& [partition, p] : d.lag) {
+    lag.push_back({{"partition", partition},
+                   {"lag", known(p.lag())},
+                   {"fetch_lag", known(p.fetch_lag())},
+                   {"high_watermark", known(p.high_watermark)},
+                   {"lake_next_offset", known(p.lake_next)},
+                   {"position", known(p.position)}});
+    if (p.lag() < 0) lag_known = false;
+    lag_total += std::max<int64_t>(0, p.lag());
   }
+  const CommitActivity& a = d.activity;
+  Json activity{
+      {"in_flight_since_unix_ms",
+       known(a.in_flight_since_unix_ms > 0 ? a.in_flight_since_unix_ms : -1)},
+      {"failing_since_unix_ms", known(a.failing_since_unix_ms > 0 ? a.failing_since_unix_ms : -1)},
+      {"failed_attempts", a.failed_attempts},
+      {"last_error", a.last_error.empty() ? Json() : Json(a.last_error)},
+      {"last_error_unix_ms", known(a.last_error_unix_ms > 0 ? a.last_error_unix_ms : -1)}};
   Json commits = Json::array();
   for (const CommitRecord& c : d.commits) {
     commits.push_back({{"snapshot_id", c.snapshot_id},
@@ -55,7 +73,10 @@ Json DatasetJson(const DatasetSnapshot& d) {
       {"bytes_total", d.bytes_total},
       {"rates", RatesJson(d.rates, {"events_per_second", "bytes_per_second"})},
       {"lag", std::move(lag)},
-      {"lag_total", lag_total},
+      // null while a partition's lag is unknown (its high watermark or lake offset)
+      {"lag_total", lag_known ? Json(lag_total) : Json()},
+      {"flush", std::move(activity)},
+      {"last_commit_unix_ms", d.commits.empty() ? Json() : Json(d.commits.front().at_unix_ms)},
       {"commits_total", d.commits_total},
       {"rows_total", d.rows_total},
       {"commits", std::move(commits)},
@@ -97,12 +118,18 @@ std::string RenderStatusJson(const StatusSnapshot& status) {
                  : Json{{"mode", "direct"}};
   Json datasets = Json::array();
   for (const DatasetSnapshot& d : status.datasets) datasets.push_back(DatasetJson(d));
-  Json out{{"service", status.service},
-           {"version", status.version},
-           {"generated_at_unix_ms", status.generated_at_unix_ms},
-           {"uptime_seconds", status.uptime_seconds},
-           {"wal", std::move(wal)},
-           {"datasets", std::move(datasets)}};
+  Json out{
+      {"service", status.service},
+      {"version", status.version},
+      {"generated_at_unix_ms", status.generated_at_unix_ms},
+      {"uptime_seconds", status.uptime_seconds},
+      {"wal", std::move(wal)},
+      {"kafka",
+       {{"brokers_unreachable_since_unix_ms", status.broker.unreachable_since_unix_ms > 0
+                                                  ? Json(status.broker.unreachable_since_unix_ms)
+                                                  : Json()},
+        {"error", status.broker.error.empty() ? Json() : Json(status.broker.error)}}},
+      {"datasets", std::move(datasets)}};
   if (status.serve) out["serve"] = ServeJson(*status.serve);
   // Client text may hold invalid UTF-8: replaced, never an exception.
   return out.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -79,9 +79,39 @@ void DatasetStatus::Rejected(std::string_view reason) {
   ++it->second;
 }
 
-void DatasetStatus::SetLag(std::map<int32_t, int64_t> lag) {
+void DatasetStatus::SetLag(std::map<int32_t, PartitionProgress> lag) {
   std::lock_guard lock(mutex_);
   lag_ = std::move(lag);
+}
+
+void DatasetStatus::FlushStarted() {
+  const int64_t now = UnixMillis(clock_.Now());
+  std::lock_guard lock(mutex_);
+  activity_.in_flight_since_unix_ms = now;
+}
+
+void DatasetStatus::AttemptFailed(std::string_view error) {
+  const int64_t now = UnixMillis(clock_.Now());
+  std::lock_guard lock(mutex_);
+  if (activity_.failing_since_unix_ms == 0) activity_.failing_since_unix_ms = now;
+  ++activity_.failed_attempts;
+  activity_.last_error = std::string(error.substr(0, 1000));
+  activity_.last_error_unix_ms = now;
+}
+
+void DatasetStatus::FlushEnded(bool landed) {
+  std::lock_guard lock(mutex_);
+  activity_.in_flight_since_unix_ms = 0;
+  if (landed) {
+    activity_.failing_since_unix_ms = 0;
+    activity_.failed_attempts = 0;
+  }
+}
+
+std::optional<int64_t> DatasetStatus::InFlightSinceUnixMs() const {
+  std::lock_guard lock(mutex_);
+  if (activity_.in_flight_since_unix_ms == 0) return std::nullopt;
+  return activity_.in_flight_since_unix_ms;
 }
 
 void DatasetStatus::SetPaused(PausedState paused) {
@@ -126,6 +156,7 @@ DatasetSnapshot DatasetStatus::Snapshot(SteadyClock::time_point now) const {
   out.rows_total = rows_total_;
   out.rejects_total = rejects_total_;
   out.lag = lag_;
+  out.activity = activity_;
   out.commits.assign(commits_.begin(), commits_.end());
   out.rejects.insert(rejects_.begin(), rejects_.end());
   out.file_size_counts.assign(FileSizeBounds().size() + 1, 0);
@@ -243,6 +274,11 @@ void StatusModel::SetWal(WalState wal) {
   wal_ = wal;
 }
 
+void StatusModel::SetBroker(BrokerState broker) {
+  std::lock_guard lock(mutex_);
+  broker_ = std::move(broker);
+}
+
 void StatusModel::Tick() {
   const auto now = clock_.Monotonic();
   std::lock_guard lock(mutex_);
@@ -261,6 +297,7 @@ StatusSnapshot StatusModel::Snapshot() const {
   out.uptime_seconds = Seconds(now - started_);
   std::lock_guard lock(mutex_);
   out.wal = wal_;
+  out.broker = broker_;
   for (const auto& dataset : datasets_) out.datasets.push_back(dataset->Snapshot(now));
   if (serve_ != nullptr) out.serve = serve_->Snapshot(now);
   return out;

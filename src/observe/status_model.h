@@ -15,6 +15,7 @@
 // (datasets are never removed). The model must outlive its feeders and the HTTP server.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -67,6 +68,40 @@ struct Rates {
 // Upper bounds (bytes) of the file-size histogram; the last bucket is everything above.
 std::span<const int64_t> FileSizeBounds();
 
+// One assigned partition: where its log ends, what the lake holds of it and where the consumer
+// reads; -1 where not known yet.
+struct PartitionProgress {
+  int64_t high_watermark = -1;
+  int64_t lake_next = -1;  // the next offset not in the lake (where a restart resumes)
+  int64_t position = -1;   // the consumer's next offset
+  // Messages not yet in the lake, and not yet fetched; -1 while unknown.
+  int64_t lag() const {
+    return high_watermark < 0 || lake_next < 0 ? -1
+                                               : std::max<int64_t>(0, high_watermark - lake_next);
+  }
+  int64_t fetch_lag() const {
+    return high_watermark < 0 || position < 0 ? -1
+                                              : std::max<int64_t>(0, high_watermark - position);
+  }
+  bool operator==(const PartitionProgress&) const = default;
+};
+
+// How a dataset's flushes are going: the one in flight (write and commit, retries included)
+// and the failures of its attempts.
+struct CommitActivity {
+  int64_t in_flight_since_unix_ms = 0;  // 0 = no flush in flight
+  int64_t failing_since_unix_ms = 0;    // the first failed attempt since the last landed flush
+  int64_t failed_attempts = 0;          // since then
+  std::string last_error;               // the newest failed attempt's error
+  int64_t last_error_unix_ms = 0;
+};
+
+// The Kafka brokers, as the consumer sees them.
+struct BrokerState {
+  int64_t unreachable_since_unix_ms = 0;  // 0 = reachable (or not known to be otherwise)
+  std::string error;                      // the newest transport error while unreachable
+};
+
 struct PausedState {
   std::vector<int32_t> partitions;
   std::string reason;
@@ -84,8 +119,9 @@ struct DatasetSnapshot {
   std::string name, topic;
   int64_t events_total = 0, bytes_total = 0;
   int64_t commits_total = 0, rows_total = 0, rejects_total = 0;
-  Rates rates;                             // values: events, bytes
-  std::map<int32_t, int64_t> lag;          // by partition, current assignment
+  Rates rates;                               // values: events, bytes
+  std::map<int32_t, PartitionProgress> lag;  // by partition, current assignment
+  CommitActivity activity;
   std::vector<CommitRecord> commits;       // newest first
   std::map<std::string, int64_t> rejects;  // by reason, since the start
   std::vector<int64_t> file_size_counts;   // per FileSizeBounds() bucket, plus one above
@@ -114,6 +150,7 @@ struct StatusSnapshot {
   int64_t generated_at_unix_ms = 0;
   double uptime_seconds = 0;
   WalState wal;
+  BrokerState broker;
   std::vector<DatasetSnapshot> datasets;
   std::optional<ServeSnapshot> serve;
 };
@@ -144,8 +181,15 @@ class DatasetStatus {
     bytes_.fetch_add(payload_bytes, std::memory_order_relaxed);
   }
   void Rejected(std::string_view reason);
-  // The lag of every partition of the dataset's topic that is assigned now.
-  void SetLag(std::map<int32_t, int64_t> lag);
+  // The progress of every partition of the dataset's topic that is assigned now.
+  void SetLag(std::map<int32_t, PartitionProgress> lag);
+  // A flush (its write and commit) started, one of its attempts failed (it is retried or the
+  // flush gives up), it ended (landed or not).
+  void FlushStarted();
+  void AttemptFailed(std::string_view error);
+  void FlushEnded(bool landed);
+  // When the current flush started; nullopt when none is in flight.
+  std::optional<int64_t> InFlightSinceUnixMs() const;
   // Paused partitions and why; empty partitions = nothing paused.
   void SetPaused(PausedState paused);
   // A commit landed, with the sizes of the data files it added.
@@ -167,7 +211,8 @@ class DatasetStatus {
   std::deque<CommitRecord> commits_;                     // GUARDED_BY(mutex_), newest first
   std::deque<int64_t> file_sizes_;                       // GUARDED_BY(mutex_)
   std::map<std::string, int64_t, std::less<>> rejects_;  // GUARDED_BY(mutex_)
-  std::map<int32_t, int64_t> lag_;                       // GUARDED_BY(mutex_)
+  std::map<int32_t, PartitionProgress> lag_;             // GUARDED_BY(mutex_)
+  CommitActivity activity_;                              // GUARDED_BY(mutex_)
   PausedState paused_;                                   // GUARDED_BY(mutex_)
 };
 
@@ -219,6 +264,7 @@ class StatusModel {
   // The serve handle, created on first use.
   ServeStatus& Serve();
   void SetWal(WalState wal);
+  void SetBroker(BrokerState broker);
 
   // Takes a rate sample of every handle when kRateStep has passed since the last one; cheap
   // otherwise. Called from a feeder's loop (ingest's poll loop, serve's main loop).
@@ -234,6 +280,7 @@ class StatusModel {
   std::vector<std::unique_ptr<DatasetStatus>> datasets_;  // GUARDED_BY(mutex_)
   std::unique_ptr<ServeStatus> serve_;                    // GUARDED_BY(mutex_)
   WalState wal_;                                          // GUARDED_BY(mutex_)
+  BrokerState broker_;                                    // GUARDED_BY(mutex_)
   std::chrono::steady_clock::time_point last_tick_{};     // GUARDED_BY(mutex_)
 };
 

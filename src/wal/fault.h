@@ -6,6 +6,8 @@
 //   exit_after_commit   the table commit landed, the local files not deleted
 //   exit_after_rejects_commit  (a table that does not commit its companion: Iceberg) the
 //                       rejects table's commit landed, the rows' commit not made
+// FaultPause waits instead, for a test to break something at that moment:
+//   pause_before_recovery  5 s before WAL recovery reads the lake (after the startup probes)
 #pragma once
 
 #include <string_view>
@@ -14,8 +16,10 @@ namespace weir::wal {
 
 #ifdef NDEBUG
 inline void FaultPoint(std::string_view) {}
+inline void FaultPause(std::string_view) {}
 #else
 void FaultPoint(std::string_view point);
+void FaultPause(std::string_view point);
 #endif
 
 }  // namespace weir::wal

@@ -54,6 +54,12 @@ VALUE_SETS = {
                            ("ServiceMonitor", "weir"), ("PrometheusRule", "weir"),
                            ("ConfigMap", "weir-dashboard"), ("Secret", "weir-lake"),
                            ("Secret", "weir-serve"), ("ServiceAccount", "weir")}),
+    "wal-maintain": (["-f", VALUES / "wal-maintain.yaml"],
+                     STATIC_EVENTS | SERVE | {
+                         (k, "weir-ingest-logs")
+                         for k in ("Service", "StatefulSet", "PodDisruptionBudget")} | {
+                         ("ConfigMap", "weir-maintain"), ("Service", "weir-maintain"),
+                         ("Deployment", "weir-maintain"), ("ServiceAccount", "weir")}),
 }
 
 
@@ -134,8 +140,29 @@ def test_the_checker_refuses_unknown_fields_and_broken_invariants(checker):
         "terminationGracePeriodSeconds 30 does not outlast the drain timeout 1m36s":
             good.replace("terminationGracePeriodSeconds: 120", "terminationGracePeriodSeconds: 30"),
     }
-    for message, bad in cases.items():
-        assert bad != good, message
+    wal = helm_template("-f", VALUES / "wal-maintain.yaml")
+    assert check(checker, wal).returncode == 0
+    group = helm_template("-f", VALUES / "group.yaml", "--set", "wal.enabled=true",
+                          "--set", "maintain.enabled=true")
+    assert check(checker, group).returncode == 0
+    wal_cases = {
+        # weir maintain --serve runs once per lake, and a rollout never runs two.
+        "weir maintain --serve with 2 replicas": wal.replace("  replicas: 1\n", "  replicas: 2\n", 1),
+        "weir maintain --serve needs strategy Recreate":
+            wal.replace("    type: Recreate", "    type: RollingUpdate", 1),
+        # The WAL on the pod's emptyDir, and WAL mode without a wal.dir on any volume.
+        'WEIR_WAL_DIR "/var/lib/weir/wal" is on volume work, not on a volumeClaimTemplate':
+            wal.replace('value: "/var/lib/weir-wal"', 'value: "/var/lib/weir/wal"', 1),
+        'WAL mode with wal.dir (default) "weir-wal", not an absolute path':
+            good.replace("            - name: WEIR_MEMORY_BUDGET\n",
+                         "            - name: WEIR_INGEST_MODE\n              value: wal\n"
+                         "            - name: WEIR_MEMORY_BUDGET\n", 1),
+        # The drain timeout of the mounted weir.yaml (group.yaml: 60s).
+        "terminationGracePeriodSeconds 60 does not outlast the drain timeout 1m0s":
+            group.replace("terminationGracePeriodSeconds: 120", "terminationGracePeriodSeconds: 60"),
+    }
+    for message, bad in {**cases, **wal_cases}.items():
+        assert bad not in (good, wal, group), message
         done = check(checker, bad)
         assert done.returncode == 1 and message in done.stderr, (message, done.stderr)
 
@@ -400,7 +427,9 @@ def test_every_metric_of_the_alerts_and_the_dashboard_is_exported(running_weir):
     assert len(in_dashboard) >= 20, sorted(in_dashboard)
     for used in (in_alerts, in_dashboard):
         serve_used = {n for n in used if n.startswith("weir_serve_")}
-        ingest_used = used - serve_used - {"up"}  # up: Prometheus's own scrape series
+        # WAL mode's own series: test_ingest_wal checks a WAL-mode ingest exports them.
+        wal_used = {n for n in used if n.startswith("weir_wal_")}
+        ingest_used = used - serve_used - wal_used - {"up"}  # up: Prometheus's own series
         assert ingest_used - ingest_names == set(), sorted(ingest_names)
         assert serve_used - serve_names == set(), sorted(serve_names)
 

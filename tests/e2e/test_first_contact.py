@@ -154,25 +154,54 @@ def test_serve_without_a_lake_says_so_and_creates_nothing(where, build_dir, tmp_
     assert tree(tmp_path) == []
 
 
-def test_a_catalog_that_refuses_connections_fails_the_start_within_the_startup_timeout(
-    kafka, build_dir, tmp_path
-):
+def test_a_catalog_that_refuses_connections_fails_the_start_at_once(kafka, build_dir, tmp_path):
     """A refusing PostgreSQL catalog once kept `weir ingest` retrying for 202 s (the whole
-    commit retry budget); the start now gives up at startup.timeout, naming the catalog."""
-    import time
-
+    commit retry budget): nothing listens there, and waiting cannot help, so the start fails
+    at the first attempt, naming the catalog."""
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique("startup_deadline")
+    topic = unique("startup_refused")
     create_topic(bootstrap, topic, 1)
     closed = free_port()
     env = clean_environment(WEIR_KAFKA_BOOTSTRAP_SERVERS=bootstrap, WEIR_TOPIC=topic,
                             WEIR_TABLE="events", WEIR_HTTP_PORT="0",
                             WEIR_CATALOG_POSTGRES_DSN=f"host=127.0.0.1 port={closed} user=x "
                                                       "dbname=y",
-                            WEIR_STARTUP_TIMEOUT="4s")
-    started = time.monotonic()
+                            WEIR_STARTUP_TIMEOUT="60s")
     result = run(build_dir, ["ingest"], env, tmp_path)
-    took = time.monotonic() - started
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "Connection refused" in output and "nothing listens there" in output, output
+    assert "retrying in" not in output, output  # not one retry
+    assert "catalog.postgres_dsn" in output, output
+    assert tree(tmp_path) == []
+
+
+def test_a_catalog_that_never_answers_fails_the_start_within_the_startup_timeout(
+    kafka, build_dir, tmp_path
+):
+    """A PostgreSQL catalog that accepts connections and never answers (a hung server, a
+    black-holing proxy): each attempt is bounded, and the start gives up at startup.timeout,
+    naming the catalog."""
+    import socket
+    import time
+
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("startup_deadline")
+    create_topic(bootstrap, topic, 1)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)  # the kernel completes handshakes; nobody ever answers
+    try:
+        env = clean_environment(WEIR_KAFKA_BOOTSTRAP_SERVERS=bootstrap, WEIR_TOPIC=topic,
+                                WEIR_TABLE="events", WEIR_HTTP_PORT="0",
+                                WEIR_CATALOG_POSTGRES_DSN=f"host=127.0.0.1 "
+                                f"port={silent.getsockname()[1]} user=x dbname=y",
+                                WEIR_STARTUP_TIMEOUT="4s")
+        started = time.monotonic()
+        result = run(build_dir, ["ingest"], env, tmp_path)
+        took = time.monotonic() - started
+    finally:
+        silent.close()
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert "connecting to the catalog (gave up after " in output, output

@@ -19,6 +19,7 @@ import datetime
 import json
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 
 import pyarrow as pa
@@ -332,3 +333,57 @@ def test_a_thousand_small_weir_commits_plan_from_at_most_a_hundred_manifests(
     assert (len(ids), len(set(ids)), sum(ids)) == (total, total, total * (total - 1) // 2)
     assert duck_count(duck, table) == (total, total)
     assert ledger_of(table, topic) == {"0": total}
+
+
+# --- superseded metadata files (issue 29) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("catalog", ["sql", "rest"])
+def test_superseded_metadata_files_are_deleted_as_commits_land(
+    catalog, kafka, request, build_dir, tmp_path, duck
+):
+    """weir creates its tables with write.metadata.delete-after-commit.enabled, so a table keeps
+    previous-versions-max + 1 metadata files however many commits land (weir's SQL store deletes
+    them; the REST server does on REST), and the table still reads back exactly."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("iceberg_metadata")
+    create_topic(bootstrap, topic, 1)
+    if catalog == "rest":
+        rest = request.getfixturevalue("iceberg_rest")
+        lake = IcebergLake(tmp_path / "lake", rest_uri=rest["WEIR_TEST_ICEBERG_REST_URI"],
+                           namespace=unique("ns"))
+    else:
+        lake = IcebergLake(tmp_path / "lake")
+    settings = {"WEIR_FLUSH_MAX_BYTES": "1KiB", "WEIR_KAFKA_CONSUME_BATCH_SIZE": "1"}
+    group = unique("group")
+
+    def run(first: int, last: int) -> None:
+        assert produce(bootstrap, topic, event_records(first, last - first)) == last - first
+        weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group, settings).start()
+        try:
+            wait_for(lambda: lake.count("events") >= last or not weir.alive(), 300,
+                     f"{last} events in the table")
+            assert weir.alive(), weir.log()
+        finally:
+            code = weir.stop()
+        assert code == 0, weir.log()
+
+    run(0, 20)
+    table = lake.table("events")
+    assert table.properties.get("write.metadata.delete-after-commit.enabled") == "true"
+    keep = 4
+    with table.transaction() as tx:
+        tx.set_properties({"write.metadata.previous-versions-max": str(keep)})
+    run(20, 400)
+    table = lake.table("events")
+    commits = assert_one_snapshot_per_commit_id(table)
+    assert commits >= 3 * keep, f"only {commits} commits: lower the flush size or add events"
+    metadata_dir = Path(urllib.parse.urlparse(table.metadata_location).path).parent
+    on_disk = sorted(p.name for p in metadata_dir.glob("*.metadata.json"))
+    logged = sorted(Path(e.metadata_file).name for e in table.metadata.metadata_log)
+    assert len(logged) == keep
+    assert on_disk == sorted(logged + [Path(table.metadata_location).name])
+    ids = table.scan(selected_fields=("id",)).to_arrow().column("id").to_pylist()
+    assert (len(ids), len(set(ids)), sum(ids)) == (400, 400, 400 * 399 // 2)
+    assert duck_count(duck, table) == (400, 400)
+    assert ledger_of(table, topic) == {"0": 400}

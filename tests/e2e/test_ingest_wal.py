@@ -7,6 +7,7 @@ and at random, a SIGTERM drain under load, and two processes in one group with r
 
 from __future__ import annotations
 
+import json
 import random
 import signal
 import subprocess
@@ -79,6 +80,24 @@ def test_a_plain_run_lands_every_event_once_and_empties_the_wal(kafka, build_dir
         assert weir.metric("weir_records_written_total") == total
         assert weir.metric("weir_wal_rotations_total") >= 1
         assert weir.metric("weir_commits_total") >= 1
+        # Lag, the page and the WAL alert's series, as in direct mode: lag counts from the
+        # offsets the lake holds, on every partition.
+        def lake_lag() -> list[float]:
+            return [v for k, v in weir.metrics().items()
+                    if k.startswith("weir_consumer_lag{") and f'topic="{topic}"' in k]
+        wait_for(lambda: lake_lag() == [0.0] * 4, 30, "no lag on any partition", poll_s=1)
+        wait_for(lambda: json.loads(weir.http("/status.json")[1])["wal"]["mode"] == "wal", 30,
+                 "the WAL slot of the page", poll_s=1)
+        status = json.loads(weir.http("/status.json")[1])
+        [dataset] = status["datasets"]
+        assert dataset["lag_total"] == 0 and len(dataset["lag"]) == 4
+        assert dataset["rows_total"] == total
+        assert dataset["events_total"] == total
+        from tests.e2e.test_deploy import used_metric_names
+        wal_alert_series = {n for n in used_metric_names()[0] if n.startswith("weir_wal_")}
+        assert wal_alert_series, "the WAL alert is gone"
+        exported = {k.partition("{")[0] for k in weir.metrics()}
+        assert wal_alert_series <= exported, sorted(exported)
     finally:
         assert weir.stop() == 0, weir.log()
     assert_exactly(lake, total)

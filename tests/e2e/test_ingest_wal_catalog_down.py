@@ -142,3 +142,58 @@ def test_a_drain_cut_short_by_a_catalog_outage_is_finished_by_recovery(kafka, bu
         if weir is not None:
             weir.stop()
         catalog.stop()
+
+
+def test_recovery_rides_out_a_catalog_restart_within_the_startup_timeout(
+        kafka, build_dir, tmp_path):
+    """Ready files from a drain the outage cut short, then a start whose catalog goes away
+    right after the startup probes (the debug build's pause before recovery): recovery retries
+    the retriable connection error within startup.timeout as the probe would, instead of
+    exiting, and lands every file exactly once."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique("wal_recovery_retry")
+    create_topic(bootstrap, topic, 2)
+    catalog = Postgres(tmp_path / "pg")
+    catalog.start()
+    lake = Lake(tmp_path / "lake", catalog="postgres")
+    lake.postgres_dsn = catalog.settings()["WEIR_TEST_PG_DSN"]
+    group = unique("group")
+    weir = None
+    try:
+        produce(bootstrap, topic, event_records(0, 1_000))
+        weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
+                          wal_settings(lake.root, WEIR_WAL_MAX_FILE_AGE="10m",
+                                       WEIR_WAL_COMMIT_INTERVAL="60s",
+                                       WEIR_SHUTDOWN_DRAIN_TIMEOUT="2s")).start()
+        wait_for(lambda: weir.metric("weir_records_consumed_total") >= 1_000 or not weir.alive(),
+                 120, "every event consumed")
+        catalog.stop()
+        weir.signal(signal.SIGTERM)
+        assert weir.process.wait(timeout=60) != 0, weir.log()
+        weir = None
+        assert [f for f in wal_files(lake.root) if f.startswith("ready_")]
+        catalog.restart()
+        weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
+                          wal_settings(lake.root, WEIR_TEST_WAL_FAULT="pause_before_recovery",
+                                       WEIR_STARTUP_TIMEOUT="30s")).start()
+        wait_for(lambda: "pause_before_recovery: pausing" in weir.log_path.read_text()
+                 or not weir.alive(), 60,
+                 "the start reached its pause before recovery")
+        catalog.stop()
+        time.sleep(6)  # the pause ends: recovery meets a catalog that refuses connections
+        assert weir.alive(), weir.log()
+        catalog.restart()
+        wait_for(lambda: lake.count("events") >= 1_000 or not weir.alive(), 120,
+                 "recovery landed the ready files")
+        assert weir.stop() == 0, weir.log()
+        log = weir.log_path.read_text()
+        weir = None
+        assert "WAL recovery of dataset events" in log and "retrying in" in log, log[-3000:]
+        assert lake.scalar("SELECT count(*) FROM lake.events") == 1_000
+        assert lake.scalar("SELECT count(DISTINCT id) FROM lake.events") == 1_000
+        assert ledger_total(lake) == 1_000
+        assert wal_files(lake.root) == []
+    finally:
+        if weir is not None:
+            weir.stop()
+        catalog.stop()

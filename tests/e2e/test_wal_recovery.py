@@ -229,3 +229,33 @@ def test_check_and_wal_ingest_refuse_without_the_committed_offsets(kafka, build_
     run = ingest_wal(weir)
     assert run.returncode == 1
     assert "startup check failed" in run.stdout + run.stderr, run.stdout + run.stderr
+
+
+def test_check_gives_up_on_a_silent_catalog_within_check_timeout(kafka, build_dir, tmp_path):
+    """A PostgreSQL catalog that accepts connections and never answers: `weir wal check` gives
+    the catalog check.timeout (3 s here), as it gives the committed offsets, instead of the
+    startup budget, and says which catalog it could not open."""
+    import socket
+    import time
+
+    lake = Lake(tmp_path / "lake")
+    weir, _ = ingested(kafka, build_dir, lake)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)  # the kernel completes handshakes; nobody ever answers
+    try:
+        env = {k: v for k, v in wal_env(weir, WEIR_CHECK_TIMEOUT="3s").items()
+               if k != "WEIR_CATALOG_SQLITE_PATH"}
+        env.update({"WEIR_CATALOG_KIND": "postgres",
+                    "WEIR_CATALOG_POSTGRES_DSN":
+                        f"host=127.0.0.1 port={silent.getsockname()[1]} dbname=lake user=weir"})
+        started = time.monotonic()
+        run = subprocess.run([str(weir.binary), "wal", "check"], env=env, cwd=lake.root,
+                             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        elapsed = time.monotonic() - started
+    finally:
+        silent.close()
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "DuckLake catalog" in run.stderr, run.stderr
+    # The deadline, not the 15 s startup budget nor the commit budget (47-60 s before).
+    assert elapsed < 14, (elapsed, run.stderr)

@@ -294,6 +294,15 @@ Result<std::unique_ptr<CatalogDb>> AdoptPostgres(std::unique_ptr<PGconn, PgFinis
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     std::string message = PQerrorMessage(conn.get());
     while (!message.empty() && message.back() == '\n') message.pop_back();
+    // A refused login does not fix itself while weir waits: the user, password or database
+    // of the connection string are wrong (libpq gives no SQLSTATE here; its words are stable).
+    for (const char* denied : {"password authentication failed", "no pg_hba.conf entry",
+                               "does not exist", "SCRAM authentication", "no password supplied"}) {
+      if (message.find(denied) != std::string::npos) {
+        return ClassifiedError(ErrorClass::kFatal, "sqlstate", "28000",
+                               "the PostgreSQL catalog refused the login: " + message);
+      }
+    }
     return ClassifiedError(ErrorClass::kRetriable, "sqlstate", "08001",
                            "cannot connect to the PostgreSQL catalog: " + message);
   }
@@ -304,7 +313,21 @@ Result<std::unique_ptr<CatalogDb>> AdoptPostgres(std::unique_ptr<PGconn, PgFinis
 }  // namespace
 
 Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenPostgres(const std::string& conninfo) {
-  return AdoptPostgres(std::unique_ptr<PGconn, PgFinish>(PQconnectdb(conninfo.c_str())));
+  // Without a connect_timeout libpq waits for ever on a server that accepts the connection and
+  // never answers: kPostgresConnectTimeout unless the connection string sets its own.
+  if (conninfo.find("connect_timeout") != std::string::npos) {
+    return AdoptPostgres(std::unique_ptr<PGconn, PgFinish>(PQconnectdb(conninfo.c_str())));
+  }
+  return OpenPostgresWithin(conninfo, kPostgresConnectTimeout);
+}
+
+Status FatalAtStartup(Status status) {
+  if (status.ok() || ClassOf(status) == ErrorClass::kFatal) return status;
+  if (status.message().find("Connection refused") == std::string::npos) return status;
+  return ClassifiedError(ErrorClass::kFatal, "sqlstate", "08001",
+                         std::string(status.message()) +
+                             " (nothing listens there: a start does not wait for it; check the "
+                             "host and port)");
 }
 
 Result<std::unique_ptr<CatalogDb>> CatalogDb::OpenSqliteReadOnly(const std::string& path) {

@@ -39,13 +39,24 @@ Status EnsureSqliteWal(const std::string& path);
 // statements) to the SQLite catalog `sqlite_path`, across threads and processes.
 std::string SqliteWriterLockPath(const std::string& sqlite_path);
 
+// How long a catalog connection waits for PostgreSQL's answer when the connection string
+// does not say.
+inline constexpr std::chrono::milliseconds kPostgresConnectTimeout{10'000};
+
+// The error of a catalog's first connection at a start, made fatal when waiting cannot help:
+// the server refused the connection (nothing listens at the address). Later connections keep
+// such an error retriable (a catalog restarting).
+Status FatalAtStartup(Status status);
+
 class CatalogDb {
  public:
   virtual ~CatalogDb() = default;
 
   // Opens a SQLite database file (created if missing) with a busy timeout.
   static Result<std::unique_ptr<CatalogDb>> OpenSqlite(const std::string& path);
-  // Connects to PostgreSQL with a libpq connection string; reconnects when the link drops.
+  // Connects to PostgreSQL with a libpq connection string (within kPostgresConnectTimeout
+  // unless it sets connect_timeout); reconnects when the link drops. A refused login is fatal,
+  // other connection failures retriable.
   static Result<std::unique_ptr<CatalogDb>> OpenPostgres(const std::string& conninfo);
 
   // For looking only (`weir check`): an existing SQLite file, read-only (a missing file is an

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -24,6 +25,12 @@ Result<std::unique_ptr<CatalogDb>> Connect(const CatalogConfig& config) {
     std::error_code ec;
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     return CatalogDb::OpenSqlite(config.sqlite_path);
+  }
+  if (config.open_deadline.count() > 0 &&
+      config.postgres_conninfo.find("connect_timeout") == std::string::npos) {
+    // One attempt never outlasts the start's deadline (a server that never answers).
+    return CatalogDb::OpenPostgresWithin(config.postgres_conninfo,
+                                         std::min(config.open_deadline, kPostgresConnectTimeout));
   }
   return CatalogDb::OpenPostgres(config.postgres_conninfo);
 }
@@ -159,7 +166,12 @@ Result<std::unique_ptr<DuckLakeCatalog>> DuckLakeCatalog::Open(const CatalogConf
   BackoffPolicy connecting = CatalogPolicy(config);
   connecting.max_elapsed = config.open_deadline;
   WEIR_ASSIGN_OR_RAISE(auto db, Retry(connecting, config.stop, "connecting to the catalog",
-                                      [&] { return Connect(config); }));
+                                      [&]() -> Result<std::unique_ptr<CatalogDb>> {
+                                        auto connected = Connect(config);
+                                        if (!connected.ok())
+                                          return FatalAtStartup(connected.status());
+                                        return connected;
+                                      }));
   WEIR_ASSIGN_OR_RAISE(const bool exists, HasCatalog(*db));
   std::string data_path = config.data_path;
   if (exists) {
@@ -291,7 +303,7 @@ Result<OpenResult> DuckLakeCatalog::OpenTable(const TableSpec& spec, OpenMode mo
   WEIR_ASSIGN_OR_RAISE(auto db, Connect(config_));
   WEIR_ASSIGN_OR_RAISE(auto opened, DuckLakeTable::Load(this, std::move(db), schema, table));
   if (!opened) {
-    if (mode == OpenMode::kOpenOnly || spec.columns.empty()) {
+    if (mode != OpenMode::kOpenOrCreate || spec.columns.empty()) {
       return OpenResult{OpenStatus::kMissing, nullptr, ""};
     }
     const std::string name = "weir_lake." + QuoteIdentifier(schema) + "." + QuoteIdentifier(table);
@@ -324,8 +336,22 @@ Result<OpenResult> DuckLakeCatalog::OpenTable(const TableSpec& spec, OpenMode mo
       spdlog::info("{}.{} was created by another writer meanwhile", schema, table);
     }
   }
-  WEIR_RETURN_NOT_OK(opened->CheckPartitioning(spec.partitioning));
+  if (mode != OpenMode::kOpenAsIs) WEIR_RETURN_NOT_OK(opened->CheckPartitioning(spec.partitioning));
   return OpenResult{OpenStatus::kOpened, std::move(opened), ""};
+}
+
+Result<std::vector<TableName>> DuckLakeCatalog::ListTables() {
+  WEIR_ASSIGN_OR_RAISE(auto db, Connect(config_));
+  WEIR_ASSIGN_OR_RAISE(
+      auto rows,
+      db->Query("SELECT s.schema_name, t.table_name FROM ducklake_table t JOIN ducklake_schema s "
+                "ON s.schema_id = t.schema_id WHERE t.end_snapshot IS NULL AND s.end_snapshot IS "
+                "NULL ORDER BY s.schema_name, t.table_name",
+                {}));
+  std::vector<TableName> names;
+  for (const auto& row : rows) names.push_back({row[0].value_or(""), row[1].value_or("")});
+  std::sort(names.begin(), names.end());  // byte order in either database
+  return names;
 }
 
 }  // namespace weir::lake::ducklake

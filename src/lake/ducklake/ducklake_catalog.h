@@ -64,6 +64,9 @@ class DuckLakeCatalog final : public Catalog {
   // spec.partitioning when missing (an unpartitioned live table without data is given the
   // layout; another one partitioned differently is a fatal error naming both layouts).
   Result<OpenResult> OpenTable(const TableSpec& spec, OpenMode mode) override;
+  // The catalog's current tables (ducklake_table and ducklake_schema rows not ended); the
+  // offset ledger is a table of the catalog database, not of the lake.
+  Result<std::vector<TableName>> ListTables() override;
 
   const files::ObjectStore& store() const { return store_; }
   const CatalogConfig& config() const { return config_; }

@@ -98,6 +98,8 @@ class Catalog {
   virtual Status EnsureNamespace(const std::vector<std::string>& levels) = 0;
   // The table's current metadata. kNotFound when there is no such table.
   virtual Result<LoadedTable> LoadTable(const TableIdent& ident) = 0;
+  // The tables (not views) of the top-level namespaces, sorted by namespace and name.
+  virtual Result<std::vector<TableIdent>> ListTables() = 0;
 };
 
 }  // namespace weir::lake::iceberg

@@ -12,6 +12,7 @@
 
 #include "base/retry.h"
 #include "files/object_store.h"
+#include "lake/ducklake/catalog_db.h"
 #include "lake/iceberg/avro_file.h"
 #include "lake/iceberg/iceberg_table.h"
 #include "lake/iceberg/snapshot_builder.h"
@@ -165,38 +166,43 @@ Result<std::unique_ptr<IcebergLakeCatalog>> IcebergLakeCatalog::Open(
   }
   // The first connection proves the catalog reachable (and creates SQL's tables), within the
   // open deadline.
-  WEIR_ASSIGN_OR_RAISE(auto probe, catalog->Connect(config.open_deadline));
-  (void)probe;
+  auto probe = catalog->Connect(config.open_deadline, /*first=*/true);
+  if (!probe.ok()) return probe.status();
   return catalog;
 }
 
 Result<std::unique_ptr<MetadataStore>> IcebergLakeCatalog::Connect(
-    std::chrono::milliseconds deadline) {
+    std::chrono::milliseconds deadline, bool first) {
   BackoffPolicy policy = ConnectPolicy(config_);
   policy.max_elapsed = deadline;
   return Retry(policy, config_.stop, "connecting to the Iceberg catalog",
                [&]() -> Result<std::unique_ptr<MetadataStore>> {
-                 if (config_.type == CatalogType::kRest) {
-                   // Not cut short by config_.stop: a draining writer connects to commit what
-                   // it holds (each request is bounded by the HTTP timeouts).
-                   WEIR_ASSIGN_OR_RAISE(auto rest, RestCatalog::Open(config_.rest));
-                   return MakeRestMetadataStore(std::move(rest));
-                 }
-                 SqlCatalogOptions options;
-                 options.catalog_name = config_.catalog_name;
-                 // Metadata files live in the warehouse's store (local, S3 or Azure).
-                 options.read_metadata = [io = io_](const std::string& location) {
-                   return ReadMetadataText(io, location);
-                 };
-                 std::unique_ptr<SqlCatalog> sql;
-                 if (config_.postgres_conninfo.empty()) {
-                   WEIR_ASSIGN_OR_RAISE(sql, SqlCatalog::OpenSqlite(config_.sqlite_path, options));
-                 } else {
-                   WEIR_ASSIGN_OR_RAISE(
-                       sql, SqlCatalog::OpenPostgres(config_.postgres_conninfo, options));
-                 }
-                 return MakeSqlMetadataStore(std::move(sql), io_);
+                 auto store = ConnectOnce();
+                 if (first && !store.ok()) return ducklake::FatalAtStartup(store.status());
+                 return store;
                });
+}
+
+Result<std::unique_ptr<MetadataStore>> IcebergLakeCatalog::ConnectOnce() {
+  if (config_.type == CatalogType::kRest) {
+    // Not cut short by config_.stop: a draining writer connects to commit what it holds (each
+    // request is bounded by the HTTP timeouts).
+    WEIR_ASSIGN_OR_RAISE(auto rest, RestCatalog::Open(config_.rest));
+    return MakeRestMetadataStore(std::move(rest));
+  }
+  SqlCatalogOptions options;
+  options.catalog_name = config_.catalog_name;
+  // Metadata files live in the warehouse's store (local, S3 or Azure).
+  options.read_metadata = [io = io_](const std::string& location) {
+    return ReadMetadataText(io, location);
+  };
+  std::unique_ptr<SqlCatalog> sql;
+  if (config_.postgres_conninfo.empty()) {
+    WEIR_ASSIGN_OR_RAISE(sql, SqlCatalog::OpenSqlite(config_.sqlite_path, options));
+  } else {
+    WEIR_ASSIGN_OR_RAISE(sql, SqlCatalog::OpenPostgres(config_.postgres_conninfo, options));
+  }
+  return MakeSqlMetadataStore(std::move(sql), io_);
 }
 
 Result<TableIo> IcebergLakeCatalog::IoFor(const std::string& location) {
@@ -271,7 +277,7 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
   WEIR_ASSIGN_OR_RAISE(auto loaded, store->Load(ident));
   bool created_here = false;
   if (!loaded) {
-    if (mode == OpenMode::kOpenOnly || spec.columns.empty()) {
+    if (mode != OpenMode::kOpenOrCreate || spec.columns.empty()) {
       return OpenResult{OpenStatus::kMissing, nullptr, ""};
     }
     std::vector<NestedField> fields;
@@ -311,6 +317,9 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
           source->id, Transform{}, key.descending ? SortDirection::kDesc : SortDirection::kAsc,
           key.nulls_first ? NullOrder::kNullsFirst : NullOrder::kNullsLast});
     }
+    // Superseded metadata files go as each commit lands, not hundreds at a time in the sweep
+    // (the catalog deletes them on REST, weir's SQL store on the SQL catalog).
+    table.properties[kDeleteMetadataAfterCommit] = "true";
     std::mt19937_64 random(std::random_device{}());
     table.table_uuid = RandomUuid(random);
     table.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -370,9 +379,23 @@ Result<OpenResult> IcebergLakeCatalog::OpenTable(const TableSpec& spec, OpenMode
   }
   auto opened = std::make_unique<IcebergTable>(std::move(store), *io, ident, std::move(*loaded));
   opened->UseDeletionVectors(spec.deletion_vectors);
-  WEIR_RETURN_NOT_OK(opened->CheckPartitioning(spec.partitioning));
-  WEIR_RETURN_NOT_OK(CheckSortOrder(opened->metadata(), ident.ToString(), spec.sort_keys));
+  if (mode != OpenMode::kOpenAsIs) {
+    WEIR_RETURN_NOT_OK(opened->CheckPartitioning(spec.partitioning));
+    WEIR_RETURN_NOT_OK(CheckSortOrder(opened->metadata(), ident.ToString(), spec.sort_keys));
+  }
   return OpenResult{OpenStatus::kOpened, std::move(opened), ""};
+}
+
+Result<std::vector<TableName>> IcebergLakeCatalog::ListTables() {
+  WEIR_ASSIGN_OR_RAISE(auto store, Connect());
+  WEIR_ASSIGN_OR_RAISE(auto idents, store->ListTables());
+  std::vector<TableName> names;
+  for (const TableIdent& ident : idents) {
+    if (ident.namespace_levels.size() == 1) {
+      names.push_back({ident.namespace_levels[0], ident.name});
+    }
+  }
+  return names;
 }
 
 }  // namespace weir::lake::iceberg

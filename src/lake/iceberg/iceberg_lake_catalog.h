@@ -53,6 +53,9 @@ class IcebergLakeCatalog final : public lake::Catalog {
   // sort keys (not written yet).
   Status CheckSpec(const TableSpec& spec, std::string_view setting) const override;
   Result<OpenResult> OpenTable(const TableSpec& spec, OpenMode mode) override;
+  // The tables of the catalog's top-level namespaces (weir's schemas; nested namespaces are
+  // not tables weir opens).
+  Result<std::vector<TableName>> ListTables() override;
 
   // Where tables are created (SQL): an absolute path or the warehouse URI.
   const std::string& warehouse() const { return warehouse_; }
@@ -66,7 +69,10 @@ class IcebergLakeCatalog final : public lake::Catalog {
 
  private:
   explicit IcebergLakeCatalog(IcebergLakeConfig config);
-  Result<std::unique_ptr<MetadataStore>> Connect(std::chrono::milliseconds deadline = {});
+  // `first`: the start's connection, on which a refused connection is fatal at once.
+  Result<std::unique_ptr<MetadataStore>> Connect(std::chrono::milliseconds deadline = {},
+                                                 bool first = false);
+  Result<std::unique_ptr<MetadataStore>> ConnectOnce();
   // The file system of `location`'s store (one per kind: local, S3, Azure), made once.
   Result<TableIo> IoFor(const std::string& location);
   Status ProbeLocation(const std::string& location);

@@ -430,13 +430,20 @@ Status TableMetadata::AddSnapshot(Snapshot snapshot, const std::string& branch, 
   return Status::OK();
 }
 
-Status TableMetadata::RecordPreviousMetadata(std::string metadata_file, int64_t timestamp_ms) {
+Result<std::vector<std::string>> TableMetadata::RecordPreviousMetadata(std::string metadata_file,
+                                                                       int64_t timestamp_ms) {
   WEIR_ASSIGN_OR_RAISE(const int64_t keep,
                        IntProperty("write.metadata.previous-versions-max", 100));
   metadata_log_.push_back({timestamp_ms, std::move(metadata_file)});
+  std::vector<std::string> dropped;
   const auto excess = static_cast<int64_t>(metadata_log_.size()) - std::max<int64_t>(keep, 1);
-  if (excess > 0) metadata_log_.erase(metadata_log_.begin(), metadata_log_.begin() + excess);
-  return Status::OK();
+  if (excess > 0) {
+    for (auto it = metadata_log_.begin(); it != metadata_log_.begin() + excess; ++it) {
+      dropped.push_back(std::move(it->metadata_file));
+    }
+    metadata_log_.erase(metadata_log_.begin(), metadata_log_.begin() + excess);
+  }
+  return dropped;
 }
 
 Status TableMetadata::RemoveSnapshots(const std::set<int64_t>& ids, int64_t now_ms) {

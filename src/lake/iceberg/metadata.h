@@ -23,6 +23,9 @@
 namespace weir::lake::iceberg {
 
 inline constexpr char kMainBranch[] = "main";
+// The table property that makes each commit delete the metadata files that fell off the
+// metadata log (Iceberg's default is false; weir sets it on the tables it creates).
+inline constexpr char kDeleteMetadataAfterCommit[] = "write.metadata.delete-after-commit.enabled";
 
 struct Snapshot {
   int64_t snapshot_id = 0;
@@ -142,9 +145,12 @@ class TableMetadata {
   // sequence number last-sequence-number + 1. Main also moves current-snapshot-id and the
   // snapshot log.
   Status AddSnapshot(Snapshot snapshot, const std::string& branch, int64_t now_ms);
-  // Records the metadata file this version replaces (its location and last-updated-ms), keeping
-  // at most write.metadata.previous-versions-max (default 100) entries.
-  Status RecordPreviousMetadata(std::string metadata_file, int64_t timestamp_ms);
+  // Records the metadata file this version replaces (its location and last-updated-ms) in the
+  // metadata log, which keeps the newest `write.metadata.previous-versions-max` (default 100);
+  // returns the files that fell off it (deleted after the commit when
+  // `write.metadata.delete-after-commit.enabled`).
+  Result<std::vector<std::string>> RecordPreviousMetadata(std::string metadata_file,
+                                                          int64_t timestamp_ms);
   void SetProperty(const std::string& name, std::string value, int64_t now_ms);
   // Raises the format version to `version` (2 → 3 starts row lineage at next-row-id 0;
   // existing snapshots keep no row ids, as the spec says). Refuses a downgrade or an

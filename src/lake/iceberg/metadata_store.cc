@@ -32,6 +32,8 @@ class SqlStore final : public MetadataStore {
     return catalog_->EnsureNamespace(levels);
   }
 
+  Result<std::vector<TableIdent>> ListTables() override { return catalog_->ListTables(); }
+
   // A metadata file is never rewritten once its name is in the catalog, so while the pointer
   // still names the file this store last read or committed, that parse is the table's current
   // metadata: one query, no file read, no JSON parse (most of a commit's CPU otherwise).
@@ -63,7 +65,8 @@ class SqlStore final : public MetadataStore {
                              const TableMetadata& next, const MetadataChange& /*change*/,
                              std::vector<std::string>& written) override {
     TableMetadata versioned = next;
-    WEIR_RETURN_NOT_OK(
+    WEIR_ASSIGN_OR_RAISE(
+        std::vector<std::string> superseded,
         versioned.RecordPreviousMetadata(base.location, base.metadata.last_updated_ms()));
     int version = MetadataVersionOf(base.location);
     if (version < 0) version = static_cast<int>(base.metadata.metadata_log().size());
@@ -74,6 +77,12 @@ class SqlStore final : public MetadataStore {
                          catalog_->SwapMetadataLocation(ident, base.location, uri));
     StoreCommit result{swapped.outcome, std::move(swapped.message), std::nullopt};
     if (result.outcome == CommitOutcome::kCommitted) {
+      // As Iceberg's writers do: files that fell off the metadata log are deleted once the
+      // commit landed (a failed delete is left to the orphan sweep).
+      auto delete_superseded = versioned.BoolProperty(kDeleteMetadataAfterCommit, false);
+      if (delete_superseded.ok() && *delete_superseded) {
+        for (const auto& file : superseded) DeleteQuietly(file);
+      }
       result.current = CurrentMetadata{uri, std::move(versioned)};
       Remember(ident.ToString(), result.current);
     }
@@ -105,6 +114,8 @@ class RestStore final : public MetadataStore {
   Status EnsureNamespace(const std::vector<std::string>& levels) override {
     return catalog_->EnsureNamespace(levels);
   }
+
+  Result<std::vector<TableIdent>> ListTables() override { return catalog_->ListTables(); }
 
   Result<std::optional<CurrentMetadata>> Load(const TableIdent& ident) override {
     return Parsed(catalog_->LoadTable(ident));

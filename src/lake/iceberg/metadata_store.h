@@ -3,6 +3,7 @@
 // IcebergTable is written once.
 //
 //   Load    the current metadata location and the parsed metadata (nullopt: no such table)
+//   ListTables  the tables of the catalog's top-level namespaces
 //   Create  registers a new table whose metadata the caller built (false: it existed already)
 //   Commit  one attempt to move the table from `base` to `next`: kCommitted (with the new
 //           state), kConflict (the table moved: reload), kUnknown (sent, no answer: read it
@@ -65,6 +66,11 @@ class MetadataStore {
 
   virtual Status EnsureNamespace(const std::vector<std::string>& levels) = 0;
   virtual Result<std::optional<CurrentMetadata>> Load(const TableIdent& ident) = 0;
+  // The catalog's tables (Catalog::ListTables); a store without a listing answers
+  // NotImplemented.
+  virtual Result<std::vector<TableIdent>> ListTables() {
+    return Status::NotImplemented("this Iceberg catalog does not list its tables");
+  }
   // Registers `metadata` as a new table; false when another writer created it first.
   virtual Result<bool> Create(const TableIdent& ident, const TableMetadata& metadata) = 0;
   // One attempt. Files written by the attempt (a metadata file) are appended to `written`

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
 #include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "base/uuid.h"
@@ -306,6 +308,50 @@ Result<LoadedTable> RestCatalog::LoadTable(const TableIdent& ident) {
   if (!response.ok()) return Unavailable(response.status(), "load table " + ident.ToString());
   if (response->status != 200) return ErrorOf(*response, "load table " + ident.ToString());
   return ParseLoadTable(*response, "load table " + ident.ToString());
+}
+
+Result<std::vector<nlohmann::ordered_json>> RestCatalog::ListPages(const std::string& path,
+                                                                   const char* key) {
+  std::vector<Json> items;
+  std::string token;
+  // A bound on pages, against a server that hands back the same token forever.
+  for (int page = 0; page < 100000; ++page) {
+    const std::string url = token.empty() ? path : path + "?pageToken=" + UrlEncode(token);
+    auto response = Call("GET", url, "", false);
+    if (!response.ok()) return Unavailable(response.status(), "GET " + url);
+    if (response->status != 200) return ErrorOf(*response, "GET " + url);
+    WEIR_ASSIGN_OR_RAISE(Json json, ParseJson(response->body, "GET " + url));
+    const auto list = json.is_object() ? json.find(key) : json.end();
+    if (list == json.end() || !list->is_array()) {
+      return CatalogError(CatalogErrorKind::kProtocol, 200, "",
+                          fmt::format("GET {}: the response has no \"{}\" array", url, key));
+    }
+    for (auto& item : *list) items.push_back(std::move(item));
+    const std::string next = StringOf(json, "next-page-token");
+    if (next.empty() || next == token) return items;
+    token = next;
+  }
+  return CatalogError(CatalogErrorKind::kProtocol, 200, "", "GET " + path + ": too many pages");
+}
+
+Result<std::vector<TableIdent>> RestCatalog::ListTables() {
+  const std::string namespaces = (prefix_.empty() ? "/v1" : "/v1/" + prefix_) + "/namespaces";
+  WEIR_ASSIGN_OR_RAISE(auto listed, ListPages(namespaces, "namespaces"));
+  std::vector<TableIdent> tables;
+  for (const Json& ns : listed) {
+    if (!ns.is_array() || ns.size() != 1 || !ns[0].is_string()) continue;  // top level only
+    const std::vector<std::string> levels = {ns[0].get<std::string>()};
+    WEIR_ASSIGN_OR_RAISE(auto identifiers,
+                         ListPages(NamespacePath(levels) + "/tables", "identifiers"));
+    for (const Json& id : identifiers) {
+      const std::string name = id.is_object() ? StringOf(id, "name") : "";
+      if (!name.empty()) tables.push_back(TableIdent{levels, name});
+    }
+  }
+  std::sort(tables.begin(), tables.end(), [](const TableIdent& a, const TableIdent& b) {
+    return std::tie(a.namespace_levels, a.name) < std::tie(b.namespace_levels, b.name);
+  });
+  return tables;
 }
 
 Result<LoadedTable> RestCatalog::CreateTable(const std::vector<std::string>& namespace_levels,

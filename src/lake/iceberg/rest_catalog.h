@@ -2,7 +2,7 @@
 //
 // Open() reads GET /v1/config (with the warehouse) and keeps the server's `defaults` and
 // `overrides`, its `prefix`, its advertised `endpoints` and its namespace separator. Then:
-// namespaces (created when missing, 409 tolerated), load table, create table, and commit
+// namespaces (created when missing, 409 tolerated), load, list and create tables, and commit
 // (requirements + updates) with typed outcomes. Authentication: a fixed bearer token, or OAuth2
 // client credentials (POST to /v1/oauth/tokens or the configured server), refreshed before the
 // token expires. Mutations carry an Idempotency-Key when the server advertises
@@ -64,6 +64,8 @@ class RestCatalog : public Catalog {
 
   Status EnsureNamespace(const std::vector<std::string>& levels) override;
   Result<LoadedTable> LoadTable(const TableIdent& ident) override;
+  // GET .../namespaces, then GET .../namespaces/{ns}/tables of each, every page of each.
+  Result<std::vector<TableIdent>> ListTables() override;
   // Creates the table; kAlreadyExists when it exists.
   Result<LoadedTable> CreateTable(const std::vector<std::string>& namespace_levels,
                                   const CreateTableRequest& request);
@@ -98,6 +100,8 @@ class RestCatalog : public Catalog {
   Result<HttpResponse> Call(const std::string& method, const std::string& path,
                             const std::string& body, bool mutation,
                             const std::string& idempotency_key = "");
+  // Every page of a list call (`pageToken` / `next-page-token`): the array `key` of each.
+  Result<std::vector<nlohmann::ordered_json>> ListPages(const std::string& path, const char* key);
   std::string Url(const std::string& path) const;
   // RestError, except that a 401 under OAuth2 credentials is retriable (a new token is due).
   Status ErrorOf(const HttpResponse& response, const std::string& what) const;

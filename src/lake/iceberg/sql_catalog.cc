@@ -1,7 +1,9 @@
 #include "lake/iceberg/sql_catalog.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 namespace weir::lake::iceberg {
@@ -100,6 +102,22 @@ Result<WriterLock::Hold> SqlCatalog::LockForWrite() {
 
 std::string SqlCatalog::TypeFilter() const {
   return has_iceberg_type_ ? " AND (iceberg_type = 'TABLE' OR iceberg_type IS NULL)" : "";
+}
+
+Result<std::vector<TableIdent>> SqlCatalog::ListTables() {
+  WEIR_ASSIGN_OR_RAISE(auto rows,
+                       db_->Query("SELECT table_namespace, table_name FROM iceberg_tables WHERE "
+                                  "catalog_name = $1 AND table_namespace NOT LIKE '%.%'" +
+                                      TypeFilter(),
+                                  {options_.catalog_name}));
+  std::vector<TableIdent> tables;
+  for (const auto& row : rows) {
+    tables.push_back(TableIdent{{row[0].value_or("")}, row[1].value_or("")});
+  }
+  std::sort(tables.begin(), tables.end(), [](const TableIdent& a, const TableIdent& b) {
+    return std::tie(a.namespace_levels, a.name) < std::tie(b.namespace_levels, b.name);
+  });
+  return tables;
 }
 
 Result<bool> SqlCatalog::NamespaceExists(const std::string& ns) {

@@ -55,6 +55,7 @@ class SqlCatalog : public Catalog {
 
   Status EnsureNamespace(const std::vector<std::string>& levels) override;
   Result<LoadedTable> LoadTable(const TableIdent& ident) override;
+  Result<std::vector<TableIdent>> ListTables() override;
 
   // The table's current metadata location only (no file read). kNotFound when absent.
   Result<std::string> LoadMetadataLocation(const TableIdent& ident);

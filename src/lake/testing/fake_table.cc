@@ -1,5 +1,6 @@
 #include "lake/testing/fake_table.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <arrow/array.h>
@@ -213,6 +214,16 @@ FakeTableState& FakeCatalog::state(const std::string& qualified_name) {
   return *state;
 }
 
+Result<std::vector<TableName>> FakeCatalog::ListTables() {
+  std::vector<TableName> names;
+  for (const auto& [name, state] : tables_) {
+    const size_t dot = name.find('.');
+    names.push_back({name.substr(0, dot), name.substr(dot + 1)});
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 Result<OpenResult> FakeCatalog::OpenTable(const TableSpec& spec, OpenMode mode) {
   if (!open_errors.empty()) {
     Status error = open_errors.front();
@@ -222,7 +233,7 @@ Result<OpenResult> FakeCatalog::OpenTable(const TableSpec& spec, OpenMode mode) 
   const std::string name = spec.schema + "." + spec.table;
   auto found = tables_.find(name);
   if (found == tables_.end()) {
-    if (mode == OpenMode::kOpenOnly) return OpenResult{OpenStatus::kMissing, nullptr, ""};
+    if (mode != OpenMode::kOpenOrCreate) return OpenResult{OpenStatus::kMissing, nullptr, ""};
     auto state = std::make_shared<FakeTableState>();
     state->name = name;
     for (const auto& [column, type] : spec.columns) {
@@ -248,7 +259,7 @@ Result<OpenResult> FakeCatalog::OpenTable(const TableSpec& spec, OpenMode mode) 
     state.partitioning = spec.partitioning;
   }
   auto& state = found->second;
-  if (state->partitioning != spec.partitioning) {
+  if (mode != OpenMode::kOpenAsIs && state->partitioning != spec.partitioning) {
     return ClassifiedError(ErrorClass::kFatal, "fake", "layout_mismatch",
                            name + " is partitioned by " + ToString(state->partitioning));
   }

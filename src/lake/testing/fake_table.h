@@ -113,6 +113,8 @@ class FakeCatalog final : public Catalog {
   // Refuses sort keys and non-identity transforms, naming `setting`.
   Status CheckSpec(const TableSpec& spec, std::string_view setting) const override;
   Result<OpenResult> OpenTable(const TableSpec& spec, OpenMode mode) override;
+  // The tables that exist (made by OpenTable or state()).
+  Result<std::vector<TableName>> ListTables() override;
 
   // The state of "schema.table", created empty (as if made by another writer) when absent.
   FakeTableState& state(const std::string& qualified_name);

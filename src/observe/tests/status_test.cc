@@ -72,7 +72,9 @@ TEST(StatusModelTest, RatesCommitsAndBoundsOfADataset) {
   d.Rejected("invalid_json");
   d.Rejected("invalid_json");
   for (int i = 0; i < 40; ++i) d.Rejected("reason_" + std::to_string(i));
-  d.SetLag({{0, 5}, {1, 7}});
+  const std::map<int32_t, PartitionProgress> lag = {
+      {0, {.high_watermark = 15, .lake_next = 10, .position = 12}}, {1, {.high_watermark = 7}}};
+  d.SetLag(lag);
   d.SetPaused({{0, 1}, "memory budget reached"});
 
   const StatusSnapshot snapshot = model.Snapshot();
@@ -97,7 +99,10 @@ TEST(StatusModelTest, RatesCommitsAndBoundsOfADataset) {
   EXPECT_EQ(s.rejects.at("invalid_json"), 2);
   EXPECT_EQ(s.rejects.size(), kStatusReasons + 1);  // the rest counted as "other"
   EXPECT_EQ(s.rejects.at("other"), 42 - 2 - (static_cast<int64_t>(kStatusReasons) - 1));
-  EXPECT_EQ(s.lag, (std::map<int32_t, int64_t>{{0, 5}, {1, 7}}));
+  EXPECT_EQ(s.lag, lag);
+  EXPECT_EQ(s.lag.at(0).lag(), 5);
+  EXPECT_EQ(s.lag.at(0).fetch_lag(), 3);
+  EXPECT_EQ(s.lag.at(1).lag(), -1);  // unknown, never 0
   EXPECT_EQ(s.paused.partitions, (std::vector<int32_t>{0, 1}));
 }
 
@@ -198,6 +203,45 @@ TEST(StatusPageTest, WalModeHasItsOwnSlot) {
   EXPECT_EQ(json["wal"]["bytes"], 4096);
   EXPECT_NE(RenderStatusHtml(model.Snapshot(), 0).find("WAL mode: 3 segment(s)"),
             std::string::npos);
+}
+
+TEST(StatusPageTest, AStallShowsAsUnknownLagAFlushInFlightAndUnreachableBrokers) {
+  ManualClock clock = StartClock();
+  StatusModel model("ingest", "1.0", clock);
+  DatasetStatus& d = model.Dataset("events", "events");
+  d.SetLag({{0, {.high_watermark = 900, .lake_next = 500, .position = 900}},
+            {1, {.high_watermark = -1, .lake_next = 10, .position = 10}}});
+  d.FlushStarted();
+  clock.Advance(seconds(25));
+  d.AttemptFailed("database is <locked>");
+  model.SetBroker({.unreachable_since_unix_ms = UnixMillis(clock.Now()) - 40'000,
+                   .error = "Connection refused"});
+  const auto json = nlohmann::json::parse(RenderStatusJson(model.Snapshot()));
+  const auto& dataset = json["datasets"][0];
+  EXPECT_EQ(dataset["lag"][0]["lag"], 400);
+  EXPECT_EQ(dataset["lag"][0]["fetch_lag"], 0);
+  EXPECT_TRUE(dataset["lag"][1]["lag"].is_null());  // unknown, never 0
+  EXPECT_TRUE(dataset["lag_total"].is_null());
+  EXPECT_EQ(dataset["flush"]["failed_attempts"], 1);
+  EXPECT_EQ(dataset["flush"]["last_error"], "database is <locked>");
+  EXPECT_EQ(dataset["flush"]["in_flight_since_unix_ms"], UnixMillis(clock.Now()) - 25'000);
+  EXPECT_TRUE(dataset["last_commit_unix_ms"].is_null());
+  EXPECT_EQ(json["kafka"]["error"], "Connection refused");
+  const std::string html = RenderStatusHtml(model.Snapshot(), 0);
+  EXPECT_NE(html.find("a flush in flight for 25 s"), std::string::npos) << html;
+  EXPECT_NE(html.find("database is &lt;locked&gt;"), std::string::npos);
+  EXPECT_NE(html.find("data-field=\"lag_total\" data-value=\"\">unknown<"), std::string::npos);
+  EXPECT_NE(html.find("Kafka brokers unreachable since"), std::string::npos);
+  EXPECT_NE(html.find("(40 s)"), std::string::npos);
+  EXPECT_NE(html.find("no commit yet"), std::string::npos);
+
+  d.FlushEnded(/*landed=*/true);
+  model.SetBroker({});
+  const auto calm = nlohmann::json::parse(RenderStatusJson(model.Snapshot()));
+  EXPECT_TRUE(calm["datasets"][0]["flush"]["in_flight_since_unix_ms"].is_null());
+  EXPECT_TRUE(calm["datasets"][0]["flush"]["failing_since_unix_ms"].is_null());
+  EXPECT_TRUE(calm["kafka"]["brokers_unreachable_since_unix_ms"].is_null());
+  EXPECT_NE(RenderStatusHtml(model.Snapshot(), 0).find("no flush in flight"), std::string::npos);
 }
 
 }  // namespace

@@ -138,6 +138,69 @@ readinessProbe:
   mountPath: /tmp
 {{- end -}}
 
+{{/* The weir.yaml every ingest-configured process shares: Kafka's brokers and properties (the
+loader requires kafka.bootstrap_servers), the lake's catalog and storage without their secrets
+(those come from weir.lakeSecretEnv), and the log format. */}}
+{{- define "weir.lakeConfig" -}}
+{{- $l := .Values.lake -}}
+{{- $config := dict
+  "kafka" (dict "bootstrap_servers" .Values.kafka.bootstrapServers "properties" .Values.kafka.properties)
+  "catalog" (dict "kind" "postgres" "postgres_host" $l.catalog.host "postgres_port" $l.catalog.port
+                  "postgres_database" $l.catalog.database "postgres_user" $l.catalog.user)
+  "storage" (dict "data_path" $l.dataPath "s3_use_ssl" $l.s3.useSsl "s3_url_style" $l.s3.urlStyle)
+  "log" (dict "format" .Values.ingest.logFormat) -}}
+{{- with $l.s3.region }}{{ $_ := set $config.storage "s3_region" . }}{{ end -}}
+{{- with $l.s3.endpoint }}{{ $_ := set $config.storage "s3_endpoint" . }}{{ end -}}
+{{- if not .Values.kafka.properties }}{{ $_ := unset $config.kafka "properties" }}{{ end -}}
+{{- toYaml $config -}}
+{{- end -}}
+
+{{/* Group mode's weir.yaml: weir.lakeConfig, the consumer group, the datasets, and group.config
+merged over it. The maintain workload starts from the same text. */}}
+{{- define "weir.groupConfig" -}}
+{{- $config := include "weir.lakeConfig" . | fromYaml -}}
+{{- $_ := set $config.kafka "group_id" .Values.group.groupId -}}
+{{- $_ = set $config.kafka "assignment" "group" -}}
+{{- $_ = set $config "memory_budget" .Values.ingest.memoryBudget -}}
+{{- $_ = set $config "http" (dict "host" "0.0.0.0" "port" .Values.ingest.httpPort) -}}
+{{- $_ = set $config "datasets" (deepCopy .Values.group.datasets) -}}
+{{- $config = mergeOverwrite $config (deepCopy .Values.group.config) -}}
+{{- toYaml $config -}}
+{{- end -}}
+
+{{/* WAL mode (wal.enabled) for an ingest container: the settings, and the volume claim each
+replica mounts at wal.dir. */}}
+{{- define "weir.walEnv" -}}
+- name: WEIR_INGEST_MODE
+  value: wal
+- name: WEIR_WAL_DIR
+  value: {{ .Values.wal.dir | quote }}
+- name: WEIR_WAL_DISK_HIGH_WATERMARK_PCT
+  value: {{ .Values.wal.diskHighWatermarkPct | quote }}
+{{- end -}}
+
+{{- define "weir.walMount" -}}
+{{- if not (isAbs .Values.wal.dir) }}{{ fail "wal.dir: an absolute path (the volume claim's mount path)" }}{{ end -}}
+- name: wal
+  mountPath: {{ .Values.wal.dir }}
+{{- end -}}
+
+{{- define "weir.walClaimTemplates" -}}
+{{- $v := .Values.wal.volume -}}
+- metadata:
+    name: wal
+    labels:
+      {{- include "weir.selectorLabels" . | nindent 6 }}
+  spec:
+    accessModes: [ReadWriteOnce]
+    {{- with $v.storageClassName }}
+    storageClassName: {{ . | quote }}
+    {{- end }}
+    resources:
+      requests:
+        storage: {{ $v.size }}
+{{- end -}}
+
 {{- define "weir.scheduling" -}}
 {{- with .nodeSelector }}
 nodeSelector:

@@ -524,6 +524,29 @@ TEST_P(DuckLakeTableTest, OpenOnlyReportsAMissingTableWithoutCreatingIt) {
             "0");
 }
 
+TEST_P(DuckLakeTableTest, ListTablesNamesTheLiveTablesAndOpenAsIsTakesAnyLayout) {
+  auto catalog = DuckLakeCatalog::Open(config_).ValueOrDie();
+  ASSERT_OK_AND_ASSIGN(auto empty, catalog->ListTables());
+  EXPECT_TRUE(empty.empty());  // the offset ledger is not a table of the lake
+  OpenEvents(*catalog, {{"_inserted_at", {TransformKind::kDay}}});
+  ASSERT_OK(catalog->RunDdl({"CREATE SCHEMA weir_lake.other",
+                             "CREATE TABLE weir_lake.other.b (x INTEGER)",
+                             "CREATE TABLE weir_lake.other.a (x INTEGER)",
+                             "CREATE TABLE weir_lake.main.gone (x INTEGER)"}));
+  ASSERT_OK(catalog->RunDdl({"DROP TABLE weir_lake.main.gone"}));
+  ASSERT_OK_AND_ASSIGN(auto names, catalog->ListTables());
+  EXPECT_EQ(names, (std::vector<TableName>{{"main", "events"}, {"other", "a"}, {"other", "b"}}));
+  // A spec without the partitioning: refused when checked, taken as it is by kOpenAsIs.
+  const TableSpec bare{"main", "events", {}, {}, {}};
+  EXPECT_FALSE(catalog->OpenTable(bare, OpenMode::kOpenOnly).ok());
+  ASSERT_OK_AND_ASSIGN(auto opened, catalog->OpenTable(bare, OpenMode::kOpenAsIs));
+  ASSERT_EQ(opened.status, OpenStatus::kOpened);
+  EXPECT_EQ(ToString(opened.table->partitioning()), "(day(_inserted_at))");
+  ASSERT_OK_AND_ASSIGN(
+      auto absent, catalog->OpenTable(TableSpec{"main", "gone", {}, {}, {}}, OpenMode::kOpenAsIs));
+  EXPECT_EQ(absent.status, OpenStatus::kMissing);
+}
+
 INSTANTIATE_TEST_SUITE_P(Catalogs, DuckLakeTableTest,
                          ::testing::Values(SqlDialect::kSqlite, SqlDialect::kPostgres),
                          [](const auto& param_info) {

@@ -166,6 +166,28 @@ TEST_F(SqliteCatalogTest, CreatesLoadsAndSwapsByCompareAndSwap) {
   EXPECT_EQ(CatalogErrorKindOf(elsewhere->LoadTable(ident).status()), CatalogErrorKind::kNotFound);
 }
 
+TEST_F(SqliteCatalogTest, ListsTheTablesOfTopLevelNamespacesOfItsCatalogOnly) {
+  auto catalog = *SqlCatalog::OpenSqlite(db_);
+  auto empty = catalog->ListTables();
+  ASSERT_OK(empty.status());
+  EXPECT_TRUE(empty->empty());
+  const std::string v1 = WriteMetadata("v1.json", R"({"format-version": 2})");
+  for (const TableIdent& ident : {TableIdent{{"main"}, "events"}, TableIdent{{"main"}, "a"},
+                                  TableIdent{{"raw"}, "z"}, TableIdent{{"lake", "raw"}, "deep"}}) {
+    ASSERT_OK(catalog->EnsureNamespace(ident.namespace_levels));
+    ASSERT_OK(catalog->CreateTable(ident, v1));
+  }
+  SqlCatalogOptions other;
+  other.catalog_name = "other";
+  auto elsewhere = *SqlCatalog::OpenSqlite(db_, other);
+  ASSERT_OK(elsewhere->EnsureNamespace({"main"}));
+  ASSERT_OK(elsewhere->CreateTable({{"main"}, "theirs"}, v1));
+  auto tables = catalog->ListTables();
+  ASSERT_OK(tables.status());
+  EXPECT_EQ(*tables,
+            (std::vector<TableIdent>{{{"main"}, "a"}, {{"main"}, "events"}, {{"raw"}, "z"}}));
+}
+
 TEST_F(SqliteCatalogTest, OfWritersRacingOneSwapExactlyOneWins) {
   const TableIdent ident{{"ns"}, "t"};
   {

@@ -340,7 +340,7 @@ Status RunWriteTable(const std::string& location, const std::string& spec_text,
     request.now_ms = now;
     WEIR_ASSIGN_OR_RAISE(PendingSnapshot next, BuildAppend(io, metadata, request, random));
     metadata = std::move(next.metadata);
-    WEIR_RETURN_NOT_OK(metadata.RecordPreviousMetadata(previous, now));
+    WEIR_RETURN_NOT_OK(metadata.RecordPreviousMetadata(previous, now).status());
     previous = VersionedMetadataUri(metadata, ++version);
     // Each version holds every snapshot: 1,000 versions of a 1,000-snapshot table would be
     // hundreds of MB, so long runs may write only the last one.

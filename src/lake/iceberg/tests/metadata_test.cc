@@ -239,10 +239,16 @@ TEST(IcebergMetadata, KeepsABoundedMetadataLog) {
                  "01890a5d-ac96-774b-bcce-b302099a8057",
                  1};
   ASSERT_OK_AND_ASSIGN(TableMetadata m, TableMetadata::Create(table));
+  std::vector<std::string> dropped;
   for (int v = 1; v <= 5; ++v) {
-    ASSERT_OK(m.RecordPreviousMetadata("/t/metadata/v" + std::to_string(v) + ".metadata.json", v));
+    ASSERT_OK_AND_ASSIGN(
+        auto fell_off,
+        m.RecordPreviousMetadata("/t/metadata/v" + std::to_string(v) + ".metadata.json", v));
+    dropped.insert(dropped.end(), fell_off.begin(), fell_off.end());
   }
   ASSERT_EQ(m.metadata_log().size(), 3u);
+  EXPECT_EQ(dropped, (std::vector<std::string>{"/t/metadata/v1.metadata.json",
+                                               "/t/metadata/v2.metadata.json"}));
   EXPECT_EQ(m.metadata_log()[0].metadata_file, "/t/metadata/v3.metadata.json");
 }
 
