@@ -19,10 +19,20 @@ function(weir_library name)
   target_link_libraries(weir_${name} PUBLIC ${ARG_DEPS} PRIVATE weir_warnings)
 endfunction()
 
+# weir_tests_subdirectory(DIR): a stage's tests, added only with WEIR_BUILD_TESTS.
+macro(weir_tests_subdirectory dir)
+  if(WEIR_BUILD_TESTS)
+    add_subdirectory(${dir})
+  endif()
+endmacro()
+
 # weir_test(NAME SRCS <files> DEPS <targets> LABELS unit|it [ENV k=v...]): a GoogleTest binary
 # registered with ctest. `unit` tests are hermetic; `it` tests need the harness components,
 # whose settings arrive in WEIR_TEST_* environment variables (tests/harness/run).
 function(weir_test name)
+  if(NOT WEIR_BUILD_TESTS)
+    return()
+  endif()
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS;LABELS;ENV" ${ARGN})
   if(NOT ARG_LABELS MATCHES "^(unit|it)$")
     message(FATAL_ERROR "weir_test(${name}): LABELS must be unit or it")

@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=50_000)
     parser.add_argument("--lake", default=str(ROOT / "weir-lake"))
     parser.add_argument("--format", choices=["ducklake", "iceberg"], default="ducklake")
-    parser.add_argument("--build-dir", default=str(ROOT / "build" / "release"))
+    parser.add_argument("--build-dir", default=str(ROOT / "build" / "quickstart"))
     args = parser.parse_args()
     if args.format == "iceberg":
         return run_iceberg(args)
@@ -91,6 +91,12 @@ def main() -> int:
                   "AS revenue FROM lake.events GROUP BY event ORDER BY n DESC"))
     print(con.sql("SELECT snapshot_id, changes FROM lake.snapshots() ORDER BY snapshot_id DESC LIMIT 3"))
     con.close()
+    weir_bin = Path(args.build_dir) / "weir"
+    print("[quickstart] next: serve the lake over the PostgreSQL protocol (its first start "
+          "prints the password of user weir), then query it from another terminal:\n"
+          f"  WEIR_SERVE_PASSWORD=choose-one {weir_bin} serve --catalog-sqlite {lake.sqlite_path}\n"
+          "  PGPASSWORD=choose-one psql \"host=127.0.0.1 port=5432 user=weir dbname=lake "
+          "sslmode=require\" -c 'SELECT event, count(*) FROM events GROUP BY event'")
     return 0
 
 
@@ -144,6 +150,16 @@ def run_iceberg(args) -> int:
     print(con.sql("SELECT event, count(*) AS n, count(DISTINCT uuid) AS distinct_uuids FROM "
                   f"iceberg_scan('{table.metadata_location}') GROUP BY event ORDER BY n DESC"))
     con.close()
+    # weir serve reads Iceberg through a REST catalog only; this lake's catalog is SQLite.
+    print("[quickstart] next: this Iceberg lake's catalog is the SQLite file "
+          f"{lake_dir / 'catalog.db'} (a SQL catalog), which `weir serve` does not serve (it "
+          "reads Iceberg through a REST catalog). Query it with any Iceberg reader, e.g. "
+          "DuckDB:\n"
+          f"  duckdb -c \"LOAD iceberg; SELECT count(*) FROM iceberg_scan("
+          f"'{table.metadata_location}')\"  (the newest metadata file at this moment)\n"
+          "or pyiceberg: SqlCatalog('weir', uri='sqlite:///"
+          f"{lake_dir / 'catalog.db'}', warehouse='{(lake_dir / 'warehouse').as_uri()}')"
+          ".load_table(('main', 'events')).scan().to_arrow()")
     return 0
 
 

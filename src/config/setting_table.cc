@@ -105,7 +105,9 @@ std::vector<Setting> BuildTable() {
        .type = S::kStringMap,
        .millpond_env = "KAFKA_CONSUMER_*",
        .description = "librdkafka properties passed through (`security.protocol: SASL_SSL`). "
-                      "Values of password, secret and JAAS properties are masked in logs.",
+                      "Values of password, secret and JAAS properties are masked in logs. "
+                      "`session.timeout.ms` (librdkafka's default 45 s) is how long a killed "
+                      "member's partitions wait before the group gives them to another.",
        WEIR_PROCESS_FIELD(kafka.properties)},
       // The lake format.
       {.name = "lake.format",
@@ -357,7 +359,8 @@ std::vector<Setting> BuildTable() {
        .max = 600000,
        .description = "`weir check`: the deadline of each probe (broker and topic, catalog, "
                       "storage), which run in parallel; a probe still running then fails as "
-                      "timed out.",
+                      "timed out. `weir wal check`: how long it retries reading each dataset's "
+                      "committed offsets and opening the catalog.",
        WEIR_PROCESS_FIELD(check_timeout)},
       {.name = "startup.timeout",
        .type = S::kDuration,
@@ -532,7 +535,9 @@ std::vector<Setting> BuildTable() {
            "properties.flags)`. Set: the table gets exactly these columns (in name order; types "
            "inferred from the results, arrays and objects as JSON text) and a record an "
            "expression fails on goes to the rejects table as `mapping_failed`; unset: top-level "
-           "keys become columns. Compiled at startup: a bad expression or column name stops it. "
+           "keys become columns (a key that is not an identifier `[A-Za-z_][A-Za-z0-9_]*` or is "
+           "longer than 63 bytes is dropped and counted in `weir_fields_dropped_total`; integers "
+           "beyond int64 become doubles: docs/OPERATIONS.md). Compiled at startup: a bad expression or column name stops it. "
            "From the environment one variable per column, the column lower-cased "
            "(`WEIR_MAPPING_USER_ID=properties.user_id`).",
        WEIR_DATASET_FIELD(mapping)},

@@ -237,7 +237,10 @@ void Consumer::OnError(rd_kafka_resp_err_t err, const char* reason) {
 }
 
 void Consumer::RecheckBrokers(std::chrono::milliseconds timeout) {
-  if (!broker_suspect_ && !broker_trouble_) return;
+  // Records arriving prove the brokers answer; otherwise ask (librdkafka does not report every
+  // lost connection through the error callback: a broker that shuts down cleanly says nothing).
+  const auto now = std::chrono::system_clock::now();
+  if (!broker_suspect_ && !broker_trouble_ && now - last_answer_ < kBrokerRecheckAfter) return;
   const rd_kafka_metadata_t* metadata = nullptr;
   // Any answer from a broker will do: the cheapest request asks about no topic.
   const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_.get(), /*all_topics=*/0, nullptr, &metadata,
@@ -249,13 +252,15 @@ void Consumer::RecheckBrokers(std::chrono::milliseconds timeout) {
     return;
   }
   if (!broker_trouble_) {
-    broker_trouble_ = broker_suspect_.value_or(BrokerTrouble{std::chrono::system_clock::now(), ""});
+    // Since the first failed connection, or else since a broker last answered.
+    broker_trouble_ = broker_suspect_.value_or(BrokerTrouble{last_answer_, ""});
     if (broker_trouble_->error.empty()) broker_trouble_->error = rd_kafka_err2str(err);
     spdlog::warn("kafka: no broker answers ({})", broker_trouble_->error);
   }
 }
 
 void Consumer::BrokersAnswered() {
+  last_answer_ = std::chrono::system_clock::now();
   broker_suspect_.reset();
   broker_trouble_.reset();
 }
@@ -424,7 +429,8 @@ Result<int> Consumer::Poll(std::chrono::milliseconds timeout, int max_messages,
     view.native = message.get();
     sink(view);
     state.next_offset = message->offset + 1;
-    if (broker_suspect_) BrokersAnswered();  // a record came from a broker
+    last_answer_ = std::chrono::system_clock::now();  // a record came from a broker
+    if (broker_suspect_ || broker_trouble_) BrokersAnswered();
     ++delivered;
   }
   return delivered;

@@ -129,8 +129,9 @@ class Consumer {
   // The brokers' trouble: since the first failed connection, once RecheckBrokers found no
   // broker answering; nullopt once a record, an assignment or a recheck shows one answers.
   const std::optional<BrokerTrouble>& broker_trouble() const { return broker_trouble_; }
-  // After a failed connection (or while in trouble): asks the cluster for its metadata (at
-  // most `timeout`); no answer confirms the trouble, an answer ends it. No-op otherwise.
+  // After a failed connection, while in trouble, or when no record came for
+  // kBrokerRecheckAfter: asks the cluster for its metadata (at most `timeout`); no answer
+  // confirms the trouble, an answer ends it. No-op otherwise.
   void RecheckBrokers(std::chrono::milliseconds timeout);
 
   // Receives librdkafka's statistics JSON every statistics_interval, on the poll thread.
@@ -195,6 +196,9 @@ class Consumer {
   int64_t gap_records_total_ = 0;
   std::function<void(std::string_view)> statistics_sink_;
   void BrokersAnswered();
+  static constexpr std::chrono::seconds kBrokerRecheckAfter{5};
+  // When a broker last answered (a record, an assignment, a metadata request).
+  std::chrono::system_clock::time_point last_answer_ = std::chrono::system_clock::now();
   std::optional<BrokerTrouble> broker_suspect_;  // a connection failed since the last answer
   std::optional<BrokerTrouble> broker_trouble_;  // confirmed: no broker answered a recheck
 };

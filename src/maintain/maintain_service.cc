@@ -24,6 +24,18 @@ observe::Labels TableLabels(const std::string& dataset, const std::string& table
 
 }  // namespace
 
+void MaintainService::CountError(const std::string& dataset, const std::string& table,
+                                 const std::string& stage) {
+  observe::Labels labels = TableLabels(dataset, table);
+  labels["stage"] = stage;
+  registry_
+      ->Counter("weir_maintain_errors_total",
+                "Failures to open or inspect a table in `weir maintain --serve` (the lake "
+                "metrics then keep their last values; weir_lake_up is 0).",
+                labels)
+      .Increment();
+}
+
 MaintainService::MaintainService(std::vector<ServedTable> tables, int64_t stats_interval_ms,
                                  observe::MetricsRegistry* registry, Discover discover)
     : stats_interval_ms_(stats_interval_ms), registry_(registry), discover_(std::move(discover)) {
@@ -49,14 +61,7 @@ void MaintainService::DiscoverTables(int64_t now_ms) {
   if (!found.ok()) {
     spdlog::warn("listing the tables to maintain failed: {}; trying again in {} ms",
                  found.status().message(), stats_interval_ms_);
-    observe::Labels labels = TableLabels("", "");
-    labels["stage"] = "list";
-    registry_
-        ->Counter("weir_maintain_errors_total",
-                  "Failures to open or inspect a table in `weir maintain --serve` (the lake "
-                  "metrics then keep their last values; weir_lake_up is 0).",
-                  labels)
-        .Increment();
+    CountError("", "", "list");
     std::lock_guard lock(mutex_);
     discovery_error_ = found.status().message();
     return;
@@ -234,14 +239,7 @@ void MaintainService::Fail(State& state, size_t index, const std::string& stage,
   const ServedTable& t = state.served;
   spdlog::warn("table {} (dataset {}): {} failed: {}; trying again in {} ms", t.name, t.dataset,
                stage, status.message(), stats_interval_ms_);
-  observe::Labels labels = TableLabels(t.dataset, t.name);
-  labels["stage"] = stage;
-  registry_
-      ->Counter("weir_maintain_errors_total",
-                "Failures to open or inspect a table in `weir maintain --serve` (the lake "
-                "metrics then keep their last values; weir_lake_up is 0).",
-                labels)
-      .Increment();
+  CountError(t.dataset, t.name, stage);
   state.opened = OpenedTable{};
   state.failed = true;
   std::lock_guard lock(mutex_);

@@ -99,6 +99,8 @@ class MaintainService {
   void DiscoverTables(int64_t now_ms);
   void Add(ServedTable table);
   void Fail(State& state, size_t index, const std::string& stage, const Status& status);
+  // weir_maintain_errors_total{dataset,table,stage} + 1 (a listing's: no dataset or table).
+  void CountError(const std::string& dataset, const std::string& table, const std::string& stage);
   void Publish(size_t index, const TableReport& report, int64_t now_ms);
   // The compaction counters of one run of a compaction action.
   void PublishCompaction(const observe::Labels& labels, const CompactionReport& report);

@@ -7,15 +7,15 @@ one (WAL mode refuses upsert datasets):
   drain; the process exits 0 with an empty WAL directory;
 - outage: the catalog goes away for 12 s (PostgreSQL stopped, the REST catalog's answers cut,
   SQLite locked by another process) while a flush that carries rejects waits; weir stays up,
-  commits nothing meanwhile, and lands it all afterwards;
+  commits nothing meanwhile, and lands it all afterwards; the same with the object store;
 - kill: three SIGKILLs at random moments while records arrive, each followed by a restart.
 
 After each: every good record exactly once in the table, every poison record exactly once in
 the rejects table, and the upsert table holding each key's last value. One stack per format and
 catalog (the harness's broker and REST catalog; a private PostgreSQL for the one test that stops
-it). Broker restarts are covered in both modes by test_ingest_stall_visibility, object store
-outages by test_ingest_wal (WAL) and test_ingest_recovery (direct); the soak variants live in
-bench/.
+it), and an object store outage of 12 s in both modes on each format (data on the bucket of a
+private S3 emulator, frozen by SIGSTOP: connections accepted, nothing answered). Broker restarts are covered in both modes by
+test_ingest_stall_visibility.
 """
 
 from __future__ import annotations
@@ -30,28 +30,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.iceberg_storage import StoredLake
 from tests.e2e.test_ingest_iceberg import IcebergLake
+from tests.e2e.test_ingest_iceberg_rejects import is_poison, records
 from tests.e2e.test_ingest_recovery import FAST_GROUP_ARGS
-from tests.e2e.weir_run import Lake, WeirIngest, create_topic, produce, unique, wait_for
-from tests.harness.components import Postgres
+from tests.e2e.weir_run import Lake, WeirIngest, create_topic, fresh_bucket, produce, unique, \
+    wait_for
+from tests.harness.components import MotoS3, Postgres
 from tests.harness.fault_proxy import FaultProxy
 
 MODES = ["direct", "wal"]
 CATALOGS = ["ducklake-sqlite", "ducklake-postgres", "iceberg-sql", "iceberg-rest"]
 UPSERT_KEYS = 40
-
-
-def is_poison(i: int) -> bool:
-    return i % 23 == 7
-
-
-def records(start: int, count: int):
-    """Events `start`..: every 23rd one is malformed JSON that still names its id."""
-    for i in range(start, start + count):
-        if is_poison(i):
-            yield str(i).encode(), f'{{"id": {i}, "v": '.encode()
-        else:
-            yield str(i).encode(), json.dumps({"id": i, "v": i * 2}).encode()
 
 
 def upserts(start: int, count: int):
@@ -65,7 +55,8 @@ class Cell:
     """One mode on one catalog: the topics, the lake (as weir writes it and as a reader sees it),
     the settings, a catalog outage, and exact read-back."""
 
-    def __init__(self, mode: str, catalog: str, kafka, request, build_dir: Path, tmp_path: Path):
+    def __init__(self, mode: str, catalog: str, kafka, request, build_dir: Path, tmp_path: Path,
+                 on_s3: bool = False):
         self.mode, self.catalog, self.root = mode, catalog, tmp_path / "lake"
         self.build_dir = build_dir
         self.bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
@@ -93,9 +84,22 @@ class Cell:
             self.proxy = FaultProxy(self.reader.rest_uri).__enter__()
         self.writer = self.reader if self.proxy is None else IcebergLake(
             self.root, rest_uri=self.proxy.uri, namespace=self.reader.namespace)
+        self.store = None
+        if on_s3:
+            # The data files on a bucket of a private S3 emulator the test can freeze.
+            self.store = MotoS3(tmp_path / "s3")
+            self.store.start()
+            bucket = fresh_bucket(self.store.settings())
+            if catalog == "ducklake-sqlite":
+                self.reader = Lake(self.root, storage="s3", s3=bucket)
+            else:
+                self.reader = StoredLake(self.root, "sql", "s3", unique("ns"), bucket=bucket)
+            self.writer = self.reader
         self.produced, self.upserted = 0, 0
 
     def close(self) -> None:
+        if self.store is not None:
+            self.store.stop()
         if self.proxy is not None:
             self.proxy.__exit__(None, None, None)
         if self.postgres is not None:
@@ -152,7 +156,8 @@ class Cell:
         if isinstance(self.reader, Lake):
             return dict(self._duck_rows("SELECT k, n FROM lake.agg"))
         location = self.reader.table("agg").metadata_location
-        return dict(self.duck.execute(f"SELECT k, n FROM iceberg_scan('{location}')").fetchall())
+        duck = self.reader.reader(self.duck) if isinstance(self.reader, StoredLake) else self.duck
+        return dict(duck.execute(f"SELECT k, n FROM iceberg_scan('{location}')").fetchall())
 
     def _duck_rows(self, sql: str) -> list[tuple]:
         try:
@@ -208,7 +213,13 @@ class Cell:
     # --- the catalog outage ----------------------------------------------------------------
     @contextlib.contextmanager
     def outage(self):
-        if self.proxy is not None:
+        if self.store is not None:  # the object store's: frozen, answering nothing
+            self.store.freeze()
+            try:
+                yield
+            finally:
+                self.store.thaw()
+        elif self.proxy is not None:
             self.proxy.outage.set()
             try:
                 yield
@@ -239,6 +250,17 @@ class Cell:
 def cell(request, kafka, build_dir, tmp_path):
     mode, catalog = request.param
     made = Cell(mode, catalog, kafka, request, build_dir, tmp_path)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+@pytest.fixture(params=[(m, c) for m in MODES for c in ("ducklake-sqlite", "iceberg-sql")],
+                ids=lambda p: f"{p[0]}-{p[1]}-s3")
+def cell_on_s3(request, kafka, build_dir, tmp_path):
+    mode, catalog = request.param
+    made = Cell(mode, catalog, kafka, request, build_dir, tmp_path, on_s3=True)
     try:
         yield made
     finally:
@@ -283,14 +305,28 @@ def test_sigterm_drains_what_the_intervals_hold(cell):
 
 
 def test_a_catalog_outage_with_rejects_in_the_flush_is_ridden_out(cell):
+    ride_out_an_outage(cell)
+
+
+def test_an_object_store_outage_with_rejects_in_the_flush_is_ridden_out(cell_on_s3):
+    ride_out_an_outage(cell_on_s3)
+
+
+def ride_out_an_outage(cell: Cell) -> None:
     weir = cell.weir().start()
     try:
         cell.produce(100)  # rejects among them: both tables exist before the outage
         wait_for(lambda: landed(cell) or not weir.alive(), 120, "the first records")
+        written = weir.metric("weir_records_written_total")
+        consumed = weir.metric("weir_records_consumed_total")
         with cell.outage():
             cell.produce(50)  # poison records among them
-            time.sleep(12)  # every flush attempt fails or waits, and is retried
+            wait_for(lambda: weir.metric("weir_records_consumed_total") >= consumed + 50, 30,
+                     "the records of the outage consumed")
+            time.sleep(10)  # every flush attempt fails or waits, and is retried
             assert weir.alive(), weir.log(100)
+            # The outage is real: nothing landed while it lasted.
+            assert weir.metric("weir_records_written_total") == written
         assert weir.alive(), weir.log(100)
         wait_for(lambda: landed(cell) or not weir.alive(), 120, "everything after the outage")
     finally:

@@ -86,15 +86,14 @@ def test_catalog_down_two_minutes_pauses_at_the_watermark_and_loses_nothing(
         catalog.stop()
 
 
-def test_a_drain_cut_short_by_a_catalog_outage_is_finished_by_recovery(kafka, build_dir, tmp_path):
-    """SIGTERM while the catalog is down: the drain rotates the open segments and commits their
-    Kafka offsets, uploads them, but cannot commit them to the table before
-    `shutdown.drain_timeout`; the process says so and exits non-zero, leaving the ready files on
-    the volume. The next start's recovery keeps them (the committed offset is after their last
-    offset and the table does not hold them) and lands them exactly once."""
+def drain_cut_short(kafka, build_dir, tmp_path, name: str, events: int, partitions: int):
+    """Events consumed into open WAL segments, then SIGTERM while the PostgreSQL catalog is
+    down: the drain rotates the segments and commits their Kafka offsets but cannot commit them
+    to the table before `shutdown.drain_timeout`, so it exits non-zero and leaves ready files.
+    Returns (the stopped catalog, the lake, bootstrap, topic, group)."""
     bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique("wal_drain_cut")
-    create_topic(bootstrap, topic, 4)
+    topic = unique(name)
+    create_topic(bootstrap, topic, partitions)
     catalog = Postgres(tmp_path / "pg")
     catalog.start()
     lake = Lake(tmp_path / "lake", catalog="postgres")
@@ -102,15 +101,15 @@ def test_a_drain_cut_short_by_a_catalog_outage_is_finished_by_recovery(kafka, bu
     group = unique("group")
     weir = None
     try:
-        produce(bootstrap, topic, event_records(0, 3_000))
-        # Segments stay open (age 10 min) and the committer waits a minute: at SIGTERM all
-        # 3,000 events are in active segments, and only the drain could land them.
+        produce(bootstrap, topic, event_records(0, events))
+        # Segments stay open (age 10 min) and the committer waits a minute: at SIGTERM every
+        # event is in an active segment, and only the drain could land them.
         weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
                           wal_settings(lake.root, WEIR_WAL_MAX_FILE_AGE="10m",
                                        WEIR_WAL_COMMIT_INTERVAL="60s",
                                        WEIR_SHUTDOWN_DRAIN_TIMEOUT="3s")).start()
-        wait_for(lambda: weir.metric("weir_records_consumed_total") >= 3_000 or not weir.alive(),
-                 120, "every event consumed")
+        wait_for(lambda: weir.metric("weir_records_consumed_total") >= events
+                 or not weir.alive(), 120, "every event consumed")
         assert weir.alive(), weir.log()
         assert any(f.startswith("active_") for f in wal_files(lake.root))
         catalog.stop()
@@ -123,7 +122,25 @@ def test_a_drain_cut_short_by_a_catalog_outage_is_finished_by_recovery(kafka, bu
         ready = [f for f in wal_files(lake.root) if f.startswith("ready_")]
         assert ready and not [f for f in wal_files(lake.root) if f.startswith("active_")]
         # The rotation committed the Kafka offsets before the drain ran out.
-        assert sum(committed(bootstrap, group, topic, 4).values()) == 3_000
+        assert sum(committed(bootstrap, group, topic, partitions).values()) == events
+    except BaseException:
+        if weir is not None:
+            weir.stop()
+        catalog.stop()
+        raise
+    return catalog, lake, bootstrap, topic, group
+
+
+def test_a_drain_cut_short_by_a_catalog_outage_is_finished_by_recovery(kafka, build_dir, tmp_path):
+    """SIGTERM while the catalog is down: the drain rotates the open segments and commits their
+    Kafka offsets, uploads them, but cannot commit them to the table before
+    `shutdown.drain_timeout`; the process says so and exits non-zero, leaving the ready files on
+    the volume. The next start's recovery keeps them (the committed offset is after their last
+    offset and the table does not hold them) and lands them exactly once."""
+    catalog, lake, bootstrap, topic, group = drain_cut_short(kafka, build_dir, tmp_path,
+                                                             "wal_drain_cut", 3_000, 4)
+    weir = None
+    try:
         catalog.restart()
         assert lake.count("events") == 0
         produce(bootstrap, topic, event_records(3_000, 1_000))
@@ -150,35 +167,16 @@ def test_recovery_rides_out_a_catalog_restart_within_the_startup_timeout(
     right after the startup probes (the debug build's pause before recovery): recovery retries
     the retriable connection error within startup.timeout as the probe would, instead of
     exiting, and lands every file exactly once."""
-    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
-    topic = unique("wal_recovery_retry")
-    create_topic(bootstrap, topic, 2)
-    catalog = Postgres(tmp_path / "pg")
-    catalog.start()
-    lake = Lake(tmp_path / "lake", catalog="postgres")
-    lake.postgres_dsn = catalog.settings()["WEIR_TEST_PG_DSN"]
-    group = unique("group")
+    catalog, lake, bootstrap, topic, group = drain_cut_short(kafka, build_dir, tmp_path,
+                                                             "wal_recovery_retry", 1_000, 2)
     weir = None
     try:
-        produce(bootstrap, topic, event_records(0, 1_000))
-        weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
-                          wal_settings(lake.root, WEIR_WAL_MAX_FILE_AGE="10m",
-                                       WEIR_WAL_COMMIT_INTERVAL="60s",
-                                       WEIR_SHUTDOWN_DRAIN_TIMEOUT="2s")).start()
-        wait_for(lambda: weir.metric("weir_records_consumed_total") >= 1_000 or not weir.alive(),
-                 120, "every event consumed")
-        catalog.stop()
-        weir.signal(signal.SIGTERM)
-        assert weir.process.wait(timeout=60) != 0, weir.log()
-        weir = None
-        assert [f for f in wal_files(lake.root) if f.startswith("ready_")]
         catalog.restart()
         weir = WeirIngest(build_dir, lake, bootstrap, topic, "events", group,
                           wal_settings(lake.root, WEIR_TEST_WAL_FAULT="pause_before_recovery",
                                        WEIR_STARTUP_TIMEOUT="30s")).start()
         wait_for(lambda: "pause_before_recovery: pausing" in weir.log_path.read_text()
-                 or not weir.alive(), 60,
-                 "the start reached its pause before recovery")
+                 or not weir.alive(), 60, "the start reached its pause before recovery")
         catalog.stop()
         time.sleep(6)  # the pause ends: recovery meets a catalog that refuses connections
         assert weir.alive(), weir.log()

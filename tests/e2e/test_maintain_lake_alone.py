@@ -17,10 +17,10 @@ import json
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 
 from tests.e2e.test_ingest_iceberg import IcebergLake
+from tests.e2e.test_maintain import plant
 from tests.e2e.weir_run import Lake, WeirIngest, create_topic, event_records, free_port, produce, \
     unique, wait_for
 
@@ -102,14 +102,6 @@ class MaintainServe(WeirIngest):
 
     def rows(self, table: str) -> float | None:
         return self.metrics().get(f'weir_lake_rows{{dataset="",table="{table}"}}')
-
-
-def plant(path: Path, age_s: float, size: int = 123) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"o" * size)
-    then = time.time() - age_s
-    os.utime(path, (then, then))
-    return path
 
 
 def check_every_table_listed(maintain: Maintain) -> int:

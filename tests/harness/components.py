@@ -135,10 +135,19 @@ class Component:
     def environment(self) -> dict[str, str]:
         return dict(os.environ)
 
+    def freeze(self) -> None:
+        """SIGSTOP to the component's process group: it accepts connections (the kernel does)
+        and answers nothing until thaw() (a frozen server, as a stalled disk or VM leaves it)."""
+        os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        os.killpg(self.process.pid, signal.SIGCONT)
+
     def stop(self, grace_s: float = 10.0) -> None:
         if self.process is None or self.process.poll() is not None:
             return
         try:
+            os.killpg(self.process.pid, signal.SIGCONT)  # a frozen one hears the SIGTERM
             os.killpg(self.process.pid, signal.SIGTERM)
             self.process.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
