@@ -92,8 +92,8 @@ def main() -> int:
     print(con.sql("SELECT snapshot_id, changes FROM lake.snapshots() ORDER BY snapshot_id DESC LIMIT 3"))
     con.close()
     weir_bin = Path(args.build_dir) / "weir"
-    print("[quickstart] next: serve the lake over the PostgreSQL protocol (its first start "
-          "prints the password of user weir), then query it from another terminal:\n"
+    print("[quickstart] next: serve the lake over the PostgreSQL protocol as user weir with a "
+          "password you choose, then query it from another terminal:\n"
           f"  WEIR_SERVE_PASSWORD=choose-one {weir_bin} serve --catalog-sqlite {lake.sqlite_path}\n"
           "  PGPASSWORD=choose-one psql \"host=127.0.0.1 port=5432 user=weir dbname=lake "
           "sslmode=require\" -c 'SELECT event, count(*) FROM events GROUP BY event'")
