@@ -5,17 +5,18 @@ one (WAL mode refuses upsert datasets):
 
 - drain: records held by the flush or commit interval when SIGTERM comes are committed by the
   drain; the process exits 0 with an empty WAL directory;
-- outage: the catalog goes away for 12 s (PostgreSQL stopped, the REST catalog's answers cut,
+- outage: the catalog goes away for 20 s (PostgreSQL stopped, the REST catalog's answers cut,
   SQLite locked by another process) while a flush that carries rejects waits; weir stays up,
   commits nothing meanwhile, and lands it all afterwards; the same with the object store;
-- kill: three SIGKILLs at random moments while records arrive, each followed by a restart.
+- kill: three SIGKILLs at random moments while records arrive, each followed by a restart;
+- broker restart: the broker stopped for 5 s and started again while weir runs.
 
 After each: every good record exactly once in the table, every poison record exactly once in
-the rejects table, and the upsert table holding each key's last value. One stack per format and
-catalog (the harness's broker and REST catalog; a private PostgreSQL for the one test that stops
-it), and an object store outage of 12 s in both modes on each format (data on the bucket of a
-private S3 emulator, frozen by SIGSTOP: connections accepted, nothing answered). Broker restarts are covered in both modes by
-test_ingest_stall_visibility.
+the rejects table, and the upsert table holding each key's last value. The harness's broker and
+REST catalog serve every cell; a private PostgreSQL where the test stops it, a private S3
+emulator for the object store's outage (in both modes on each format, the data on its bucket
+frozen by SIGSTOP: connections accepted, nothing answered), and a private broker for the
+restart.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from tests.e2e.test_ingest_iceberg_rejects import is_poison, records
 from tests.e2e.test_ingest_recovery import FAST_GROUP_ARGS
 from tests.e2e.weir_run import Lake, WeirIngest, create_topic, fresh_bucket, produce, unique, \
     wait_for
-from tests.harness.components import MotoS3, Postgres
+from tests.harness.components import Kafka, MotoS3, Postgres
 from tests.harness.fault_proxy import FaultProxy
 
 MODES = ["direct", "wal"]
@@ -267,6 +268,24 @@ def cell_on_s3(request, kafka, build_dir, tmp_path):
         made.close()
 
 
+@pytest.fixture(params=[(m, c) for m in MODES for c in CATALOGS],
+                ids=lambda p: f"{p[0]}-{p[1]}")
+def cell_with_own_broker(request, build_dir, tmp_path):
+    """A cell on a broker of its own, which the test stops and starts again."""
+    mode, catalog = request.param
+    broker = Kafka(tmp_path / "broker", heap="512m")
+    broker.start()
+    made = None
+    try:
+        made = Cell(mode, catalog, broker.settings(), request, build_dir, tmp_path)
+        made.broker = broker
+        yield made
+    finally:
+        if made is not None:
+            made.close()
+        broker.stop()
+
+
 def landed(cell: Cell) -> bool:
     return cell.committed() and cell.upserts_landed()
 
@@ -323,7 +342,7 @@ def ride_out_an_outage(cell: Cell) -> None:
             cell.produce(50)  # poison records among them
             wait_for(lambda: weir.metric("weir_records_consumed_total") >= consumed + 50, 30,
                      "the records of the outage consumed")
-            time.sleep(10)  # every flush attempt fails or waits, and is retried
+            time.sleep(18)  # every flush attempt fails or waits, and is retried
             assert weir.alive(), weir.log(100)
             # The outage is real: nothing landed while it lasted.
             assert weir.metric("weir_records_written_total") == written
@@ -346,6 +365,24 @@ def test_sigkills_while_records_arrive_lose_and_double_nothing(cell):
             weir.kill()  # wherever it is: mid-flush, mid-commit, between the two commits
             weir = cell.weir().start()
         wait_for(lambda: landed(cell) or not weir.alive(), 180, "everything after the kills")
+    except BaseException:
+        weir.kill()
+        raise
+    finish(cell, weir)
+
+
+def test_a_broker_restart_loses_and_doubles_nothing(cell_with_own_broker):
+    cell = cell_with_own_broker
+    weir = cell.weir().start()
+    try:
+        cell.produce(100)
+        wait_for(lambda: landed(cell) or not weir.alive(), 120, "the records before the restart")
+        cell.broker.stop()
+        time.sleep(5)  # the consumer and its group coordinator are gone meanwhile
+        assert weir.alive(), weir.log(100)
+        cell.broker.restart()
+        cell.produce(100)
+        wait_for(lambda: landed(cell) or not weir.alive(), 180, "the records after the restart")
     except BaseException:
         weir.kill()
         raise
