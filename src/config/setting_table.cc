@@ -537,7 +537,8 @@ std::vector<Setting> BuildTable() {
            "expression fails on goes to the rejects table as `mapping_failed`; unset: top-level "
            "keys become columns (a key that is not an identifier `[A-Za-z_][A-Za-z0-9_]*` or is "
            "longer than 63 bytes is dropped and counted in `weir_fields_dropped_total`; integers "
-           "beyond int64 become doubles: docs/OPERATIONS.md). Compiled at startup: a bad expression or column name stops it. "
+           "beyond int64 become doubles: docs/OPERATIONS.md). Compiled at startup: a bad "
+           "expression or column name stops it. "
            "From the environment one variable per column, the column lower-cased "
            "(`WEIR_MAPPING_USER_ID=properties.user_id`).",
        WEIR_DATASET_FIELD(mapping)},
