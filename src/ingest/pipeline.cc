@@ -513,7 +513,7 @@ Status Pipeline::ConnectConsumer() {
 Status Pipeline::Run(std::stop_token stop) {
   // The flush threads' waits end when `stop` is requested (from whichever thread requests it).
   const std::stop_callback forward(stop, [this] { stopping_.request_stop(); });
-  Backoff reconnect(BackoffPolicy{}, std::random_device{}());
+  SourceRetry reconnect;
   WEIR_RETURN_NOT_OK(ConnectConsumer());
   Status result;
   while (!stop.stop_requested()) {
@@ -545,23 +545,17 @@ Status Pipeline::Run(std::stop_token stop) {
           .Increment(StageTimes::Seconds(polling));
     }
     if (!polled.ok()) {
-      if (ClassOf(polled.status()) != ErrorClass::kRetriable) {
-        result = polled.status();
+      const auto delay = reconnect.Failed(polled.status());
+      if (!delay.ok()) {
+        result = delay.status();
         break;
       }
-      const auto delay = reconnect.Next();
-      if (!delay) {
-        result = WithContext(polled.status(), "Kafka consumer (retry budget spent)");
-        break;
-      }
-      spdlog::warn("Kafka consumer failed ({}); reconnecting in {} ms", polled.status().message(),
-                   delay->count());
       DropConsumer();
       if (!WaitFor(*delay, stop)) break;  // stopping: nothing is buffered, nothing to drain
       WEIR_RETURN_NOT_OK(ConnectConsumer());
       continue;
     }
-    if (*polled > 0) reconnect.Reset();
+    if (*polled > 0) reconnect.Delivered();
     if (consumer_->Exhausted()) {
       // A bounded source delivered everything: flush it all and end once every commit landed
       // (a fence meanwhile restarts the source from the ledger, as for Kafka).

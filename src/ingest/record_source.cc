@@ -1,5 +1,9 @@
 #include "ingest/record_source.h"
 
+#include <random>
+
+#include <spdlog/spdlog.h>
+
 namespace weir::ingest {
 namespace {
 
@@ -34,6 +38,17 @@ class KafkaSource final : public RecordSource {
 };
 
 }  // namespace
+
+SourceRetry::SourceRetry() : backoff_(BackoffPolicy{}, std::random_device{}()) {}
+
+Result<std::chrono::milliseconds> SourceRetry::Failed(const Status& polled) {
+  if (ClassOf(polled) != ErrorClass::kRetriable) return polled;
+  const auto delay = backoff_.Next();
+  if (!delay) return WithContext(polled, "Kafka consumer (retry budget spent)");
+  spdlog::warn("Kafka consumer failed ({}); reconnecting in {} ms", polled.message(),
+               delay->count());
+  return *delay;
+}
 
 Result<std::unique_ptr<RecordSource>> MakeKafkaSource(
     const kafka::ConsumerConfig& config, kafka::AssignmentListener* listener,

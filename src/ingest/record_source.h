@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/backoff.h"
 #include "base/status.h"
 #include "kafka/consumer.h"
 #include "kafka/consumer_config.h"
@@ -55,6 +56,20 @@ class RecordSource {
 // which restart consumption from the ledger).
 using RecordSourceFactory =
     std::function<Result<std::unique_ptr<RecordSource>>(kafka::AssignmentListener* listener)>;
+
+// What a failed Poll means, the same in every mode: a fatal error, or a retriable one once the
+// retry budget is spent, ends the run (returned, with context); otherwise the pipeline drops
+// its source and makes a new one after the returned delay (the new consumer starts every
+// partition from the ledger). Records delivered renew the budget.
+class SourceRetry {
+ public:
+  SourceRetry();
+  Result<std::chrono::milliseconds> Failed(const Status& polled);
+  void Delivered() { backoff_.Reset(); }
+
+ private:
+  Backoff backoff_;
+};
 
 // The Kafka consumer behind the seam; `statistics` receives librdkafka's statistics JSON.
 Result<std::unique_ptr<RecordSource>> MakeKafkaSource(

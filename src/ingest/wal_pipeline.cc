@@ -512,6 +512,7 @@ Status WalPipeline::Run(std::stop_token stop) {
   WEIR_ASSIGN_OR_RAISE(consumer_,
                        MakeKafkaSource(options_.consumer, this, [](std::string_view) {}));
   Status result;
+  SourceRetry reconnect;
   auto next_age = SteadyClock::now() + wal_.age_check_interval;
   auto next_disk = SteadyClock::now();
   while (!stop.stop_requested()) {
@@ -527,13 +528,21 @@ Status WalPipeline::Run(std::stop_token stop) {
     auto polled = consumer_->Poll(std::chrono::milliseconds(100), options_.consume_batch_size,
                                   [this](const kafka::Message& message) { Accept(message); });
     if (!polled.ok()) {
-      if (ClassOf(polled.status()) != ErrorClass::kRetriable) {
-        result = polled.status();
+      const auto delay = reconnect.Failed(polled.status());
+      if (!delay.ok()) {
+        result = delay.status();
         break;
       }
-      spdlog::warn("Kafka consumer: {} (retried)", polled.status().message());
-      WaitFor(std::chrono::milliseconds(1000), stop);
+      // The consumer stays failed: its revocation rotates (or, lost, deletes) the open
+      // segments; the new one starts each partition from the ledger and the group's offsets.
+      (void)consumer_->Close();
+      consumer_.reset();
+      if (!WaitFor(*delay, stop)) break;
+      WEIR_ASSIGN_OR_RAISE(consumer_,
+                           MakeKafkaSource(options_.consumer, this, [](std::string_view) {}));
+      continue;
     }
+    if (*polled > 0) reconnect.Delivered();
     for (auto& d : datasets_) {
       if (Status written = WriteDecoded(*d); !written.ok()) SetFatal(written);
     }

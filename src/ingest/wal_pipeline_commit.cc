@@ -70,7 +70,9 @@ Status WalPipeline::CommitRotations(const std::vector<wal::Rotation>& rotations)
   if (!rotations.empty()) wal::FaultPoint("exit_after_rename");
   // Partitions no longer assigned cannot commit (the consumer skips them): what they wait for
   // goes now.
-  const auto assignment = consumer_->Assignment();
+  // (None while a failed consumer is being replaced.)
+  const auto assignment =
+      consumer_ ? consumer_->Assignment() : std::vector<kafka::TopicPartition>{};
   const std::set<kafka::TopicPartition> owned(assignment.begin(), assignment.end());
   std::vector<kafka::TopicPartition> gone;
   for (const auto& [tp, pending] : pending_) {

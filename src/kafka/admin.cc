@@ -139,6 +139,26 @@ Result<std::pair<int64_t, int64_t>> Watermarks(const std::string& bootstrap,
   return std::make_pair(low, high);
 }
 
+Result<int> ClusterBrokers(const ConsumerConfig& config, std::chrono::milliseconds timeout) {
+  WEIR_ASSIGN_OR_RAISE(RdKafkaConfPtr conf, MakeConsumerConf(config));
+  RouteLogToWeir(conf.get());
+  char error[512] = {};
+  rd_kafka_t* raw = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), error, sizeof error);
+  if (raw == nullptr) {
+    return ClassifiedError(ErrorClass::kFatal, "librdkafka", "_INVALID_ARG",
+                           std::string("cannot create a Kafka client: ") + error);
+  }
+  conf.release();  // rd_kafka_new took ownership
+  RdKafkaPtr rk(raw);
+  const rd_kafka_metadata_t* metadata = nullptr;
+  const rd_kafka_resp_err_t err =
+      rd_kafka_metadata(rk.get(), /*all_topics=*/0, nullptr, &metadata, TimeoutMs(timeout));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError(err, "asking the cluster for brokers");
+  const int brokers = metadata->broker_cnt;
+  rd_kafka_metadata_destroy(metadata);
+  return brokers;
+}
+
 Result<std::map<int32_t, int64_t>> GroupCommittedOffsets(const ConsumerConfig& config,
                                                          const std::string& topic,
                                                          std::chrono::milliseconds timeout) {

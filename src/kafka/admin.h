@@ -34,6 +34,10 @@ Status CreateTopic(const std::string& bootstrap, const std::string& topic, int p
 Result<std::pair<int64_t, int64_t>> Watermarks(const std::string& bootstrap,
                                                const std::string& topic, int32_t partition);
 
+// How many brokers the cluster lists to a new client made from `config`'s connection properties
+// (a Metadata request for no topic, answered within `timeout`).
+Result<int> ClusterBrokers(const ConsumerConfig& config, std::chrono::milliseconds timeout);
+
 // The committed next offsets of `config.group_id` for every partition of `topic` (partitions
 // without one are absent), read by a consumer handle that never joins the group, so asking
 // does not rebalance the group's members. Uses `config`'s connection properties.

@@ -138,6 +138,14 @@ Consumer::~Consumer() {
 Status Consumer::Close() {
   if (closed_ || rk_ == nullptr) return Status::OK();
   closed_ = true;
+  if (wedged_) {
+    // No broker hears this client: its partitions are the group's to give again (the
+    // coordinator expired the session long ago), and a leave request would wait for nothing.
+    if (!owned_.empty()) listener_->OnLost(Assignment());
+    owned_.clear();
+    rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    return Status::OK();
+  }
   if (config_.assignment == ConsumerConfig::Assignment::kStatic && !owned_.empty()) {
     listener_->OnRevoked(Assignment());
     owned_.clear();
@@ -257,6 +265,25 @@ void Consumer::RecheckBrokers(std::chrono::milliseconds timeout) {
     if (broker_trouble_->error.empty()) broker_trouble_->error = rd_kafka_err2str(err);
     spdlog::warn("kafka: no broker answers ({})", broker_trouble_->error);
   }
+  if (wedged_ || now - broker_trouble_->since < kWedgedAfter ||
+      now - last_fresh_probe_ < kWedgedAfter) {
+    return;
+  }
+  last_fresh_probe_ = now;
+  const auto brokers = ClusterBrokers(
+      config_, std::max<std::chrono::milliseconds>(timeout, std::chrono::seconds(5)));
+  if (!brokers.ok() || *brokers == 0) return;  // the cluster is down for everyone: wait
+  wedged_ = true;
+  const auto down_s =
+      std::chrono::duration_cast<std::chrono::seconds>(now - broker_trouble_->since).count();
+  spdlog::warn(
+      "kafka: the brokers answer a new client ({} broker(s)) but not this consumer, unreachable "
+      "for {} s (its broker list went empty while the cluster restarted); making a new consumer",
+      *brokers, down_s);
+  Fail(ClassifiedError(ErrorClass::kRetriable, "kafka", "client_wedged",
+                       fmt::format("the consumer lost every broker {} s ago while the cluster "
+                                   "answers a new client",
+                                   down_s)));
 }
 
 void Consumer::BrokersAnswered() {

@@ -132,7 +132,16 @@ class Consumer {
   // After a failed connection, while in trouble, or when no record came for
   // kBrokerRecheckAfter: asks the cluster for its metadata (at most `timeout`); no answer
   // confirms the trouble, an answer ends it. No-op otherwise.
+  //
+  // A client can lose every broker for good: librdkafka (2.10 and later) forgets the brokers a
+  // Metadata answer leaves out, and a cluster that is starting (a KRaft broker not yet
+  // unfenced) answers with none, so the client has nobody left to ask (librdkafka issue 5301).
+  // Once the trouble has lasted kWedgedAfter, a new short-lived client asks the bootstrap
+  // servers too (at most every kWedgedAfter); when it gets an answer this consumer fails with
+  // a retriable "client_wedged" error: the pipeline makes a new consumer, as after any
+  // retriable failure, and Close abandons the assignment without a group leave nobody hears.
   void RecheckBrokers(std::chrono::milliseconds timeout);
+  static constexpr std::chrono::seconds kWedgedAfter{20};
 
   // Receives librdkafka's statistics JSON every statistics_interval, on the poll thread.
   void SetStatisticsSink(std::function<void(std::string_view json)> sink);
@@ -201,6 +210,8 @@ class Consumer {
   std::chrono::system_clock::time_point last_answer_ = std::chrono::system_clock::now();
   std::optional<BrokerTrouble> broker_suspect_;  // a connection failed since the last answer
   std::optional<BrokerTrouble> broker_trouble_;  // confirmed: no broker answered a recheck
+  std::chrono::system_clock::time_point last_fresh_probe_{};  // a new client asked the cluster
+  bool wedged_ = false;  // the brokers answer a new client but not this one
 };
 
 }  // namespace weir::kafka

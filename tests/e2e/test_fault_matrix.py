@@ -383,6 +383,9 @@ def test_a_broker_restart_loses_and_doubles_nothing(cell_with_own_broker):
         cell.broker.restart()
         cell.produce(100)
         wait_for(lambda: landed(cell) or not weir.alive(), 180, "the records after the restart")
+    except AssertionError as failed:
+        weir.kill()
+        raise AssertionError(f"{failed}\n{weir.log(60)}") from None
     except BaseException:
         weir.kill()
         raise
