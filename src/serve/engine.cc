@@ -2,6 +2,8 @@
 
 #include <duckdb.h>
 
+#include <algorithm>
+#include <list>
 #include <memory>
 #include <string_view>
 #include <type_traits>
@@ -264,7 +266,10 @@ Status Session::SetVariable(const std::string& name, const std::string& value) {
   return Exec(handles_->conn.get(), "SET VARIABLE " + name + " = " + QuoteLiteral(value));
 }
 
-void Session::ClearStatementCache() { handles_->cache.clear(); }
+void Session::ClearStatementCache() {
+  handles_->cache.clear();
+  handles_->parsed.clear();
+}
 
 size_t Session::BufferedBytes() const {
   size_t bytes = 0;
@@ -314,15 +319,16 @@ Status Session::RefuseLakeFileWork(const std::string& sql) {
 }
 
 Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statement) {
-  const std::string sql = compat::RewriteForDuckDb(statement);
   WEIR_RETURN_NOT_OK(BeforeStatement());
-  WEIR_RETURN_NOT_OK(RefuseLakeFileWork(sql));
   auto& cache = handles_->cache;
   for (auto it = cache.begin(); it != cache.end(); ++it) {
-    if (it->first != sql) continue;
+    if (it->statement != statement) continue;
     cache.splice(cache.begin(), cache, it);
-    return Run(it->second.get(), sql);
+    WEIR_RETURN_NOT_OK(RefuseLakeFileWork(it->sql));
+    return Run(it->prepared.get(), it->sql);
   }
+  const std::string sql = compat::RewriteForDuckDb(statement);
+  WEIR_RETURN_NOT_OK(RefuseLakeFileWork(sql));
   duckdb_prepared_statement raw = nullptr;
   const bool prepared_ok = duckdb_prepare(handles_->conn.get(), sql.c_str(), &raw) == DuckDBSuccess;
   lake::DuckDbPrepared prepared(raw);
@@ -335,7 +341,7 @@ Result<std::unique_ptr<ResultStream>> Session::Query(const std::string& statemen
   auto stream = Run(prepared.get(), sql);
   if (duckdb_prepared_statement_type(prepared.get()) == DUCKDB_STATEMENT_TYPE_SELECT &&
       duckdb_nparams(prepared.get()) == 0) {
-    cache.emplace_front(sql, std::move(prepared));
+    cache.push_front({statement, sql, std::move(prepared)});
     if (cache.size() > kStatementCacheSize) cache.pop_back();
   }
   return stream;
@@ -443,8 +449,11 @@ Result<std::unique_ptr<ResultStream>> Session::Run(duckdb_prepared_statement sta
     case DUCKDB_STATEMENT_TYPE_SET:
     case DUCKDB_STATEMENT_TYPE_VARIABLE_SET:
     case DUCKDB_STATEMENT_TYPE_PRAGMA:
-      // Settings and variables are folded into plans when they are bound: cached statements
-      // that read them would go stale.
+    case DUCKDB_STATEMENT_TYPE_CREATE:
+    case DUCKDB_STATEMENT_TYPE_DROP:
+    case DUCKDB_STATEMENT_TYPE_ALTER:
+      // Settings and variables are folded into plans when they are bound, and the session's
+      // own DDL changes what its queries return: cached statements would go stale.
       ClearStatementCache();
       [[fallthrough]];
     default:
@@ -487,6 +496,15 @@ void Session::TrackTransaction(const std::string& sql, std::string& tag) {
 
 Result<StatementInfo> Session::Prepare(const std::string& name, const std::string& sql) {
   WEIR_RETURN_NOT_OK(BeforeStatement());
+  auto& parsed = handles_->parsed;
+  for (auto it = parsed.begin(); it != parsed.end(); ++it) {
+    if (it->first != sql) continue;
+    parsed.splice(parsed.begin(), parsed, it);
+    WEIR_RETURN_NOT_OK(RefuseLakeFileWork(it->second->sql));
+    ClosePrepared(name);
+    handles_->prepared[name] = it->second;
+    return it->second->info;
+  }
   duckdb_prepared_statement raw = nullptr;
   const std::string rewritten = compat::RewriteForDuckDb(sql);
   WEIR_RETURN_NOT_OK(RefuseLakeFileWork(rewritten));
@@ -496,24 +514,33 @@ Result<StatementInfo> Session::Prepare(const std::string& name, const std::strin
   if (!prepared_ok) return PrepareError(owned.get());
   WEIR_RETURN_NOT_OK(WithinProtocolCounts(owned.get()));
   ClosePrepared(name);
-  Handles::Prepared prepared;
+  auto prepared = std::make_shared<Handles::Prepared>();
   const duckdb_prepared_statement statement = owned.get();
-  prepared.statement = std::move(owned);
-  prepared.sql = rewritten;
+  prepared->statement = std::move(owned);
+  prepared->sql = rewritten;
+  prepared->info = InfoOf(statement);
+  handles_->prepared[name] = prepared;
+  if (duckdb_prepared_statement_type(statement) == DUCKDB_STATEMENT_TYPE_SELECT) {
+    handles_->parsed.emplace_front(sql, prepared);
+    if (handles_->parsed.size() > kStatementCacheSize) handles_->parsed.pop_back();
+  }
+  return prepared->info;
+}
+
+StatementInfo Session::InfoOf(duckdb_prepared_statement statement) {
+  StatementInfo info;
   for (idx_t i = 1; i <= duckdb_nparams(statement); ++i) {
     const lake::DuckDbLogicalType type(duckdb_param_logical_type(statement, i));
-    prepared.info.parameter_types.push_back(type != nullptr ? PgTypeOf(type.get()).oid : 25);
+    info.parameter_types.push_back(type != nullptr ? PgTypeOf(type.get()).oid : 25);
   }
   if (ReturnsRows(statement)) {
     for (idx_t c = 0; c < duckdb_prepared_statement_column_count(statement); ++c) {
       const lake::DuckDbLogicalType type(
           duckdb_prepared_statement_column_logical_type(statement, c));
-      prepared.info.columns.push_back({PreparedColumnName(statement, c), PgTypeOf(type.get()),
-                                       ColumnEncoder(type.get()).has_binary()});
+      info.columns.push_back({PreparedColumnName(statement, c), PgTypeOf(type.get()),
+                              ColumnEncoder(type.get()).has_binary()});
     }
   }
-  StatementInfo info = prepared.info;
-  handles_->prepared[name] = std::move(prepared);
   return info;
 }
 
@@ -527,7 +554,7 @@ Result<StatementInfo> Session::Describe(const std::string& name) const {
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", "26000",
                            "prepared statement \"" + name + "\" does not exist");
   }
-  return found->second.info;
+  return found->second->info;
 }
 
 Result<std::unique_ptr<ResultStream>> Session::Execute(const std::string& name,
@@ -537,14 +564,15 @@ Result<std::unique_ptr<ResultStream>> Session::Execute(const std::string& name,
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", "26000",
                            "prepared statement \"" + name + "\" does not exist");
   }
-  duckdb_prepared_statement statement = found->second.statement.get();
+  Handles::Prepared& prepared = *found->second;
+  duckdb_prepared_statement statement = prepared.statement.get();
   if (parameters.size() != duckdb_nparams(statement)) {
     return ClassifiedError(ErrorClass::kBadData, "sqlstate", "08P01",
                            fmt::format("bind message supplies {} parameters, but the prepared "
                                        "statement requires {}",
                                        parameters.size(), duckdb_nparams(statement)));
   }
-  std::string sql = found->second.sql;
+  std::string sql = prepared.sql;
   WEIR_RETURN_NOT_OK(BeforeStatement());
   duckdb_clear_bindings(statement);
   for (size_t i = 0; i < parameters.size(); ++i) {
@@ -554,7 +582,14 @@ Result<std::unique_ptr<ResultStream>> Session::Execute(const std::string& name,
                              fmt::format("parameter ${} cannot be bound", i + 1));
     }
   }
-  return Run(statement, sql);
+  WEIR_ASSIGN_OR_RAISE(auto stream, Run(statement, sql));
+  // DuckDB binds a statement again when the tables changed under it (a column added by
+  // ingest), and the rows follow; a portal is described from its rows, and a Describe of the
+  // statement from now on says what the rows are now.
+  if (stream->returns_rows() && !prepared.info.columns.empty()) {
+    prepared.info.columns = stream->columns();
+  }
+  return stream;
 }
 
 void Session::ClosePrepared(const std::string& name) {

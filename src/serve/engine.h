@@ -180,7 +180,7 @@ class Session {
   Status Configure(const std::string& sql);
   // DISCARD TEMP: drops the session's temporary tables, views, sequences and macros.
   Status DiscardTemporary();
-  // DISCARD PLANS: forgets the cached prepared statements of simple queries.
+  // DISCARD PLANS: forgets the cached prepared statements of simple queries and of Parse.
   void DiscardPlans() { ClearStatementCache(); }
   // The DuckDB connection's id (how DuckDB functions know their caller).
   uint64_t connection_id() const;
@@ -212,6 +212,8 @@ class Session {
   Status RefuseLakeFileWork(const std::string& sql);
   Result<std::unique_ptr<ResultStream>> Run(duckdb_prepared_statement statement,
                                             const std::string& sql);
+  // What Describe says about a statement as DuckDB has bound it.
+  static StatementInfo InfoOf(duckdb_prepared_statement statement);
   // The SQLite catalog's writer lock for a statement that may commit a write to the lake (an
   // autocommit write, or the end of a transaction block); an empty hold otherwise.
   Result<WriterLock::Hold> LockForWrite(bool may_commit_write);

@@ -6,6 +6,7 @@
 
 #include <list>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,13 +36,25 @@ struct Session::Handles {
     std::string sql;
     StatementInfo info;
   };
-  std::map<std::string, Prepared> prepared;
+  // Named statements ("" the unnamed one); several names may share one DuckDB statement.
+  std::map<std::string, std::shared_ptr<Prepared>> prepared;
+  // Queries prepared through Parse, by the client's text (most recent first): a client that
+  // parses the same text again (every unnamed statement of psycopg, pgjdbc, node-postgres)
+  // gets the statement prepared the first time. Dropped with the simple queries' cache.
+  std::list<std::pair<std::string, std::shared_ptr<Prepared>>> parsed;
   // Simple-query SELECTs without parameters, prepared once and reused (most recent first):
   // DuckDB's prepare costs several times its execution for small queries, and DuckDB rebinds a
-  // prepared statement by itself when the catalog changed under it.
-  std::list<std::pair<std::string, lake::DuckDbPrepared>> cache;
+  // prepared statement by itself when the catalog changed under it. Keyed by the client's
+  // text, so a repeated query is neither parsed for rewriting nor prepared again.
+  struct Cached {
+    std::string statement;  // as the client sent it
+    std::string sql;        // rewritten for DuckDB
+    lake::DuckDbPrepared prepared;
+  };
+  std::list<Cached> cache;
   void Clear() {
     cache.clear();
+    parsed.clear();
     prepared.clear();
     conn.reset();
   }

@@ -87,8 +87,24 @@ def psql_output(port: int, *commands: str, tuples_only: bool = True) -> list[str
     return run.stdout.splitlines()
 
 
-def test_psql_verbose_listings_roles_types_and_expanded_output(served_catalog):
+def pg_size_pretty(size: int) -> str:
+    """PostgreSQL's pg_size_pretty of a non-negative size (src/backend/utils/adt/dbsize.c;
+    weir's is compared with PostgreSQL's own in test_serve_pg_names.py)."""
+    if size < 10240:
+        return f"{size} bytes"
+    size //= 512  # half kilobytes
+    for unit in ("kB", "MB", "GB", "TB"):
+        if size < 20479:
+            return f"{(size + 1) // 2} {unit}"
+        size //= 1024
+    return f"{(size + 1) // 2} PB"
+
+
+def test_psql_verbose_listings_roles_types_and_expanded_output(served_catalog, tmp_path):
     port = served_catalog
+    events_bytes = sum(f.stat().st_size for f in (tmp_path / "lake" / "data").rglob("*.parquet")
+                       if "events" in f.parts)
+    assert events_bytes > 0
     # \d+: column, type, collation, nullable, default, storage, compression, stats target,
     # description; the footer names the table access method as PostgreSQL's does.
     storage = {name: "main" if type_.startswith("numeric") else
@@ -105,7 +121,9 @@ def test_psql_verbose_listings_roles_types_and_expanded_output(served_catalog):
         "View definition:", "SELECT 1 AS one;"]
     assert backslash(port, r"\sv v1") == ["CREATE OR REPLACE VIEW public.v1 AS", "SELECT 1 AS one"]
     assert backslash(port, r"\df+") == []
-    assert backslash(port, r"\dt+") == ["public|events|table|weir|permanent|heap||"]
+    # The size is the table's data files', as PostgreSQL's pg_size_pretty prints it.
+    assert backslash(port, r"\dt+") == [
+        f"public|events|table|weir|permanent|heap|{pg_size_pretty(events_bytes)}|"]
     assert backslash(port, r"\dv+") == ["public|v1|view|weir|permanent||"]
     assert backslash(port, r"\l+") == ["lake|weir|UTF8|C|C||libc|||pg_default|"]
     # No user-defined types (as in a new PostgreSQL database); the built-in ones under pg_catalog.

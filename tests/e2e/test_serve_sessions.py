@@ -459,3 +459,35 @@ def test_dml_with_returning_describes_and_returns_its_rows(served):
             assert cur.description is None and cur.rowcount == 1
             cur.execute("DELETE FROM scratch RETURNING id")
             assert cur.fetchall() == [(2,)] and cur.rowcount == 1
+
+
+def test_a_parsed_query_is_prepared_once_and_renewed_when_its_table_changes(served):
+    """Clients parse the same text again for every execution (psycopg's unnamed statements):
+    weir prepares it once per session and binds each execution's parameters; when the table
+    changes under it (another session's DDL, ingest adding a column), the next execution
+    describes and returns the new shape."""
+    import psycopg
+
+    port = served[0]
+    with psycopg.connect(dsn(port), autocommit=True) as a, \
+            psycopg.connect(dsn(port), autocommit=True) as b:
+        for i in (5, 17, 999, 0, 5):
+            rows = a.execute("SELECT id, name FROM events WHERE id = %s", (i,)).fetchall()
+            assert rows == [(i, f"name {i}")]
+        assert a.execute("SELECT count(*) FROM events WHERE even = %s", (True,)).fetchone() == (500,)
+        assert a.execute("SELECT count(*) FROM events WHERE even = %s", (False,)).fetchone() == (500,)
+
+        a.execute("CREATE TABLE shape (id BIGINT)")
+        a.execute("INSERT INTO shape VALUES (1)")
+        query = "SELECT * FROM shape WHERE id >= %s"
+        cursor = a.execute(query, (0,))
+        assert [d.name for d in cursor.description] == ["id"] and cursor.fetchall() == [(1,)]
+        b.execute("ALTER TABLE shape ADD COLUMN extra INTEGER")
+        cursor = a.execute(query, (0,))
+        assert [d.name for d in cursor.description] == ["id", "extra"]
+        assert cursor.fetchall() == [(1, None)]
+        # The session's own change forgets its prepared queries.
+        a.execute("ALTER TABLE shape ADD COLUMN note VARCHAR")
+        cursor = a.execute(query, (0,))
+        assert [d.name for d in cursor.description] == ["id", "extra", "note"]
+        assert cursor.fetchall() == [(1, None, None)]

@@ -83,8 +83,10 @@ Status CreateObjects(duckdb_connection connection) {
   WEIR_RETURN_NOT_OK(Run(connection, "CREATE SCHEMA " + std::string(kPgCatalog)));
   WEIR_RETURN_NOT_OK(Run(connection, "CREATE SCHEMA " + std::string(kInformationSchema)));
   std::vector<std::string> pending;
-  for (auto part :
-       {TypeCatalogSql(), FunctionCatalogSql(), RelationCatalogSql(), InformationSchemaSql()}) {
+  const bool ducklake =
+      Run(connection, "SELECT 1 FROM __ducklake_metadata_lake.ducklake_schema LIMIT 0").ok();
+  for (auto part : {TypeCatalogSql(), FunctionCatalogSql(ducklake), RelationCatalogSql(),
+                    InformationSchemaSql()}) {
     pending.insert(pending.end(), part.begin(), part.end());
   }
   while (!pending.empty()) {

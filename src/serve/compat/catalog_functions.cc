@@ -155,13 +155,38 @@ constexpr const char* kMacros[] = {
         WHERE weir_f.oid = weir_arg.weir_value AND weir_f.overload = 1))",
     R"(CREATE MACRO @.pg_get_function_identity_arguments(function_oid) AS
        @.pg_get_function_arguments(function_oid))",
-    // Sizes: the lake's files are not the server's to measure; NULL as for an unknown relation.
-    R"(CREATE MACRO @.pg_total_relation_size(rel_oid) AS CAST(NULL AS BIGINT))",
-    R"(CREATE MACRO @.pg_table_size(rel_oid) AS CAST(NULL AS BIGINT))",
-    R"(CREATE MACRO @.pg_indexes_size(rel_oid) AS CAST(NULL AS BIGINT))",
+    // Sizes: a table's are its data bytes (weir_relation_bytes); lake tables have no indexes.
+    R"(CREATE MACRO @.pg_total_relation_size(rel_oid) AS @.weir_relation_bytes(rel_oid))",
+    R"(CREATE MACRO @.pg_table_size(rel_oid) AS @.weir_relation_bytes(rel_oid))",
+    R"(CREATE MACRO @.pg_indexes_size(rel_oid) AS
+       CASE WHEN @.weir_relation_bytes(rel_oid) IS NOT NULL THEN CAST(0 AS BIGINT) END)",
     R"(CREATE MACRO @.pg_database_size(database) AS CAST(NULL AS BIGINT))",
-    R"(CREATE MACRO @.pg_relation_size(rel_oid) AS CAST(NULL AS BIGINT),
-       (rel_oid, fork) AS CAST(NULL AS BIGINT))",
+    // PostgreSQL's rounding and units (bytes below 10 kB, then kB, MB, ... rounded half up from
+    // half units), not DuckDB's format_bytes ("2.7 KiB").
+    R"(CREATE MACRO @.pg_size_pretty(size) AS CASE
+       WHEN abs(size) < 10240 THEN CAST(size AS BIGINT) || ' bytes'
+       WHEN abs(size // 512) < 20479 THEN ((size // 512 + 1) // 2) || ' kB'
+       WHEN abs(size // 524288) < 20479 THEN ((size // 524288 + 1) // 2) || ' MB'
+       WHEN abs(size // 536870912) < 20479 THEN ((size // 536870912 + 1) // 2) || ' GB'
+       WHEN abs(size // 549755813888) < 20479 THEN ((size // 549755813888 + 1) // 2) || ' TB'
+       ELSE ((size // 562949953421312 + 1) // 2) || ' PB' END)",
+    R"(CREATE MACRO @.pg_relation_size(rel_oid) AS @.weir_relation_bytes(rel_oid),
+       (rel_oid, fork) AS CASE WHEN fork = 'main' THEN @.weir_relation_bytes(rel_oid) END)",
+    // The keywords of the parser that runs the statements, DuckDB's (PostgreSQL's grammar with
+    // a few categories changed: `show` is reserved, `grant` is not), in PostgreSQL's shape, so
+    // a client that quotes by them quotes what DuckDB needs quoted.
+    R"(CREATE MACRO @.pg_get_keywords() AS TABLE
+       SELECT keyword_name AS word,
+         CASE keyword_category WHEN 'reserved' THEN 'R' WHEN 'unreserved' THEN 'U'
+              WHEN 'type_function' THEN 'T' ELSE 'C' END AS catcode,
+         keyword_category = 'unreserved' AS barelabel,
+         CASE keyword_category WHEN 'reserved' THEN 'reserved'
+              WHEN 'unreserved' THEN 'unreserved'
+              WHEN 'type_function' THEN 'reserved (can be function or type name)'
+              ELSE 'unreserved (cannot be function or type name)' END AS catdesc,
+         CASE WHEN keyword_category = 'unreserved' THEN 'can be bare label'
+              ELSE 'requires AS' END AS baredesc
+       FROM duckdb_keywords() ORDER BY keyword_name)",
     R"(CREATE MACRO @.to_regclass(name) AS @.weir_regclass_oid(name))",
     R"(CREATE MACRO @.to_regtype(name) AS @.weir_regtype_oid(name))",
 
@@ -201,9 +226,27 @@ constexpr const char* kMacros[] = {
 
 }  // namespace
 
-std::vector<std::string> FunctionCatalogSql() {
+// A relation's data bytes (by OID, or by name as PostgreSQL casts a text argument to regclass):
+// on a DuckLake lake, its live data and delete files as DuckLake's catalog records them (rows
+// inlined in the catalog count nothing); NULL for anything else, as PostgreSQL's sizes are for
+// an unknown relation.
+constexpr const char* kDuckLakeRelationBytes = R"(CREATE MACRO @.weir_relation_bytes(rel_oid) AS
+   (SELECT CAST(coalesce(sum(weir_i.file_size_bytes + weir_i.delete_file_size_bytes), 0)
+                AS BIGINT)
+    FROM (SELECT @.weir_regclass_oid(rel_oid) AS weir_value) weir_arg
+      JOIN @.weir_relations weir_r ON weir_r.oid = weir_arg.weir_value AND weir_r.relkind = 'r'
+      JOIN __ducklake_metadata_lake.ducklake_schema weir_s
+        ON weir_s.schema_name = weir_r.schema_name AND weir_s.end_snapshot IS NULL
+      LEFT JOIN ducklake_table_info('lake') weir_i
+        ON weir_i.schema_id = weir_s.schema_id AND weir_i.table_name = weir_r.relname
+    GROUP BY weir_r.oid))";
+constexpr const char* kUnknownRelationBytes =
+    R"(CREATE MACRO @.weir_relation_bytes(rel_oid) AS CAST(NULL AS BIGINT))";
+
+std::vector<std::string> FunctionCatalogSql(bool ducklake) {
   std::vector<std::string> sql;
   for (const char* macro : kMacros) sql.push_back(QualifySchemas(macro));
+  sql.push_back(QualifySchemas(ducklake ? kDuckLakeRelationBytes : kUnknownRelationBytes));
   return sql;
 }
 

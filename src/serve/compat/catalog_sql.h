@@ -13,7 +13,8 @@ namespace weir::serve::compat {
 std::string QualifySchemas(std::string sql);
 
 std::vector<std::string> TypeCatalogSql();
-std::vector<std::string> FunctionCatalogSql();
+// `ducklake`: the lake attached as `lake` is a DuckLake (its tables' sizes are known).
+std::vector<std::string> FunctionCatalogSql(bool ducklake);
 std::vector<std::string> RelationCatalogSql();
 std::vector<std::string> InformationSchemaSql();
 

@@ -29,8 +29,16 @@ Status InstallCatalog(duckdb_connection connection,
 // dropped; each keeps its own text without the trailing semicolon.
 std::vector<std::string> SplitStatements(std::string_view sql);
 
+// How a query's result columns are named.
+enum class ColumnNames {
+  kPostgres,  // as PostgreSQL names them: an alias for each computed column (count, ?column?)
+  kDuckDb,    // as DuckDB does (the rewrite rules alone: their tests)
+};
+
 // The statement as DuckDB should run it: rewritten when it uses PostgreSQL-only syntax or
-// catalog objects that need it, otherwise returned unchanged (DuckDB-native syntax passes).
-std::string RewriteForDuckDb(const std::string& statement);
+// catalog objects that need it, or (kPostgres) computes a column PostgreSQL names otherwise;
+// returned unchanged when it needs none of that (DuckDB-native syntax passes).
+std::string RewriteForDuckDb(const std::string& statement,
+                             ColumnNames names = ColumnNames::kPostgres);
 
 }  // namespace weir::serve::compat

@@ -37,4 +37,160 @@ int32_t StartOf(const ProtobufCMessage* message) {
   return start;
 }
 
+namespace {
+
+// PostgreSQL's FigureColnameInternal over the raw parse tree: sets `name` when the node gives
+// one and returns its strength (0 when it gives none).
+int FigureColname(const PgQuery__Node* node, std::string& name) {
+  if (node == nullptr) return 0;
+  switch (node->node_case) {
+    case PG_QUERY__NODE__NODE_COLUMN_REF: {
+      // The last field that is a name (a star gives none).
+      const PgQuery__ColumnRef* ref = node->column_ref;
+      for (size_t i = ref->n_fields; i > 0; --i) {
+        if (ref->fields[i - 1]->node_case == PG_QUERY__NODE__NODE_STRING) {
+          name = StringOf(ref->fields[i - 1]);
+          return 2;
+        }
+      }
+      return 0;
+    }
+    case PG_QUERY__NODE__NODE_A_INDIRECTION: {
+      const PgQuery__AIndirection* ind = node->a_indirection;
+      for (size_t i = ind->n_indirection; i > 0; --i) {
+        if (ind->indirection[i - 1]->node_case == PG_QUERY__NODE__NODE_STRING) {
+          name = StringOf(ind->indirection[i - 1]);
+          return 2;
+        }
+      }
+      return FigureColname(ind->arg, name);
+    }
+    case PG_QUERY__NODE__NODE_FUNC_CALL: {
+      const PgQuery__FuncCall* call = node->func_call;
+      if (call->n_funcname == 0) return 0;
+      name = StringOf(call->funcname[call->n_funcname - 1]);
+      return 2;
+    }
+    case PG_QUERY__NODE__NODE_A_EXPR:
+      if (node->a_expr->kind == PG_QUERY__A__EXPR__KIND__AEXPR_NULLIF) {
+        name = "nullif";
+        return 2;
+      }
+      return 0;
+    case PG_QUERY__NODE__NODE_TYPE_CAST: {
+      const int strength = FigureColname(node->type_cast->arg, name);
+      if (strength > 1) return strength;
+      const PgQuery__TypeName* type = node->type_cast->type_name;
+      if (type == nullptr || type->n_names == 0) return strength;
+      name = StringOf(type->names[type->n_names - 1]);
+      return 1;
+    }
+    case PG_QUERY__NODE__NODE_COLLATE_CLAUSE:
+      return FigureColname(node->collate_clause->arg, name);
+    case PG_QUERY__NODE__NODE_GROUPING_FUNC:
+      name = "grouping";
+      return 2;
+    case PG_QUERY__NODE__NODE_SUB_LINK:
+      switch (node->sub_link->sub_link_type) {
+        case PG_QUERY__SUB_LINK_TYPE__EXISTS_SUBLINK:
+          name = "exists";
+          return 2;
+        case PG_QUERY__SUB_LINK_TYPE__ARRAY_SUBLINK:
+          name = "array";
+          return 2;
+        case PG_QUERY__SUB_LINK_TYPE__EXPR_SUBLINK: {
+          // The subquery's single column's name.
+          const PgQuery__Node* sub = node->sub_link->subselect;
+          if (sub == nullptr || sub->node_case != PG_QUERY__NODE__NODE_SELECT_STMT) return 0;
+          const PgQuery__SelectStmt* select = sub->select_stmt;
+          while (select->larg != nullptr) select = select->larg;
+          if (select->n_target_list == 0 ||
+              select->target_list[0]->node_case != PG_QUERY__NODE__NODE_RES_TARGET) {
+            return 0;
+          }
+          const PgQuery__ResTarget* target = select->target_list[0]->res_target;
+          name = target->name != nullptr && *target->name != '\0' ? std::string(target->name)
+                                                                  : PgColumnName(target->val);
+          return 2;
+        }
+        default:
+          return 0;
+      }
+    case PG_QUERY__NODE__NODE_CASE_EXPR: {
+      const int strength = FigureColname(node->case_expr->defresult, name);
+      if (strength > 1) return strength;
+      name = "case";
+      return 1;
+    }
+    case PG_QUERY__NODE__NODE_A_ARRAY_EXPR:
+      name = "array";
+      return 2;
+    case PG_QUERY__NODE__NODE_ROW_EXPR:
+      name = "row";
+      return 2;
+    case PG_QUERY__NODE__NODE_COALESCE_EXPR:
+      name = "coalesce";
+      return 2;
+    case PG_QUERY__NODE__NODE_MIN_MAX_EXPR:
+      name = node->min_max_expr->op == PG_QUERY__MIN_MAX_OP__IS_GREATEST ? "greatest" : "least";
+      return 2;
+    case PG_QUERY__NODE__NODE_SQLVALUE_FUNCTION:
+      switch (node->sqlvalue_function->op) {
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_DATE:
+          name = "current_date";
+          return 2;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIME:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIME_N:
+          name = "current_time";
+          return 2;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIMESTAMP:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIMESTAMP_N:
+          name = "current_timestamp";
+          return 2;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_LOCALTIME:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_LOCALTIME_N:
+          name = "localtime";
+          return 2;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_LOCALTIMESTAMP:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_LOCALTIMESTAMP_N:
+          name = "localtimestamp";
+          return 2;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_ROLE:
+          name = "current_role";
+          return 2;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_USER:
+          name = "current_user";
+          return 2;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_USER:
+          name = "user";
+          return 2;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_SESSION_USER:
+          name = "session_user";
+          return 2;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_CATALOG:
+          name = "current_catalog";
+          return 2;
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_SCHEMA:
+          name = "current_schema";
+          return 2;
+        default:
+          return 0;
+      }
+    case PG_QUERY__NODE__NODE_XML_SERIALIZE:
+      name = "xmlserialize";
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+std::string PgColumnName(const PgQuery__Node* expr, int* strength) {
+  std::string name;
+  const int found = FigureColname(expr, name);
+  if (strength != nullptr) *strength = found;
+  return found > 0 ? name : "?column?";
+}
+
 }  // namespace weir::serve::compat

@@ -20,6 +20,13 @@ const char* StringConstant(const PgQuery__Node* node);
 // The smallest source location in the subtree of `message` (where its text starts), or -1.
 int32_t StartOf(const ProtobufCMessage* message);
 
+// The name PostgreSQL gives a result column computed by `expr` when the query gives none
+// (its FigureColname): a column's or function's name, a cast's type name when its operand has
+// none, "case", "coalesce", "exists", ..., and "?column?" for anything else (constants,
+// operators). `strength` (optional) receives how sure the name is, as PostgreSQL ranks it:
+// 2 a name of the expression itself, 1 a type name or "case", 0 "?column?".
+std::string PgColumnName(const PgQuery__Node* expr, int* strength = nullptr);
+
 // Calls `visit` on each message-typed child of `message` (set oneof members only).
 template <typename Visit>
 void ForEachChild(const ProtobufCMessage* message, Visit&& visit) {

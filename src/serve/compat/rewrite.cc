@@ -41,8 +41,10 @@ constexpr std::string_view kTriggers[] = {
     // set-returning functions whose alias names their column
     "generate_s", "unnest"};
 
-bool MayNeedRewriting(const std::string& statement) {
+bool MayNeedRewriting(const std::string& statement, ColumnNames names) {
   const std::string lower = ToLower(statement);
+  // Result columns named as PostgreSQL names them (Rewriter::NameTargets).
+  if (names == ColumnNames::kPostgres && lower.find("select") != std::string::npos) return true;
   return std::any_of(std::begin(kTriggers), std::end(kTriggers), [&](std::string_view trigger) {
     return lower.find(trigger) != std::string::npos;
   });
@@ -80,7 +82,8 @@ struct Edit {
 
 class Rewriter {
  public:
-  Rewriter(const std::string& sql, const Tokens& tokens) : sql_(sql), tokens_(tokens) {}
+  Rewriter(const std::string& sql, const Tokens& tokens, ColumnNames names)
+      : sql_(sql), tokens_(tokens), names_(names) {}
 
   // Rewrites the statement `stmt` (the parse tree's top node).
   void Statement(const PgQuery__Node* stmt);
@@ -103,6 +106,8 @@ class Rewriter {
   void ColumnRef(const PgQuery__ColumnRef* ref);
   void RangeFunction(const PgQuery__RangeFunction* range);
   void PublicNameTokens();
+  void NameTargets(const PgQuery__SelectStmt* select);
+  std::optional<size_t> TargetEnd(size_t first) const;
 
   // The tokens [first, last] of the dotted name at `location`, if it has `parts` parts.
   std::optional<std::pair<size_t, size_t>> NameAt(int32_t location, size_t parts) const;
@@ -115,6 +120,7 @@ class Rewriter {
 
   const std::string& sql_;
   const Tokens& tokens_;
+  const ColumnNames names_;
   std::vector<Edit> edits_;
   std::optional<std::string> whole_;         // the statement replaced as a whole
   std::unordered_set<const void*> targets_;  // relations written to: never routed to the catalog
@@ -140,6 +146,9 @@ void Rewriter::Statement(const PgQuery__Node* stmt) {
     case PG_QUERY__NODE__NODE_DROP_STMT:
       PublicNameTokens();
       return;
+    case PG_QUERY__NODE__NODE_SELECT_STMT:
+      if (names_ == ColumnNames::kPostgres) NameTargets(stmt->select_stmt);
+      break;
     case PG_QUERY__NODE__NODE_INSERT_STMT:
       targets_.insert(stmt->insert_stmt->relation);
       break;
@@ -506,6 +515,72 @@ void Rewriter::RangeFunction(const PgQuery__RangeFunction* range) {
   Insert(tokens_[alias].end, "(" + text + ")");
 }
 
+// The result columns of a query PostgreSQL names differently from DuckDB get PostgreSQL's
+// name as an alias (`count` for count(*), `?column?` for 1 + 1, `int4` for '1'::int4, ...):
+// clients key on them. A column reference keeps its own name, which DuckDB gives too; a set
+// operation's columns are named by its leftmost query, as in PostgreSQL.
+void Rewriter::NameTargets(const PgQuery__SelectStmt* select) {
+  while (select->larg != nullptr) select = select->larg;
+  if (select->into_clause != nullptr) return;
+  for (size_t i = 0; i < select->n_target_list; ++i) {
+    const PgQuery__Node* node = select->target_list[i];
+    if (node->node_case != PG_QUERY__NODE__NODE_RES_TARGET) continue;
+    const PgQuery__ResTarget* target = node->res_target;
+    if ((target->name != nullptr && *target->name != '\0') || target->val == nullptr ||
+        target->val->node_case == PG_QUERY__NODE__NODE_COLUMN_REF || target->location < 0) {
+      continue;
+    }
+    const auto first = tokens_.IndexAt(static_cast<size_t>(target->location));
+    if (!first) continue;
+    const auto last = TargetEnd(*first);
+    if (!last) continue;
+    const std::string name = PgColumnName(target->val);
+    // DuckDB takes these keywords for column references that fall back to its functions, and
+    // names them alike; an alias of the same name would be bound instead (a binder error).
+    if (name == "current_date" || name == "current_time" || name == "current_timestamp" ||
+        name == "localtime" || name == "localtimestamp" || name == "current_catalog") {
+      continue;
+    }
+    std::string quoted = "\"";
+    for (char c : name) {
+      quoted += c;
+      if (c == '"') quoted += '"';
+    }
+    Insert(tokens_[*last].end, " AS " + quoted + "\"");
+  }
+}
+
+// The last token of the select-list item starting at token `first`: the one before the comma,
+// clause keyword or closing parenthesis that ends the item at its own depth.
+std::optional<size_t> Rewriter::TargetEnd(size_t first) const {
+  static constexpr std::string_view kClauses[] = {
+      "from",  "into",   "where", "group", "having", "window",    "order",
+      "limit", "offset", "fetch", "for",   "union",  "intersect", "except"};
+  int depth = 0;
+  for (size_t i = first; i < tokens_.size(); ++i) {
+    const std::string_view text = tokens_.Text(i);
+    if (text == "(" || text == "[") {
+      ++depth;
+      continue;
+    }
+    if (text == ")" || text == "]") {
+      if (depth == 0) return i > first ? std::optional<size_t>(i - 1) : std::nullopt;
+      --depth;
+      continue;
+    }
+    if (depth > 0 || i == first) continue;
+    if (text == "," || text == ";") return i - 1;
+    if (!tokens_[i].keyword) continue;
+    const std::string word = ToLower(text);
+    if (std::find(std::begin(kClauses), std::end(kClauses), word) == std::end(kClauses)) continue;
+    const std::string before = ToLower(tokens_.Text(i - 1));
+    if (word == "from" && before == "distinct") continue;  // IS [NOT] DISTINCT FROM
+    if (word == "group" && before == "within") continue;   // WITHIN GROUP (ORDER BY ...)
+    return i - 1;
+  }
+  return tokens_.size() > first ? std::optional<size_t>(tokens_.size() - 1) : std::nullopt;
+}
+
 // Statements whose names carry no locations (DROP TABLE public.t, CREATE SCHEMA public): the
 // schema name public in a dotted name, or after SCHEMA, becomes main.
 void Rewriter::PublicNameTokens() {
@@ -538,8 +613,8 @@ std::string Rewriter::Result() const {
 
 }  // namespace
 
-std::string RewriteForDuckDb(const std::string& statement) {
-  if (!MayNeedRewriting(statement)) return statement;
+std::string RewriteForDuckDb(const std::string& statement, ColumnNames names) {
+  if (!MayNeedRewriting(statement, names)) return statement;
   const auto tokens = Tokens::Scan(statement);
   if (!tokens) return statement;
   PgQueryProtobufParseResult parsed = pg_query_parse_protobuf(statement.c_str());
@@ -549,7 +624,7 @@ std::string RewriteForDuckDb(const std::string& statement) {
         nullptr, parsed.parse_tree.len, reinterpret_cast<const uint8_t*>(parsed.parse_tree.data));
     if (tree != nullptr) {
       if (tree->n_stmts == 1 && tree->stmts[0]->stmt != nullptr) {
-        Rewriter rewriter(statement, *tokens);
+        Rewriter rewriter(statement, *tokens, names);
         rewriter.Statement(tree->stmts[0]->stmt);
         if (rewriter.changed()) result = rewriter.Result();
       }
