@@ -139,7 +139,11 @@ Result<std::pair<int64_t, int64_t>> Watermarks(const std::string& bootstrap,
   return std::make_pair(low, high);
 }
 
-Result<int> ClusterBrokers(const ConsumerConfig& config, std::chrono::milliseconds timeout) {
+namespace {
+
+// A short-lived consumer handle with `config`'s connection properties that never joins the
+// group (it subscribes to nothing).
+Result<RdKafkaPtr> ClientOf(const ConsumerConfig& config) {
   WEIR_ASSIGN_OR_RAISE(RdKafkaConfPtr conf, MakeConsumerConf(config));
   RouteLogToWeir(conf.get());
   char error[512] = {};
@@ -149,7 +153,13 @@ Result<int> ClusterBrokers(const ConsumerConfig& config, std::chrono::millisecon
                            std::string("cannot create a Kafka client: ") + error);
   }
   conf.release();  // rd_kafka_new took ownership
-  RdKafkaPtr rk(raw);
+  return RdKafkaPtr(raw);
+}
+
+}  // namespace
+
+Result<int> ClusterBrokers(const ConsumerConfig& config, std::chrono::milliseconds timeout) {
+  WEIR_ASSIGN_OR_RAISE(RdKafkaPtr rk, ClientOf(config));
   const rd_kafka_metadata_t* metadata = nullptr;
   const rd_kafka_resp_err_t err =
       rd_kafka_metadata(rk.get(), /*all_topics=*/0, nullptr, &metadata, TimeoutMs(timeout));
@@ -162,16 +172,7 @@ Result<int> ClusterBrokers(const ConsumerConfig& config, std::chrono::millisecon
 Result<std::map<int32_t, int64_t>> GroupCommittedOffsets(const ConsumerConfig& config,
                                                          const std::string& topic,
                                                          std::chrono::milliseconds timeout) {
-  WEIR_ASSIGN_OR_RAISE(RdKafkaConfPtr conf, MakeConsumerConf(config));
-  RouteLogToWeir(conf.get());
-  char error[512] = {};
-  rd_kafka_t* raw = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), error, sizeof error);
-  if (raw == nullptr) {
-    return ClassifiedError(ErrorClass::kFatal, "librdkafka", "_INVALID_ARG",
-                           std::string("cannot create a Kafka client: ") + error);
-  }
-  conf.release();  // rd_kafka_new took ownership
-  RdKafkaPtr rk(raw);
+  WEIR_ASSIGN_OR_RAISE(RdKafkaPtr rk, ClientOf(config));
   WEIR_ASSIGN_OR_RAISE(const int partitions, PartitionCount(rk.get(), topic, timeout));
   PartitionListPtr list(rd_kafka_topic_partition_list_new(partitions));
   for (int32_t p = 0; p < partitions; ++p) {
