@@ -39,30 +39,28 @@ int32_t StartOf(const ProtobufCMessage* message) {
 
 namespace {
 
+// The last String node of `nodes` (a field name, not a star or a subscript) into `name`.
+bool LastName(PgQuery__Node* const* nodes, size_t count, std::string& name) {
+  for (size_t i = count; i > 0; --i) {
+    if (nodes[i - 1]->node_case == PG_QUERY__NODE__NODE_STRING) {
+      name = StringOf(nodes[i - 1]);
+      return true;
+    }
+  }
+  return false;
+}
+
 // PostgreSQL's FigureColnameInternal over the raw parse tree: sets `name` when the node gives
 // one and returns its strength (0 when it gives none).
 int FigureColname(const PgQuery__Node* node, std::string& name) {
   if (node == nullptr) return 0;
   switch (node->node_case) {
-    case PG_QUERY__NODE__NODE_COLUMN_REF: {
+    case PG_QUERY__NODE__NODE_COLUMN_REF:
       // The last field that is a name (a star gives none).
-      const PgQuery__ColumnRef* ref = node->column_ref;
-      for (size_t i = ref->n_fields; i > 0; --i) {
-        if (ref->fields[i - 1]->node_case == PG_QUERY__NODE__NODE_STRING) {
-          name = StringOf(ref->fields[i - 1]);
-          return 2;
-        }
-      }
-      return 0;
-    }
+      return LastName(node->column_ref->fields, node->column_ref->n_fields, name) ? 2 : 0;
     case PG_QUERY__NODE__NODE_A_INDIRECTION: {
       const PgQuery__AIndirection* ind = node->a_indirection;
-      for (size_t i = ind->n_indirection; i > 0; --i) {
-        if (ind->indirection[i - 1]->node_case == PG_QUERY__NODE__NODE_STRING) {
-          name = StringOf(ind->indirection[i - 1]);
-          return 2;
-        }
-      }
+      if (LastName(ind->indirection, ind->n_indirection, name)) return 2;
       return FigureColname(ind->arg, name);
     }
     case PG_QUERY__NODE__NODE_FUNC_CALL: {

@@ -254,6 +254,8 @@ TEST(RewriteForDuckDb, ResultColumnsArePostgresNamed) {
             R"(SELECT trim(' a ') AS "btrim", substring('abc' FROM 2 FOR 1) AS "substring", )"
             R"(extract(year FROM d) AS "extract" FROM t)"},
            {"SELECT k, v AS total, t.* FROM t", "SELECT k, v AS total, t.* FROM t"},
+           {"SELECT a[1], (s).f, (s).g[2] FROM t",
+            R"(SELECT a[1] AS "a", (s).f AS "f", (s).g[2] AS "g" FROM t)"},
            {"SELECT sum(v) FROM a UNION ALL SELECT count(*) FROM b ORDER BY 1",
             R"(SELECT sum(v) AS "sum" FROM a UNION ALL SELECT count(*) FROM b ORDER BY 1)"},
            {"WITH w AS (SELECT 1 AS x) SELECT x + 1 FROM w",
