@@ -37,6 +37,8 @@ Status OpenDatabase(const LakeAttachment& lake, const std::string& path,
   if (!lake.memory_limit.empty()) {
     duckdb_set_config(config.get(), "memory_limit", lake.memory_limit.c_str());
   }
+  // PostgreSQL's `/` of two integers is an integer (truncated), DuckDB's a double unless told.
+  duckdb_set_config(config.get(), "integer_division", "true");
   const std::string threads = std::to_string(lake.threads);
   if (lake.threads > 0) duckdb_set_config(config.get(), "threads", threads.c_str());
   char* error = nullptr;

@@ -121,6 +121,63 @@ QUERIES = [
     "pg_size_pretty(20971520::bigint), pg_size_pretty(10000000000::bigint), "
     "pg_size_pretty(9007199254740992::bigint)",
     "SELECT current_catalog = current_database()",
+    # Everyday SQL of dashboards and notebooks.
+    "SELECT k, count(*) AS n, round(avg(v)::numeric, 2) AS mean FROM t GROUP BY k ORDER BY n DESC, k",
+    "SELECT d, v, sum(v) OVER (ORDER BY d) FROM t ORDER BY d",
+    "SELECT k, v, lag(v) OVER (PARTITION BY k ORDER BY v), lead(v) OVER (ORDER BY k, v) FROM t "
+    "ORDER BY k, v",
+    "SELECT k, first_value(v) OVER (PARTITION BY k ORDER BY v), dense_rank() OVER (ORDER BY k) "
+    "FROM t ORDER BY k, v",
+    "SELECT count(*) OVER () FROM t LIMIT 1",
+    "SELECT k, array_agg(v ORDER BY v) FROM t GROUP BY k ORDER BY k",
+    "SELECT k, max(name) FROM t GROUP BY k ORDER BY k",
+    "SELECT name, length(name) FROM t WHERE name IS NOT NULL ORDER BY 2, 1",
+    "SELECT split_part('a,b,c', ',', 2), starts_with('abc', 'a'), strpos('abc', 'c')",
+    "SELECT lpad('7', 3, '0'), rpad('7', 3, '0'), repeat('ab', 2), reverse('abc')",
+    "SELECT initcap('hello world'), ltrim('  x'), rtrim('x  '), btrim('xax', 'x')",
+    "SELECT 'x' IN ('x', 'y'), 3 BETWEEN 1 AND 5, NOT (1 = 2)",
+    "SELECT 10 / 3, 10.0 / 4, 10 % 3, -7 / 2",
+    "SELECT 2 ^ 10, sqrt(16), exp(0), ln(1), log(100)",
+    "SELECT sign(-3), trunc(2.7), round(2.567, 2), ceiling(2.1)",
+    "SELECT CAST('42' AS integer) + 1, '3.5'::numeric * 2, 7::float8 / 2",
+    "SELECT date '2024-03-01' - date '2024-02-01', date '2024-02-28' + 1",
+    "SELECT date_part('month', d), date_part('year', d) FROM t ORDER BY k, v",
+    "SELECT to_char(d, 'YYYY-MM') FROM t ORDER BY k, v",
+    "SELECT d + interval '1 day' FROM t ORDER BY k, v",
+    "SELECT age(date '2024-03-01', date '2024-01-01')",
+    "SELECT make_date(2024, 2, 29), extract(dow FROM date '2024-02-29')",
+    "SELECT k, CASE WHEN v > 15 THEN 'high' WHEN v > 0 THEN 'low' ELSE 'negative' END AS band "
+    "FROM t ORDER BY k, v",
+    "SELECT coalesce(sum(v) FILTER (WHERE k = 9), 0) FROM t",
+    "SELECT k FROM t GROUP BY k HAVING sum(v) > 20 ORDER BY k",
+    "SELECT k, v FROM t ORDER BY v DESC LIMIT 2",
+    "SELECT k, v FROM t ORDER BY v DESC NULLS LAST OFFSET 1 LIMIT 2",
+    "SELECT DISTINCT ON (k) k, v FROM t ORDER BY k, v DESC",
+    "SELECT a.k, b.v FROM t a JOIN t b ON a.k = b.k AND a.v < b.v ORDER BY 1, 2",
+    "SELECT a.k, b.name FROM t a LEFT JOIN t b ON b.v = a.v + 5 ORDER BY a.k, a.v",
+    "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM t t2 WHERE t2.k = t.k AND t2.v > 20) ORDER BY k",
+    "SELECT k FROM t WHERE k NOT IN (SELECT k FROM t WHERE flag) ORDER BY k",
+    "SELECT k FROM t INTERSECT SELECT k FROM t WHERE v > 0 ORDER BY 1",
+    "SELECT k FROM t EXCEPT SELECT 2 ORDER BY 1",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5) "
+    "SELECT sum(i) FROM n",
+    "WITH s AS (SELECT k, sum(v) AS total FROM t GROUP BY k) SELECT max(total) FROM s",
+    "SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS v(id, label) ORDER BY id",
+    "SELECT x.n FROM (SELECT count(*) AS n FROM t) x",
+    "SELECT count(*) FROM t WHERE name ILIKE 'T%'",
+    "SELECT count(*) FROM t WHERE name SIMILAR TO 't%'",
+    "SELECT name ~* '^TWO' FROM t ORDER BY k, v",
+    "SELECT string_agg(DISTINCT k::text, '-' ORDER BY k::text) FROM t",
+    "SELECT stddev_samp(v)::numeric(10, 4), var_pop(v)::numeric(10, 4) FROM t",
+    "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM t",
+    "SELECT mode() WITHIN GROUP (ORDER BY k) FROM t",
+    "SELECT corr(k, v)::numeric(10, 6) FROM t",
+    "SELECT every(v > -10), count(*) FILTER (WHERE name LIKE '%b') FROM t",
+    "SELECT json_build_object('k', 1)::text",
+    "SELECT 'a' < 'b', 'B' < 'a'",
+    "SELECT greatest('a', 'b'), least(1.5, 2)",
+    "SELECT pg_typeof(1), pg_typeof('a'::text), pg_typeof(1.5), pg_typeof(2.5::float8), "
+    "pg_typeof(now()), pg_typeof(true)",
 ]
 
 
@@ -134,6 +191,25 @@ TYPE_DIFFERENCES = {
     (20, 1700): "DuckDB's extract() returns BIGINT where PostgreSQL 14+ returns numeric",
     (23, 25): "an untyped NULL is an integer in DuckDB, text in PostgreSQL",
     (1114, 1184): "DuckDB's date_trunc() of a date is a timestamp, PostgreSQL's a timestamptz",
+    (701, 1700): "a decimal constant divided is a double in DuckDB, numeric in PostgreSQL",
+    (21, 701): "DuckDB's sign() of an integer is an integer, PostgreSQL's a double",
+    (20, 701): "DuckDB's date_part() returns BIGINT, PostgreSQL's a double",
+    (1700, 20): "DuckDB sums integers into HUGEINT (served as numeric), PostgreSQL into bigint",
+    (25, 2206): "pg_typeof() is text: DuckDB has no regtype",
+}
+
+
+# Queries weir answers otherwise, each with the reason (docs/ARCHITECTURE.md lists them too);
+# the test fails when one of them changes, and on any other difference.
+KNOWN_DIFFERENCES = {
+    "SELECT initcap('hello world'), ltrim('  x'), rtrim('x  '), btrim('xax', 'x')":
+        "DuckDB has no initcap()",
+    "SELECT to_char(d, 'YYYY-MM') FROM t ORDER BY k, v":
+        "DuckDB has no to_char(); strftime() takes its own patterns",
+    "SELECT count(*) FROM t WHERE name SIMILAR TO 't%'":
+        "DuckDB's SIMILAR TO takes a regular expression, not SQL's % and _ wildcards",
+    "SELECT json_build_object('k', 1)::text":
+        "DuckDB's JSON text has no spaces around : and ,",
 }
 
 
@@ -188,8 +264,12 @@ def test_result_columns_are_named_as_postgresql_names_them(both):
     differences = []
     types = []
     for sql in QUERIES + NAMES_ONLY:
-        weir_names, weir_oids, weir_rows = answer(weir, sql)
         pg_names, pg_oids, pg_rows = answer(pg, sql)
+        try:
+            weir_names, weir_oids, weir_rows = answer(weir, sql)
+        except psycopg.Error as error:
+            differences.append(f"{sql}: weir fails: {str(error).splitlines()[0]}")
+            continue
         if weir_names != pg_names:
             differences.append(f"{sql}: names {weir_names} != PostgreSQL's {pg_names}")
         elif sql in QUERIES and weir_rows != pg_rows:
@@ -197,7 +277,9 @@ def test_result_columns_are_named_as_postgresql_names_them(both):
         for weir_oid, pg_oid in zip(weir_oids, pg_oids):
             if weir_oid != pg_oid and (weir_oid, pg_oid) not in TYPE_DIFFERENCES:
                 types.append(f"{sql}: type OIDs {weir_oids} != PostgreSQL's {pg_oids}")
-    assert not differences, "\n".join(differences)
+    unexpected = [d for d in differences if d.split(": ")[0] not in KNOWN_DIFFERENCES]
+    assert not unexpected, "\n".join(unexpected)
+    assert sorted(d.split(": ")[0] for d in differences) == sorted(KNOWN_DIFFERENCES), differences
     assert not types, "\n".join(types)
 
 

@@ -220,6 +220,15 @@ constexpr const char* kMacros[] = {
     R"(CREATE MACRO @.weir_current_setting(setting_name) AS @.weir_setting_value(setting_name),
        (setting_name, missing_ok) AS @.weir_setting_value(setting_name))",
     R"(CREATE MACRO @.pg_is_in_recovery() AS false)",
+    // PostgreSQL's type names where DuckDB's differ (its VARCHAR is served as text).
+    R"(CREATE MACRO @.pg_typeof(value) AS CASE lower(typeof(value))
+       WHEN 'varchar' THEN 'text' WHEN 'double' THEN 'double precision' WHEN 'float' THEN 'real'
+       WHEN 'blob' THEN 'bytea' WHEN 'timestamp' THEN 'timestamp without time zone'
+       WHEN 'time' THEN 'time without time zone'
+       ELSE CASE WHEN starts_with(lower(typeof(value)), 'decimal') THEN 'numeric'
+                 ELSE lower(typeof(value)) END END)",
+    // The SQL standard's name of bool_and, which PostgreSQL has too.
+    R"(CREATE MACRO @.every(value) AS bool_and(value))",
     R"(CREATE MACRO @.pg_backend_pid() AS
        coalesce(CAST(getvariable('weir_backend_pid') AS INTEGER), 0))",
 };

@@ -39,7 +39,7 @@ constexpr std::string_view kTriggers[] = {
     "name", "json", "oid", "vector", "xid", "cid", "tid", "aclitem", "anyarray", "cstring", "xml",
     "inet", "macaddr", "money",
     // set-returning functions whose alias names their column
-    "generate_s", "unnest"};
+    "generate_s", "unnest", "every"};
 
 bool MayNeedRewriting(const std::string& statement, ColumnNames names) {
   const std::string lower = ToLower(statement);
