@@ -110,6 +110,10 @@ def drain_cut_short(kafka, build_dir, tmp_path, name: str, events: int, partitio
                                        WEIR_SHUTDOWN_DRAIN_TIMEOUT="3s")).start()
         wait_for(lambda: weir.metric("weir_records_consumed_total") >= events
                  or not weir.alive(), 120, "every event consumed")
+        # Records count as consumed when the poll hands them over; they reach their segment
+        # right after, in the same loop turn.
+        wait_for(lambda: any(f.startswith("active_") for f in wal_files(lake.root))
+                 or not weir.alive(), 30, "the events in open WAL segments")
         assert weir.alive(), weir.log()
         assert any(f.startswith("active_") for f in wal_files(lake.root))
         catalog.stop()
