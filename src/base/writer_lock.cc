@@ -25,6 +25,35 @@ std::map<std::string, std::weak_ptr<WriterLock>>& Registry() {
   return *registry;
 }
 
+// Tries `attempt` (true: done) with pauses growing from 100 µs to kPollStep, until it is done,
+// fails, or `give_up` says to stop.
+Status PollUntil(const std::function<Result<bool>()>& attempt,
+                 const std::function<Status()>& give_up) {
+  std::chrono::microseconds step(100);
+  while (true) {
+    WEIR_ASSIGN_OR_RAISE(const bool done, attempt());
+    if (done) return Status::OK();
+    WEIR_RETURN_NOT_OK(give_up());
+    std::this_thread::sleep_for(step);
+    step = std::min<std::chrono::microseconds>(step * 2, kPollStep);
+  }
+}
+
+// Takes (F_WRLCK) or releases (F_UNLCK) the turnstile: an open-file-description lock on the
+// first byte of the lock file. These locks and flock(2) do not see each other on Linux, so one
+// file carries both; like flock, the lock belongs to the open file, not to the thread.
+Result<bool> TryTurnstile(int fd, short type, const std::string& path) {
+  struct flock range {};
+  range.l_type = type;
+  range.l_whence = SEEK_SET;
+  range.l_start = 0;
+  range.l_len = 1;
+  if (::fcntl(fd, F_OFD_SETLK, &range) == 0) return true;
+  if (errno == EAGAIN || errno == EACCES || errno == EINTR) return false;
+  return ClassifiedError(ErrorClass::kFatal, "errno", std::to_string(errno),
+                         "cannot lock the turnstile of " + path + ": " + std::strerror(errno));
+}
+
 }  // namespace
 
 Result<std::shared_ptr<WriterLock>> WriterLock::ForPath(const std::string& lock_path) {
@@ -68,16 +97,21 @@ Result<WriterLock::Hold> WriterLock::Acquire(std::chrono::milliseconds timeout,
   while (!mutex_.try_lock_for(kPollStep)) WEIR_RETURN_NOT_OK(give_up());
   Hold hold(this);  // releases the mutex on any return below
   if (!fd_.valid()) return hold;
-  std::chrono::microseconds step(100);
-  while (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) {
-      return ClassifiedError(ErrorClass::kFatal, "errno", std::to_string(errno),
-                             "cannot lock " + path_ + ": " + std::strerror(errno));
-    }
-    WEIR_RETURN_NOT_OK(give_up());
-    std::this_thread::sleep_for(step);
-    step = std::min<std::chrono::microseconds>(step * 2, kPollStep);
-  }
+  // The turnstile first, then the lock: a process that just released the lock and wants it
+  // again queues behind the one already waiting (which holds the turnstile), so two busy
+  // writers alternate instead of one re-taking the lock in the microseconds the other's poll
+  // misses.
+  WEIR_RETURN_NOT_OK(PollUntil([&] { return TryTurnstile(fd_.get(), F_WRLCK, path_); }, give_up));
+  const Status locked = PollUntil(
+      [&]() -> Result<bool> {
+        if (::flock(fd_.get(), LOCK_EX | LOCK_NB) == 0) return true;
+        if (errno == EWOULDBLOCK || errno == EINTR) return false;
+        return ClassifiedError(ErrorClass::kFatal, "errno", std::to_string(errno),
+                               "cannot lock " + path_ + ": " + std::strerror(errno));
+      },
+      give_up);
+  (void)TryTurnstile(fd_.get(), F_UNLCK, path_);
+  WEIR_RETURN_NOT_OK(locked);
   return hold;
 }
 

@@ -2,6 +2,9 @@
 // the threads of this process and across processes: a mutex per lock file inside the process,
 // flock(2) on the lock file between processes. weir's ingest and serve take it around every
 // write to a SQLite catalog, so their commits queue instead of colliding inside SQLite.
+// Processes take turns: a waiter first holds a turnstile (a lock on the file's first byte), so
+// a process that releases the lock and asks again at once queues behind it instead of starving
+// it.
 //
 // Threading: thread-safe. A Hold is released by the thread that took it (on destruction).
 #pragma once

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <thread>
@@ -86,6 +88,52 @@ TEST(WriterLockTest, AnotherProcessHoldingItMakesAcquireWaitThenTimeOutOrSucceed
   EXPECT_EQ(WEXITSTATUS(status), 0);
   ::close(ready[0]);
   ::close(ready[1]);
+}
+
+TEST(WriterLockTest, AProcessRetakingItBackToBackDoesNotStarveAnother) {
+  // The child takes the lock again the moment it lets go, as busy writing sessions of weir
+  // serve do, and counts its turns where the parent sees them. While the parent waits, the child
+  // gets at most the turn it is in and one more; without turns, the parent's polls would find the
+  // lock free only in the microseconds between two of the child's turns, once in dozens.
+  const std::string path = LockPath("turns");
+  auto lock = *WriterLock::ForPath(path);
+  auto* turns = static_cast<std::atomic<int>*>(
+      ::mmap(nullptr, sizeof(std::atomic<int>) * 2, PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(turns, MAP_FAILED);
+  new (&turns[0]) std::atomic<int>(0);  // the child's turns
+  new (&turns[1]) std::atomic<int>(0);  // 1: the child should stop
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Another name for the same file: another WriterLock, another open file description.
+    auto own = WriterLock::ForPath(std::filesystem::path(path).parent_path().string() + "/./" +
+                                   std::filesystem::path(path).filename().string());
+    if (!own.ok()) ::_exit(2);
+    while (turns[1].load() == 0) {
+      auto hold = (*own)->Acquire(milliseconds(60000));
+      if (!hold.ok()) ::_exit(3);
+      turns[0].fetch_add(1);
+      ::usleep(20 * 1000);
+    }
+    ::_exit(0);
+  }
+  while (turns[0].load() == 0) ::usleep(1000);
+  int most = 0;
+  for (int i = 0; i < 20; ++i) {
+    const int before = turns[0].load();
+    auto hold = lock->Acquire(milliseconds(60000));
+    ASSERT_TRUE(hold.ok()) << hold.status().ToString();
+    most = std::max(most, turns[0].load() - before);
+    ::usleep(1000);
+  }
+  turns[1].store(1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_LE(most, 2) << "the other process took the lock " << most
+                     << " times while this one waited";
+  ::munmap(turns, sizeof(std::atomic<int>) * 2);
 }
 
 }  // namespace
