@@ -97,9 +97,9 @@ TEST(WriterLockTest, AProcessRetakingItBackToBackDoesNotStarveAnother) {
   // lock free only in the microseconds between two of the child's turns, once in dozens.
   const std::string path = LockPath("turns");
   auto lock = *WriterLock::ForPath(path);
-  auto* turns = static_cast<std::atomic<int>*>(
-      ::mmap(nullptr, sizeof(std::atomic<int>) * 2, PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  auto* turns = static_cast<std::atomic<int>*>(::mmap(nullptr, sizeof(std::atomic<int>) * 2,
+                                                      PROT_READ | PROT_WRITE,
+                                                      MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(turns, MAP_FAILED);
   new (&turns[0]) std::atomic<int>(0);  // the child's turns
   new (&turns[1]) std::atomic<int>(0);  // 1: the child should stop
