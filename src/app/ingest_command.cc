@@ -273,8 +273,8 @@ Result<std::unique_ptr<lake::Catalog>> ProbeIceberg(const config::IngestSettings
 // The startup checks of ingest: every topic present, then catalog reachable and storage
 // writable (a marker object). The lake format is chosen here, once, from the configuration:
 // the pipeline sees only lake::Catalog. `kafka` false (--from): no topic is probed.
-Result<std::unique_ptr<lake::Catalog>> Probe(const config::IngestSettings& s, std::stop_token stop,
-                                             bool kafka) {
+Result<std::unique_ptr<lake::Catalog>> ProbeLake(const config::IngestSettings& s,
+                                                 std::stop_token stop, bool kafka) {
   // The topics first: a missing topic or an unreachable broker stops the start before the
   // catalog (and with it a new lake) is created.
   if (kafka) WEIR_RETURN_NOT_OK(ProbeTopics(s));
@@ -462,7 +462,7 @@ int RunIngest(const IngestArgs& args, std::ostream& /*out*/, std::ostream& err) 
     spdlog::info("HTTP on {}:{}: /metrics /healthz /readyz /status /status.json",
                  settings->http_host, http->port());
   }
-  auto probed = Probe(*settings, stop, file_source == nullptr);
+  auto probed = ProbeLake(*settings, stop, file_source == nullptr);
   if (!probed.ok()) {
     spdlog::error("startup check failed: {}", probed.status().message());
     return kExitFailure;

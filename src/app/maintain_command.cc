@@ -13,18 +13,13 @@
 #include "app/load_settings.h"
 #include "app/maintain_compact.h"
 #include "app/maintain_lake.h"
+#include "base/clock.h"
 #include "config/units.h"
 #include "maintain/lake_report.h"
 #include "maintain/repair.h"
 
 namespace weir::app {
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct InspectedTable {
   const config::DatasetSettings* settings = nullptr;  // its dataset's, or every table's
@@ -266,7 +261,7 @@ int RunMaintain(const MaintainArgs& args, std::ostream& out, std::ostream& err) 
     return kExitFailure;
   }
 
-  const int64_t now = NowMs();
+  const int64_t now = NowUnixMillis();
   const maintain::ReportOptions options{
       .now_ms = now, .list_objects = true, .check_files = args.action == "fsck"};
   std::vector<InspectedTable> tables;

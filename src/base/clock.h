@@ -37,6 +37,9 @@ inline int64_t UnixMillis(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
+// Milliseconds since the Unix epoch, now (the system clock: stamps of snapshots and files).
+inline int64_t NowUnixMillis() { return UnixMillis(std::chrono::system_clock::now()); }
+
 // Microseconds since the Unix epoch (the resolution of TIMESTAMPTZ columns).
 inline int64_t UnixMicros(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();

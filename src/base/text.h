@@ -9,6 +9,9 @@ namespace weir {
 // `text` without leading and trailing ASCII whitespace.
 std::string_view TrimSpace(std::string_view text);
 
+// `text` without leading and trailing spaces and tabs (the blanks of a setting's list items).
+std::string_view TrimBlanks(std::string_view text);
+
 // `text` with ASCII letters in lower case.
 std::string ToLower(std::string_view text);
 

@@ -12,18 +12,14 @@
 namespace weir::config {
 namespace {
 
-bool StartsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 bool Matches(const MillpondVariable& variable, std::string_view name) {
   if (!variable.name.empty() && variable.name.back() == '*') {
-    return StartsWith(name, variable.name.substr(0, variable.name.size() - 1));
+    return std::string_view(name).starts_with(variable.name.substr(0, variable.name.size() - 1));
   }
   return name == variable.name;
 }
 
-RawValue Raw(std::string text, std::string_view variable) {
+RawValue MillpondRaw(std::string text, std::string_view variable) {
   RawValue raw;
   raw.text = std::move(text);
   raw.origin = fmt::format("{} (millpond)", variable);
@@ -109,9 +105,9 @@ MillpondEnvironment ReadMillpondEnvironment(const std::map<std::string, std::str
     for (const Setting& setting : SettingTable()) {
       if (setting.millpond_env != name) continue;
       aliased = true;
-      RawValue raw = Raw(text, name);
+      RawValue raw = MillpondRaw(text, name);
       if (name.size() > 2 && name.substr(name.size() - 2) == "_S" &&
-          StartsWith(name, "MILLPOND_INCLUDE_VALUES_")) {
+          std::string_view(name).starts_with("MILLPOND_INCLUDE_VALUES_")) {
         // millpond's unit (a float of seconds); anything else stays as is and fails parsing.
         if (const auto ms = SecondsAsMilliseconds(text)) raw.text = *ms;
       }
@@ -128,8 +124,10 @@ MillpondEnvironment ReadMillpondEnvironment(const std::map<std::string, std::str
         out.layer.process[std::string(setting.name)] = std::move(raw);
       }
     }
-    if (name == "REPLICA_COUNT") out.layer.process["kafka.assignment"] = Raw("static", name);
-    if (name == "DUCKLAKE_RDS_HOST") out.layer.process["catalog.kind"] = Raw("postgres", name);
+    if (name == "REPLICA_COUNT")
+      out.layer.process["kafka.assignment"] = MillpondRaw("static", name);
+    if (name == "DUCKLAKE_RDS_HOST")
+      out.layer.process["catalog.kind"] = MillpondRaw("postgres", name);
     if (name == "KAFKA_TOPIC" || name == "DUCKLAKE_TABLE") out.contract_used = true;
     if (aliased) continue;
 
@@ -140,7 +138,7 @@ MillpondEnvironment ReadMillpondEnvironment(const std::map<std::string, std::str
                       text));
       continue;
     }
-    if (StartsWith(name, "KAFKA_CONSUMER_") && name.size() > 15) {
+    if (std::string_view(name).starts_with("KAFKA_CONSUMER_") && name.size() > 15) {
       RawValue& raw = out.layer.process["kafka.properties"];
       if (!raw.entries) raw.entries.emplace();
       (*raw.entries)[LibrdkafkaPropertyName(std::string_view(name).substr(15))] = text;

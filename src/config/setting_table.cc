@@ -585,11 +585,6 @@ std::vector<Setting> BuildTable() {
 
 #pragma GCC diagnostic pop
 
-#undef WEIR_PROCESS_FIELD
-#undef WEIR_DATASET_FIELD
-#undef WEIR_SERVE_FIELD
-#undef WEIR_SHARED_FIELD
-
 }  // namespace
 
 const std::vector<Setting>& SettingTable() {

@@ -144,9 +144,4 @@ std::vector<Setting> ServeRows() {
 }
 #pragma GCC diagnostic pop
 
-#undef WEIR_PROCESS_FIELD
-#undef WEIR_DATASET_FIELD
-#undef WEIR_SERVE_FIELD
-#undef WEIR_SHARED_FIELD
-
 }  // namespace weir::config::table_rows

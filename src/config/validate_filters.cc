@@ -14,7 +14,7 @@
 namespace weir::config {
 namespace {
 
-using Problems = std::vector<std::pair<std::string, std::string>>;
+using FilterProblems = std::vector<std::pair<std::string, std::string>>;
 
 // True for an HTTP header name (RFC 9110 token characters).
 bool IsHeaderName(const std::string& name) {
@@ -42,7 +42,7 @@ bool UuidPinned(const DatasetSettings& dataset, const std::string& column) {
 // One direction: its field and its values, alone and together.
 void CheckDirection(const DatasetSettings& dataset, const std::string& field,
                     const std::vector<std::string>& values, const char* field_setting,
-                    const char* values_setting, Problems* problems) {
+                    const char* values_setting, FilterProblems* problems) {
   if (field.empty() && values.empty()) return;
   // Named by the one that is set, so the error says where it came from.
   if (field.empty()) {
@@ -103,7 +103,7 @@ void CheckDirection(const DatasetSettings& dataset, const std::string& field,
 
 std::vector<std::pair<std::string, std::string>> FilterSettingProblems(
     const DatasetSettings& dataset) {
-  Problems problems;
+  FilterProblems problems;
   const FilterSettings& f = dataset.filter;
   CheckDirection(dataset, f.keep_field, f.keep_values, "filter.keep_field", "filter.keep_values",
                  &problems);

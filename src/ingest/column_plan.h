@@ -19,6 +19,12 @@
 
 namespace weir::ingest {
 
+// Live column types weir writes values into (the others are left null).
+inline bool IsWritable(lake::ColumnType type) {
+  return type != lake::ColumnType::kOther && type != lake::ColumnType::kInteger &&
+         type != lake::ColumnType::kFloat;
+}
+
 struct ColumnPlan {
   // Per live column, in table order: the batch fields that resolve to it, in batch order.
   std::vector<std::vector<int>> sources;

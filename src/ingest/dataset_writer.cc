@@ -41,12 +41,6 @@ constexpr BackoffPolicy kConflictPolicy{.initial = std::chrono::milliseconds(20)
                                         .max_jitter = 0.25,
                                         .max_attempts = 200};
 
-// Live column types weir writes values into (the others are left null).
-bool Writable(lake::ColumnType type) {
-  return type != lake::ColumnType::kOther && type != lake::ColumnType::kInteger &&
-         type != lake::ColumnType::kFloat;
-}
-
 }  // namespace
 
 DatasetWriter::DatasetWriter(DatasetConfig config, lake::Catalog* catalog, std::stop_token stop)
@@ -240,7 +234,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> DatasetWriter::ResolvedRows(
     } else {
       const auto& sources = plan_.sources[c];
       if (sources.empty()) continue;  // the flush has no value for it: null when read
-      if (!Writable(column.type)) {
+      if (!IsWritable(column.type)) {
         for (const int f : sources) {
           outcome.values_nulled += batch.column(f)->length() - batch.column(f)->null_count();
         }

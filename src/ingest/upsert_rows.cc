@@ -8,27 +8,18 @@
 #include <arrow/builder.h>
 #include <arrow/compute/api.h>
 
+#include "base/text.h"
 #include "decode/field_names.h"
 #include "lake/row_keys.h"
 
 namespace weir::ingest {
 namespace {
 
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
 // The members of a JSON object's text, without its braces; nullopt when it is not an object.
 std::optional<std::string_view> Members(std::string_view json) {
-  json = Trim(json);
+  json = TrimSpace(json);
   if (json.size() < 2 || json.front() != '{' || json.back() != '}') return std::nullopt;
-  return Trim(json.substr(1, json.size() - 2));
+  return TrimSpace(json.substr(1, json.size() - 2));
 }
 
 int FindField(const arrow::Schema& schema, const std::string& name) {

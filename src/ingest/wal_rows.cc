@@ -15,11 +15,6 @@
 namespace weir::ingest {
 namespace {
 
-bool Writable(lake::ColumnType type) {
-  return type != lake::ColumnType::kOther && type != lake::ColumnType::kInteger &&
-         type != lake::ColumnType::kFloat;
-}
-
 std::string KeyOf(const std::vector<lake::PartitionValue>& values) {
   std::string key;
   for (const auto& value : values) {
@@ -99,7 +94,7 @@ Result<std::vector<wal::PartitionRows>> WalTableRows::Shape(const arrow::RecordB
   const auto& live = table_->columns();
   for (size_t c = 0; c < live.size(); ++c) {
     const lake::Column& column = live[c];
-    if (!Writable(column.type)) continue;
+    if (!IsWritable(column.type)) continue;
     std::shared_ptr<arrow::Array> array;
     if (column.name == kInsertedAt) {
       WEIR_ASSIGN_OR_RAISE(

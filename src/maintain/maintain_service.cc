@@ -7,16 +7,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "base/clock.h"
 #include "observe/exposition.h"
 
 namespace weir::maintain {
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 observe::Labels TableLabels(const std::string& dataset, const std::string& table) {
   return {{"dataset", dataset}, {"table", table}};
@@ -84,16 +79,16 @@ void MaintainService::Run(std::stop_token stop) {
   std::condition_variable_any wake;
   while (!stop.stop_requested()) {
     last_round_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count());
-    if (discover_ && NowMs() >= next_discovery_ms_) DiscoverTables(NowMs());
-    int64_t next = NowMs() + stats_interval_ms_;
+    if (discover_ && NowUnixMillis() >= next_discovery_ms_) DiscoverTables(NowUnixMillis());
+    int64_t next = NowUnixMillis() + stats_interval_ms_;
     if (discover_) next = std::min(next, next_discovery_ms_);
     for (size_t i = 0; i < states_.size() && !stop.stop_requested(); ++i) {
       State& state = states_[i];
-      if (NowMs() >= NextDue(state)) Round(state, i, NowMs());
+      if (NowUnixMillis() >= NextDue(state)) Round(state, i, NowUnixMillis());
       next = std::min(next, NextDue(state));
     }
     std::unique_lock lock(wait_mutex);
-    const auto wait_ms = std::max<int64_t>(next - NowMs(), 10);
+    const auto wait_ms = std::max<int64_t>(next - NowUnixMillis(), 10);
     wake.wait_for(lock, stop, std::chrono::milliseconds(wait_ms), [] { return false; });
   }
 }
@@ -277,7 +272,7 @@ void MaintainService::Render(std::string& out) const {
   using observe::GaugeSample;
   std::vector<GaugeSample> up, data_files, delete_files, rows, bytes, by_size, snapshots,
       oldest_age, orphan_files, orphan_bytes, report_age;
-  const int64_t now = NowMs();
+  const int64_t now = NowUnixMillis();
   {
     std::lock_guard lock(mutex_);
     for (const Published& p : published_) {

@@ -9,7 +9,7 @@
 namespace weir::records {
 namespace {
 
-Status Refuse(std::string message) {
+Status RefuseMapping(std::string message) {
   return ClassifiedError(ErrorClass::kFatal, "records", "invalid_mapping", std::move(message));
 }
 
@@ -22,29 +22,30 @@ Result<std::shared_ptr<const jmespath::Mapping>> CompileDatasetMapping(
   for (const auto& [column, expression] : columns) {
     const decode::FieldNameCheck check = decode::CheckFieldName(column, max_name_length);
     if (check.problem) {
-      return Refuse(fmt::format(
+      return RefuseMapping(fmt::format(
           "column \"{}\": not a column name weir writes ({}; names are [A-Za-z_][A-Za-z0-9_]*, "
           "at most {} bytes, and not _inserted_at or _ducklake_internal*)",
           column, decode::ToString(*check.problem), max_name_length));
     }
     if (check.renamed) {
-      return Refuse(fmt::format(
+      return RefuseMapping(fmt::format(
           "column \"{}\": reserved by DuckLake (a key of that name is written as \"{}\"); name "
           "the column differently",
           column, decode::RenamedFieldName(column)));
     }
     const auto [at, added] = folded.emplace(decode::FoldName(column), column);
     if (!added) {
-      return Refuse(
+      return RefuseMapping(
           fmt::format("columns \"{}\" and \"{}\" are the same column (names are "
                       "case-insensitive)",
                       at->second, column));
     }
-    if (expression.empty()) return Refuse(fmt::format("column \"{}\": empty expression", column));
+    if (expression.empty())
+      return RefuseMapping(fmt::format("column \"{}\": empty expression", column));
     list.push_back({column, expression});
   }
   auto mapping = jmespath::Mapping::Compile(std::move(list));
-  if (!mapping.ok()) return Refuse(mapping.status().message());
+  if (!mapping.ok()) return RefuseMapping(mapping.status().message());
   return mapping;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "base/text.h"
 #include "decode/field_names.h"
 
 namespace weir::records {
@@ -13,15 +14,9 @@ namespace {
 
 constexpr size_t kMaxColumnName = 63;
 
-Status Refuse(std::string message) {
+Status RefuseMetadataColumns(std::string message) {
   return ClassifiedError(ErrorClass::kFatal, "records", "invalid_metadata_columns",
                          std::move(message));
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
 }
 
 std::shared_ptr<arrow::DataType> ArrowTypeOf(MetadataSource source) {
@@ -47,17 +42,17 @@ Result<std::vector<MetadataColumn>> ParseMetadataColumns(const std::vector<std::
   for (const std::string& item : items) {
     const auto colon = item.find(':');
     if (colon == std::string::npos) {
-      return Refuse(
+      return RefuseMetadataColumns(
           fmt::format("\"{}\" is not column:source (source: topic, partition, offset, "
                       "timestamp, key or header.<name>)",
                       item));
     }
     MetadataColumn column;
-    column.column = std::string(Trim(std::string_view(item).substr(0, colon)));
-    const std::string_view source = Trim(std::string_view(item).substr(colon + 1));
+    column.column = std::string(TrimBlanks(std::string_view(item).substr(0, colon)));
+    const std::string_view source = TrimBlanks(std::string_view(item).substr(colon + 1));
     const auto check = decode::CheckFieldName(column.column, kMaxColumnName);
     if (check.problem || check.renamed) {
-      return Refuse(fmt::format(
+      return RefuseMetadataColumns(fmt::format(
           "\"{}\": column \"{}\" is not a column name weir writes as is ({}; an identifier "
           "[A-Za-z_][A-Za-z0-9_]* of at most {} bytes, not a reserved name)",
           item, column.column,
@@ -78,13 +73,13 @@ Result<std::vector<MetadataColumn>> ParseMetadataColumns(const std::vector<std::
       column.source = MetadataSource::kHeader;
       column.header = std::string(source.substr(7));
     } else {
-      return Refuse(
+      return RefuseMetadataColumns(
           fmt::format("\"{}\": unknown source \"{}\" (topic, partition, offset, "
                       "timestamp, key or header.<name>)",
                       item, source));
     }
     if (!seen.insert(decode::FoldName(column.column)).second) {
-      return Refuse(
+      return RefuseMetadataColumns(
           fmt::format("\"{}\": column \"{}\" is given twice (names are compared "
                       "case-insensitively)",
                       item, column.column));
@@ -99,7 +94,7 @@ Status CheckMetadataCollisions(const std::vector<MetadataColumn>& columns,
   for (const auto& column : columns) {
     for (const auto& name : configured) {
       if (decode::SameColumnName(column.column, name)) {
-        return Refuse(
+        return RefuseMetadataColumns(
             fmt::format("column \"{}\" is also {} \"{}\"; give the metadata column "
                         "another name",
                         column.column, what, name));

@@ -19,7 +19,7 @@ bool NameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-Status Refuse(std::string message) {
+Status RefuseRoute(std::string message) {
   return ClassifiedError(ErrorClass::kFatal, "records", "invalid_route", std::move(message));
 }
 
@@ -57,18 +57,19 @@ Result<RouteTemplate> ParseRouteTemplate(std::string_view text) {
   const auto open = text.find('{');
   const auto close = text.find('}');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
-    return Refuse(fmt::format("\"{}\" has no {{field}} placeholder (e.g. events_{{event}})", text));
+    return RefuseRoute(
+        fmt::format("\"{}\" has no {{field}} placeholder (e.g. events_{{event}})", text));
   }
   if (text.find('{', open + 1) != std::string_view::npos ||
       text.find('}', close + 1) != std::string_view::npos) {
-    return Refuse(fmt::format("\"{}\" has more than one placeholder", text));
+    return RefuseRoute(fmt::format("\"{}\" has more than one placeholder", text));
   }
   RouteTemplate out;
   out.prefix = std::string(text.substr(0, open));
   out.field = std::string(text.substr(open + 1, close - open - 1));
   out.suffix = std::string(text.substr(close + 1));
   if (!IsPlainIdentifier(out.field)) {
-    return Refuse(
+    return RefuseRoute(
         fmt::format("\"{}\": the field \"{}\" is not a field name "
                     "([A-Za-z_][A-Za-z0-9_]*)",
                     text, out.field));
@@ -76,7 +77,7 @@ Result<RouteTemplate> ParseRouteTemplate(std::string_view text) {
   for (const std::string* part : {&out.prefix, &out.suffix}) {
     for (const char c : *part) {
       if (!NameChar(c)) {
-        return Refuse(
+        return RefuseRoute(
             fmt::format("\"{}\": the text around the placeholder may hold only "
                         "[A-Za-z0-9_]",
                         text));

@@ -18,15 +18,9 @@
 namespace weir::records {
 namespace {
 
-Status Refuse(std::string message) {
+Status RefuseTypedColumns(std::string message) {
   return ClassifiedError(ErrorClass::kFatal, "records", "invalid_typed_columns",
                          std::move(message));
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
 }
 
 std::shared_ptr<arrow::DataType> ArrowTypeOf(TypedKind kind) {
@@ -184,27 +178,27 @@ Result<std::vector<TypedColumn>> ParseTypedColumns(const std::vector<std::string
   std::vector<TypedColumn> out;
   std::map<std::string, std::string> seen;  // folded → as given
   for (const std::string& item : items) {
-    const std::string_view trimmed = Trim(item);
+    const std::string_view trimmed = TrimBlanks(item);
     if (trimmed.empty()) continue;
     const size_t colon = trimmed.find(':');
     if (colon == std::string_view::npos) {
-      return Refuse(fmt::format("\"{}\" is not column:type", item));
+      return RefuseTypedColumns(fmt::format("\"{}\" is not column:type", item));
     }
-    const std::string column(Trim(trimmed.substr(0, colon)));
-    const std::string type(Trim(trimmed.substr(colon + 1)));
+    const std::string column(TrimBlanks(trimmed.substr(0, colon)));
+    const std::string type(TrimBlanks(trimmed.substr(colon + 1)));
     if (!IsPlainIdentifier(column)) {
-      return Refuse(fmt::format("\"{}\": \"{}\" is not a column name ([A-Za-z_][A-Za-z0-9_]*)",
-                                item, column));
+      return RefuseTypedColumns(fmt::format(
+          "\"{}\": \"{}\" is not a column name ([A-Za-z_][A-Za-z0-9_]*)", item, column));
     }
     const auto kind = kKinds.find(type);
     if (kind == kKinds.end()) {
-      return Refuse(fmt::format(
+      return RefuseTypedColumns(fmt::format(
           "\"{}\": type \"{}\" is not one of timestamptz, bigint, double, boolean, varchar, uuid",
           item, type));
     }
     const auto [at, added] = seen.emplace(decode::FoldName(column), column);
     if (!added) {
-      return Refuse(fmt::format("\"{}\": column {} is typed twice", item, at->second));
+      return RefuseTypedColumns(fmt::format("\"{}\": column {} is typed twice", item, at->second));
     }
     out.push_back({column, kind->second});
   }

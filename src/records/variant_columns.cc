@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::string_view kSuffix = "_variant";
 
-Status Refuse(std::string message) {
+Status RefuseVariantColumns(std::string message) {
   return ClassifiedError(ErrorClass::kFatal, "records", "invalid_variant_columns",
                          std::move(message));
 }
@@ -84,14 +84,15 @@ Result<std::vector<std::string>> ParseVariantColumns(const std::vector<std::stri
   for (const std::string& item : items) {
     const std::string lower = ToLower(item);
     if (!IsPlainIdentifier(item)) {
-      return Refuse("\"" + item + "\" is not a column name ([A-Za-z_][A-Za-z0-9_]*)");
+      return RefuseVariantColumns("\"" + item + "\" is not a column name ([A-Za-z_][A-Za-z0-9_]*)");
     }
     if (lower.size() >= kSuffix.size() && lower.ends_with(kSuffix)) {
-      return Refuse("\"" + item +
-                    "\" ends in _variant: list the source column, its companion is "
-                    "<column>_variant");
+      return RefuseVariantColumns("\"" + item +
+                                  "\" ends in _variant: list the source column, its companion is "
+                                  "<column>_variant");
     }
-    if (!seen.insert(lower).second) return Refuse("column \"" + item + "\" is listed twice");
+    if (!seen.insert(lower).second)
+      return RefuseVariantColumns("column \"" + item + "\" is listed twice");
     out.push_back(item);
   }
   return out;

@@ -13,6 +13,8 @@
 
 #include <simdjson.h>
 
+#include "base/byte_order.h"
+
 namespace weir::records {
 namespace {
 
@@ -22,6 +24,11 @@ constexpr uint8_t kBasicPrimitive = 0;
 constexpr uint8_t kBasicShortString = 1;
 constexpr uint8_t kBasicObject = 2;
 constexpr uint8_t kBasicArray = 3;
+
+}  // namespace
+
+// Not file-local: VariantEncoder::Impl, a class of the header, holds them.
+namespace variant_nodes {
 
 enum class Kind : uint8_t {
   kNull,
@@ -48,16 +55,12 @@ struct Node {
   std::string_view s;
 };
 
-int BytesFor(uint64_t max_value) {
-  if (max_value <= 0xFF) return 1;
-  if (max_value <= 0xFFFF) return 2;
-  if (max_value <= 0xFFFFFF) return 3;
-  return 4;
-}
+}  // namespace variant_nodes
 
-void PutLe(std::string& out, uint64_t v, int bytes) {
-  for (int b = 0; b < bytes; ++b) out.push_back(static_cast<char>((v >> (8 * b)) & 0xFF));
-}
+namespace {
+
+using variant_nodes::Kind;
+using variant_nodes::Node;
 
 uint8_t PrimitiveHeader(VariantPrimitive p) {
   return static_cast<uint8_t>(static_cast<uint8_t>(p) << 2 | kBasicPrimitive);
@@ -229,15 +232,15 @@ struct VariantEncoder::Impl {
       sorted_id[order[k]] = k;
       bytes += keys[order[k]].size();
     }
-    const int size = BytesFor(std::max<uint64_t>(bytes, keys.size()));
+    const int size = VariantFieldBytes(std::max<uint64_t>(bytes, keys.size()));
     out.clear();
     out.push_back(static_cast<char>(0x01 | 0x10 | ((size - 1) << 6)));  // version 1, sorted
-    PutLe(out, keys.size(), size);
+    PutLittleEndian(out, keys.size(), size);
     uint64_t offset = 0;
-    PutLe(out, 0, size);
+    PutLittleEndian(out, 0, size);
     for (uint32_t k : order) {
       offset += keys[k].size();
-      PutLe(out, offset, size);
+      PutLittleEndian(out, offset, size);
     }
     for (uint32_t k : order) out.append(keys[k]);
   }
@@ -259,7 +262,7 @@ struct VariantEncoder::Impl {
         const int64_t v = node.i;
         auto put = [&](VariantPrimitive p, int bytes) {
           out.push_back(static_cast<char>(PrimitiveHeader(p)));
-          PutLe(out, static_cast<uint64_t>(v), bytes);
+          PutLittleEndian(out, static_cast<uint64_t>(v), bytes);
         };
         if (v >= INT8_MIN && v <= INT8_MAX) return put(VariantPrimitive::kInt8, 1);
         if (v >= INT16_MIN && v <= INT16_MAX) return put(VariantPrimitive::kInt16, 2);
@@ -269,14 +272,14 @@ struct VariantEncoder::Impl {
       case Kind::kDecimal:
         out.push_back(static_cast<char>(PrimitiveHeader(VariantPrimitive::kDecimal16)));
         out.push_back(0);  // scale
-        PutLe(out, node.u, 8);
-        PutLe(out, 0, 8);  // the high half of a positive 128-bit value
+        PutLittleEndian(out, node.u, 8);
+        PutLittleEndian(out, 0, 8);  // the high half of a positive 128-bit value
         return;
       case Kind::kDouble: {
         out.push_back(static_cast<char>(PrimitiveHeader(VariantPrimitive::kDouble)));
         uint64_t bits = 0;
         std::memcpy(&bits, &node.d, sizeof bits);
-        PutLe(out, bits, 8);
+        PutLittleEndian(out, bits, 8);
         return;
       }
       case Kind::kString:
@@ -284,7 +287,7 @@ struct VariantEncoder::Impl {
           out.push_back(static_cast<char>(node.s.size() << 2 | kBasicShortString));
         } else {
           out.push_back(static_cast<char>(PrimitiveHeader(VariantPrimitive::kString)));
-          PutLe(out, node.s.size(), 4);
+          PutLittleEndian(out, node.s.size(), 4);
         }
         out.append(node.s);
         return;
@@ -331,20 +334,20 @@ struct VariantEncoder::Impl {
     starts.push_back(values.size());
     const size_t n = list.size();
     const bool large = n > 0xFF;
-    const int offset_size = BytesFor(values.size());
+    const int offset_size = VariantFieldBytes(values.size());
     if (object) {
-      const int id_size = BytesFor(max_id);
+      const int id_size = VariantFieldBytes(max_id);
       const uint8_t header =
           static_cast<uint8_t>((large ? 1 : 0) << 4 | (id_size - 1) << 2 | (offset_size - 1));
       out.push_back(static_cast<char>(header << 2 | kBasicObject));
-      PutLe(out, n, large ? 4 : 1);
-      for (const auto& member : list) PutLe(out, member.first, id_size);
+      PutLittleEndian(out, n, large ? 4 : 1);
+      for (const auto& member : list) PutLittleEndian(out, member.first, id_size);
     } else {
       const uint8_t header = static_cast<uint8_t>((large ? 1 : 0) << 2 | (offset_size - 1));
       out.push_back(static_cast<char>(header << 2 | kBasicArray));
-      PutLe(out, n, large ? 4 : 1);
+      PutLittleEndian(out, n, large ? 4 : 1);
     }
-    for (uint64_t offset : starts) PutLe(out, offset, offset_size);
+    for (uint64_t offset : starts) PutLittleEndian(out, offset, offset_size);
     out.append(values);
   }
 };

@@ -21,6 +21,14 @@
 
 namespace weir::records {
 
+// The bytes (1 to 4) of the Variant spec's offset and field-id fields able to hold `max_value`.
+inline int VariantFieldBytes(uint64_t max_value) {
+  if (max_value <= 0xFF) return 1;
+  if (max_value <= 0xFFFF) return 2;
+  if (max_value <= 0xFFFFFF) return 3;
+  return 4;
+}
+
 // Primitive type ids of the Variant spec used here.
 enum class VariantPrimitive : uint8_t {
   kNull = 0,

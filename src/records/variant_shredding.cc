@@ -7,29 +7,11 @@
 
 #include <arrow/builder.h>
 
+#include "base/byte_order.h"
 #include "records/variant_columns.h"
 
 namespace weir::records {
 namespace {
-
-uint64_t GetLe(std::string_view bytes, size_t at, int size) {
-  uint64_t v = 0;
-  for (int b = 0; b < size; ++b) {
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[at + b])) << (8 * b);
-  }
-  return v;
-}
-
-void PutLe(std::string& out, uint64_t v, int bytes) {
-  for (int b = 0; b < bytes; ++b) out.push_back(static_cast<char>((v >> (8 * b)) & 0xFF));
-}
-
-int BytesFor(uint64_t max_value) {
-  if (max_value <= 0xFF) return 1;
-  if (max_value <= 0xFFFF) return 2;
-  if (max_value <= 0xFFFFFF) return 3;
-  return 4;
-}
 
 // The shredded type an encoded value fits, if any.
 std::optional<ShredType> TypeOf(std::string_view value) {
@@ -56,7 +38,7 @@ std::optional<ShredType> TypeOf(std::string_view value) {
 
 int64_t IntOf(std::string_view value) {
   const int width = std::array<int, 4>{1, 2, 4, 8}[(static_cast<unsigned char>(value[0]) >> 2) - 3];
-  const uint64_t raw = GetLe(value, 1, width);
+  const uint64_t raw = GetLittleEndian(value, 1, width);
   const int shift = 64 - 8 * width;
   return static_cast<int64_t>(raw << shift) >> shift;  // sign-extended
 }
@@ -64,7 +46,7 @@ int64_t IntOf(std::string_view value) {
 std::string_view StringOf(std::string_view value) {
   const auto header = static_cast<unsigned char>(value[0]);
   if ((header & 3) == 1) return value.substr(1, header >> 2);
-  return value.substr(5, GetLe(value, 1, 4));
+  return value.substr(5, GetLittleEndian(value, 1, 4));
 }
 
 std::string ResidualObject(const std::vector<const VariantField*>& fields) {
@@ -72,17 +54,17 @@ std::string ResidualObject(const std::vector<const VariantField*>& fields) {
   uint64_t total = 0;
   for (const auto* f : fields) max_id = std::max(max_id, f->id), total += f->value.size();
   const bool large = fields.size() > 0xFF;
-  const int id_size = BytesFor(max_id);
-  const int offset_size = BytesFor(total);
+  const int id_size = VariantFieldBytes(max_id);
+  const int offset_size = VariantFieldBytes(total);
   std::string out;
   const auto header =
       static_cast<uint8_t>((large ? 1 : 0) << 4 | (id_size - 1) << 2 | (offset_size - 1));
   out.push_back(static_cast<char>(header << 2 | 2));
-  PutLe(out, fields.size(), large ? 4 : 1);
-  for (const auto* f : fields) PutLe(out, f->id, id_size);
+  PutLittleEndian(out, fields.size(), large ? 4 : 1);
+  for (const auto* f : fields) PutLittleEndian(out, f->id, id_size);
   uint64_t offset = 0;
-  for (const auto* f : fields) PutLe(out, offset, offset_size), offset += f->value.size();
-  PutLe(out, offset, offset_size);
+  for (const auto* f : fields) PutLittleEndian(out, offset, offset_size), offset += f->value.size();
+  PutLittleEndian(out, offset, offset_size);
   for (const auto* f : fields) out.append(f->value);
   return out;
 }
@@ -126,25 +108,25 @@ std::optional<std::vector<VariantField>> ObjectFields(std::string_view metadata,
   if (value.empty() || (static_cast<unsigned char>(value[0]) & 3) != 2) return std::nullopt;
   const auto meta_header = static_cast<unsigned char>(metadata[0]);
   const int meta_size = ((meta_header >> 6) & 3) + 1;
-  const uint64_t dictionary = GetLe(metadata, 1, meta_size);
+  const uint64_t dictionary = GetLittleEndian(metadata, 1, meta_size);
   const size_t strings = 1 + meta_size * (dictionary + 2);
   const auto header = static_cast<unsigned char>(value[0]) >> 2;
   const int offset_size = (header & 3) + 1;
   const int id_size = ((header >> 2) & 3) + 1;
   const int count_size = ((header >> 4) & 1) ? 4 : 1;
-  const uint64_t n = GetLe(value, 1, count_size);
+  const uint64_t n = GetLittleEndian(value, 1, count_size);
   const size_t ids = 1 + count_size;
   const size_t offsets = ids + n * id_size;
   const size_t values = offsets + (n + 1) * offset_size;
   std::vector<VariantField> out;
   out.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
-    const auto id = static_cast<uint32_t>(GetLe(value, ids + i * id_size, id_size));
-    const uint64_t key_start = GetLe(metadata, 1 + meta_size * (id + 1), meta_size);
-    const uint64_t key_end = GetLe(metadata, 1 + meta_size * (id + 2), meta_size);
+    const auto id = static_cast<uint32_t>(GetLittleEndian(value, ids + i * id_size, id_size));
+    const uint64_t key_start = GetLittleEndian(metadata, 1 + meta_size * (id + 1), meta_size);
+    const uint64_t key_end = GetLittleEndian(metadata, 1 + meta_size * (id + 2), meta_size);
     // weir's encoder writes values in field order, so each ends where the next begins.
-    const uint64_t start = GetLe(value, offsets + i * offset_size, offset_size);
-    const uint64_t end = GetLe(value, offsets + (i + 1) * offset_size, offset_size);
+    const uint64_t start = GetLittleEndian(value, offsets + i * offset_size, offset_size);
+    const uint64_t end = GetLittleEndian(value, offsets + (i + 1) * offset_size, offset_size);
     out.push_back({metadata.substr(strings + key_start, key_end - key_start),
                    value.substr(values + start, end - start), id});
   }

@@ -19,6 +19,7 @@
 #include <parquet/arrow/reader.h>
 #include <spdlog/spdlog.h>
 
+#include "base/number_text.h"
 #include "files/object_names.h"
 #include "files/parquet_file_writer.h"
 #include "lake/ducklake/ducklake_catalog.h"
@@ -50,13 +51,6 @@ bool SameName(std::string_view a, std::string_view b) {
          });
 }
 
-std::optional<int64_t> ParseInt(const std::string& text) {
-  int64_t v = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return v;
-}
-
 // Whether a file whose column lies in [min, max] (text statistics; nullopt unknown) may hold
 // one of the values.
 bool MayHold(const PruneColumn& c, const std::optional<std::string>& min,
@@ -65,7 +59,7 @@ bool MayHold(const PruneColumn& c, const std::optional<std::string>& min,
   if (c.ints.empty() && c.texts.empty()) return false;  // only nulls wanted, the file has none
   if (!min || !max) return true;
   if (c.integers) {
-    const auto lo = ParseInt(*min), hi = ParseInt(*max);
+    const auto lo = ParseInt64Text(*min), hi = ParseInt64Text(*max);
     if (!lo || !hi) return true;
     const auto it = std::lower_bound(c.ints.begin(), c.ints.end(), *lo);
     return it != c.ints.end() && *it <= *hi;

@@ -35,13 +35,6 @@ CivilTime ToCivil(int64_t micros) {
                    static_cast<unsigned>(us % 1000000LL)};
 }
 
-std::optional<int64_t> ParseInt(const std::string& text) {
-  int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 }  // namespace
 
 std::string TimestampText(int64_t micros) {
@@ -78,7 +71,7 @@ std::optional<std::string> StatText(ColumnType type, const std::optional<std::st
     case ColumnType::kBoolean:
       return std::string(*parquet == "true" ? "1" : "0");
     case ColumnType::kTimestampTz: {
-      const auto micros = ParseInt(*parquet);
+      const auto micros = ParseInt64Text(*parquet);
       if (!micros) return std::nullopt;
       return TimestampText(*micros);
     }
@@ -94,7 +87,7 @@ int CompareStat(ColumnType type, const std::string& a, const std::string& b) {
     case ColumnType::kBigint:
     case ColumnType::kInteger:
     case ColumnType::kBoolean: {
-      const auto x = ParseInt(a), y = ParseInt(b);
+      const auto x = ParseInt64Text(a), y = ParseInt64Text(b);
       if (x && y) return *x < *y ? -1 : (*x > *y ? 1 : 0);
       break;
     }

@@ -4,19 +4,13 @@
 
 #include <roaring/roaring.h>
 
+#include "base/byte_order.h"
+
 namespace weir::lake::iceberg {
 namespace {
 
-void PutLe(std::string& out, uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
 void PutBe32(std::string& out, uint32_t value) {
   for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-uint64_t GetLe(std::string_view in, size_t at, int bytes) {
-  uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i) value |= uint64_t{static_cast<uint8_t>(in[at + i])} << (8 * i);
-  return value;
 }
 uint32_t GetBe32(std::string_view in, size_t at) {
   uint32_t value = 0;
@@ -81,11 +75,11 @@ std::string DeletionVector::SerializeBitmap() {
   for (const auto& [key, bitmap] : buckets_) {
     if (roaring_bitmap_get_cardinality(bitmap.get()) > 0) ++nonempty;
   }
-  PutLe(out, nonempty, 8);
+  PutLittleEndian(out, nonempty, 8);
   for (auto& [key, bitmap] : buckets_) {
     if (roaring_bitmap_get_cardinality(bitmap.get()) == 0) continue;
     roaring_bitmap_run_optimize(bitmap.get());
-    PutLe(out, key, 4);
+    PutLittleEndian(out, key, 4);
     const size_t at = out.size();
     out.resize(at + roaring_bitmap_portable_size_in_bytes(bitmap.get()));
     const size_t written = roaring_bitmap_portable_serialize(bitmap.get(), out.data() + at);
@@ -96,13 +90,13 @@ std::string DeletionVector::SerializeBitmap() {
 
 Result<DeletionVector> DeletionVector::DeserializeBitmap(std::string_view bytes) {
   if (bytes.size() < 8) return Status::Invalid("a deletion vector bitmap shorter than 8 bytes");
-  const uint64_t count = GetLe(bytes, 0, 8);
+  const uint64_t count = GetLittleEndian(bytes, 0, 8);
   DeletionVector out;
   size_t at = 8;
   int64_t previous = -1;
   for (uint64_t i = 0; i < count; ++i) {
     if (bytes.size() - at < 4) return Status::Invalid("a deletion vector bitmap is truncated");
-    const auto key = static_cast<uint32_t>(GetLe(bytes, at, 4));
+    const auto key = static_cast<uint32_t>(GetLittleEndian(bytes, at, 4));
     at += 4;
     if (static_cast<int64_t>(key) <= previous) {
       return Status::Invalid("the keys of a deletion vector bitmap are not ascending");

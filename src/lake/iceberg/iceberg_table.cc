@@ -16,12 +16,6 @@
 namespace weir::lake::iceberg {
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 lake::CommitResult Outcome(CommitStatus status, std::string reason, int64_t snapshot_id = -1) {
   lake::CommitResult out;
   out.status = status;
@@ -292,7 +286,7 @@ Result<EvolveResult> IcebergTable::Evolve(const SchemaChange& change) {
                                                               name_, evolved.status().message())};
     }
     TableMetadata next = base;
-    const int64_t now = NowMs();
+    const int64_t now = NowUnixMillis();
     MetadataChange schema_change;
     // A variant column needs format 3: the table is upgraded in the same commit (the spec's
     // upgrade: next-row-id starts at 0, older snapshots keep no row ids).
@@ -516,7 +510,7 @@ Result<std::optional<lake::CommitResult>> IcebergTable::TryCommit(const CommitRe
   append.commit_id = request.writer;
   append.ledger = std::move(ledger);
   if (!request.message.empty()) append.extra_summary["weir.message"] = request.message;
-  append.now_ms = NowMs();
+  append.now_ms = NowUnixMillis();
   auto built = BuildAppend(io_, base, append, random_);
   if (!built.ok()) remove_deletes();
   WEIR_ASSIGN_OR_RAISE(PendingSnapshot pending, std::move(built));

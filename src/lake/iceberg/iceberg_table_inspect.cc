@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/clock.h"
 #include "lake/iceberg/delete_scope.h"
 #include "lake/iceberg/iceberg_table.h"
 #include "lake/iceberg/manifest.h"
@@ -14,12 +15,6 @@
 
 namespace weir::lake::iceberg {
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Result<TableInspection> InspectMetadata(const TableIo& io_, const CurrentMetadata& current_) {
   const TableMetadata& m = current_.metadata;
@@ -195,7 +190,7 @@ Result<ExpireResult> IcebergTable::ExpireSnapshots(const std::vector<int64_t>& i
     }
     if (remove.empty()) return result;
     TableMetadata next = base.metadata;
-    WEIR_RETURN_NOT_OK(next.RemoveSnapshots(remove, NowMs()));
+    WEIR_RETURN_NOT_OK(next.RemoveSnapshots(remove, NowUnixMillis()));
     MetadataChange change;
     change.removed_snapshots.assign(remove.begin(), remove.end());
     std::vector<std::string> written;

@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/clock.h"
 #include "lake/iceberg/iceberg_table.h"
 #include "lake/iceberg/manifest.h"
 #include "lake/iceberg/snapshot_builder.h"
@@ -20,12 +21,6 @@ namespace weir::lake::iceberg {
 namespace {
 
 constexpr int kAttempts = 20;
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::optional<int64_t> SummaryLong(const Snapshot& snapshot, const char* key) {
   const std::string* value = snapshot.SummaryValue(key);
@@ -179,7 +174,7 @@ Result<DropFilesResult> IcebergTable::DropDataFiles(const std::vector<std::strin
     snapshot.snapshot_id = snapshot_id;
     snapshot.parent_snapshot_id = parent->snapshot_id;
     snapshot.sequence_number = sequence;
-    snapshot.timestamp_ms = NowMs();
+    snapshot.timestamp_ms = NowUnixMillis();
     snapshot.schema_id = m.current_schema().schema_id();
     snapshot.manifest_list = m.location() + "/metadata/snap-" + std::to_string(snapshot_id) +
                              "-1-" + RandomUuid(random_) + ".avro";

@@ -6,32 +6,32 @@
 namespace weir::lake::iceberg {
 namespace {
 
-using nlohmann::json;
+using Json = nlohmann::json;
 
-json Required(const char* name, json type, int id) {
+Json Required(const char* name, Json type, int id) {
   return {{"name", name}, {"type", std::move(type)}, {"field-id", id}};
 }
 
-json Optional(const char* name, json type, int id) {
+Json Optional(const char* name, Json type, int id) {
   return {{"name", name},
-          {"type", json::array({"null", std::move(type)})},
+          {"type", Json::array({"null", std::move(type)})},
           {"default", nullptr},
           {"field-id", id}};
 }
 
 // map<int, V> as the spec's array of key-value records with logical type "map".
-json IntMap(int key_id, int value_id, const char* value_type) {
+Json IntMap(int key_id, int value_id, const char* value_type) {
   const std::string name = "k" + std::to_string(key_id) + "_v" + std::to_string(value_id);
   return {{"type", "array"},
           {"logicalType", "map"},
           {"items",
            {{"type", "record"},
             {"name", name},
-            {"fields", json::array({Required("key", "int", key_id),
+            {"fields", Json::array({Required("key", "int", key_id),
                                     Required("value", value_type, value_id)})}}}};
 }
 
-json List(const char* element_type, int element_id) {
+Json List(const char* element_type, int element_id) {
   return {{"type", "array"}, {"items", element_type}, {"element-id", element_id}};
 }
 
@@ -67,7 +67,7 @@ int DecimalFixedSize(int precision) {
       std::ceil((std::log(std::pow(10.0, precision) - 1) / std::log(2.0) + 1) / 8));
 }
 
-json AvroTypeOf(const Type& type, int field_id) {
+Json AvroTypeOf(const Type& type, int field_id) {
   switch (type.id) {
     case TypeId::kBoolean:
       return "boolean";
@@ -109,15 +109,15 @@ json AvroTypeOf(const Type& type, int field_id) {
   }
 }
 
-json ManifestEntryAvroSchema(const std::vector<NestedField>& partition_type, int format_version) {
-  json partition_fields = json::array();
+Json ManifestEntryAvroSchema(const std::vector<NestedField>& partition_type, int format_version) {
+  Json partition_fields = Json::array();
   for (const NestedField& field : partition_type) {
     partition_fields.push_back({{"name", AvroCompatibleName(field.name)},
-                                {"type", json::array({"null", AvroTypeOf(field.type, field.id)})},
+                                {"type", Json::array({"null", AvroTypeOf(field.type, field.id)})},
                                 {"default", nullptr},
                                 {"field-id", field.id}});
   }
-  json file_fields = json::array({
+  Json file_fields = Json::array({
       Required("content", "int", 134),
       Required("file_path", "string", 100),
       Required("file_format", "string", 101),
@@ -142,23 +142,23 @@ json ManifestEntryAvroSchema(const std::vector<NestedField>& partition_type, int
     file_fields.push_back(Optional("content_offset", "long", 144));
     file_fields.push_back(Optional("content_size_in_bytes", "long", 145));
   }
-  const json data_file = {{"type", "record"}, {"name", "r2"}, {"fields", file_fields}};
+  const Json data_file = {{"type", "record"}, {"name", "r2"}, {"fields", file_fields}};
   return {{"type", "record"},
           {"name", "manifest_entry"},
-          {"fields", json::array({Required("status", "int", 0), Optional("snapshot_id", "long", 1),
+          {"fields", Json::array({Required("status", "int", 0), Optional("snapshot_id", "long", 1),
                                   Optional("sequence_number", "long", 3),
                                   Optional("file_sequence_number", "long", 4),
                                   Required("data_file", data_file, 2)})}};
 }
 
-json ManifestListAvroSchema(int format_version) {
-  const json field_summary = {{"type", "record"},
+Json ManifestListAvroSchema(int format_version) {
+  const Json field_summary = {{"type", "record"},
                               {"name", "r508"},
-                              {"fields", json::array({Required("contains_null", "boolean", 509),
+                              {"fields", Json::array({Required("contains_null", "boolean", 509),
                                                       Optional("contains_nan", "boolean", 518),
                                                       Optional("lower_bound", "bytes", 510),
                                                       Optional("upper_bound", "bytes", 511)})}};
-  json fields = json::array(
+  Json fields = Json::array(
       {Required("manifest_path", "string", 500), Required("manifest_length", "long", 501),
        Required("partition_spec_id", "int", 502), Required("content", "int", 517),
        Required("sequence_number", "long", 515), Required("min_sequence_number", "long", 516),

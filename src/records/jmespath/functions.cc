@@ -21,13 +21,6 @@ Value Number(double value) {
   return Value::Double(value);
 }
 
-std::vector<Value> Elements(const Value& array) {
-  std::vector<Value> elements;
-  elements.reserve(array.size());
-  array.AppendElements(&elements);
-  return elements;
-}
-
 bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 size_t CodePoints(std::string_view text) {
@@ -98,7 +91,7 @@ Status Contains(const Node&, Arguments args, Value* out) {
   if (subject.is_string()) {
     found = search.is_string() && subject.string().find(search.string()) != std::string::npos;
   } else {
-    for (const Value& element : Elements(subject)) {
+    for (const Value& element : subject.Elements()) {
       if (Equal(element, search)) {
         found = true;
         break;
@@ -157,7 +150,7 @@ Status Length(const Node&, Arguments args, Value* out) {
 
 Status Map(const Node&, Arguments args, Value* out) {
   Array mapped;
-  for (const Value& element : Elements(args[1].value)) {
+  for (const Value& element : args[1].value.Elements()) {
     Value result;
     WEIR_RETURN_NOT_OK(Evaluate(*args[0].expref, element, &result));
     mapped.push_back(std::move(result));
@@ -169,7 +162,7 @@ Status Map(const Node&, Arguments args, Value* out) {
 // max and min: the elements are all numbers or all strings (checked by the signature).
 template <bool kMax>
 Status Extreme(const Node&, Arguments args, Value* out) {
-  const std::vector<Value> elements = Elements(args[0].value);
+  const std::vector<Value> elements = args[0].value.Elements();
   *out = Value();
   for (const Value& element : elements) {
     if (out->is_null() || (kMax ? Compare(element, *out) > 0 : Compare(element, *out) < 0)) {
@@ -202,7 +195,7 @@ Status SortKeys(const Node& call, const Argument& expref, const std::vector<Valu
 
 template <bool kMax>
 Status ExtremeBy(const Node& call, Arguments args, Value* out) {
-  const std::vector<Value> elements = Elements(args[0].value);
+  const std::vector<Value> elements = args[0].value.Elements();
   std::vector<Value> keys;
   WEIR_RETURN_NOT_OK(SortKeys(call, args[1], elements, &keys));
   *out = Value();
@@ -259,14 +252,14 @@ Status Reverse(const Node&, Arguments args, Value* out) {
     *out = Value::String(std::move(reversed));
     return Status::OK();
   }
-  std::vector<Value> elements = Elements(v);
+  std::vector<Value> elements = v.Elements();
   std::reverse(elements.begin(), elements.end());
   *out = Value::FromArray(std::move(elements));
   return Status::OK();
 }
 
 Status Sort(const Node&, Arguments args, Value* out) {
-  std::vector<Value> elements = Elements(args[0].value);
+  std::vector<Value> elements = args[0].value.Elements();
   std::stable_sort(elements.begin(), elements.end(),
                    [](const Value& a, const Value& b) { return Compare(a, b) < 0; });
   *out = Value::FromArray(std::move(elements));
@@ -274,7 +267,7 @@ Status Sort(const Node&, Arguments args, Value* out) {
 }
 
 Status SortBy(const Node& call, Arguments args, Value* out) {
-  const std::vector<Value> elements = Elements(args[0].value);
+  const std::vector<Value> elements = args[0].value.Elements();
   std::vector<Value> keys;
   WEIR_RETURN_NOT_OK(SortKeys(call, args[1], elements, &keys));
   std::vector<size_t> order(elements.size());

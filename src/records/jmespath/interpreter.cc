@@ -7,13 +7,6 @@
 namespace weir::records::jmespath {
 namespace {
 
-std::vector<Value> Elements(const Value& array) {
-  std::vector<Value> elements;
-  elements.reserve(array.size());
-  array.AppendElements(&elements);
-  return elements;
-}
-
 // A slice bound clamped to the array as the specification says.
 int64_t ClampBound(int64_t bound, int64_t length, int64_t step) {
   if (bound < 0) {
@@ -27,7 +20,7 @@ int64_t ClampBound(int64_t bound, int64_t length, int64_t step) {
 
 Value Slice(const Node& node, const Value& input) {
   if (!input.is_array()) return Value();
-  const std::vector<Value> elements = Elements(input);
+  const std::vector<Value> elements = input.Elements();
   const int64_t length = static_cast<int64_t>(elements.size());
   const int64_t step = node.step;
   const int64_t start =
@@ -142,7 +135,7 @@ Status Evaluate(const Node& node, const Value& input, Value* out) {
         *out = Value();
         return Status::OK();
       }
-      return Project(node, Elements(base), out);
+      return Project(node, base.Elements(), out);
     }
     case NodeKind::kValueProjection: {
       Value base;
@@ -164,7 +157,7 @@ Status Evaluate(const Node& node, const Value& input, Value* out) {
         return Status::OK();
       }
       std::vector<Value> kept;
-      for (const Value& element : Elements(base)) {
+      for (const Value& element : base.Elements()) {
         Value condition;
         WEIR_RETURN_NOT_OK(Evaluate(*node.children[2], element, &condition));
         if (condition.Truthy()) kept.push_back(element);
@@ -179,7 +172,7 @@ Status Evaluate(const Node& node, const Value& input, Value* out) {
         return Status::OK();
       }
       Array flat;
-      for (const Value& element : Elements(base)) {
+      for (const Value& element : base.Elements()) {
         if (element.is_array()) {
           element.AppendElements(&flat);
         } else {

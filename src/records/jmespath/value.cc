@@ -102,6 +102,13 @@ Value Value::At(size_t index) const {
   return Borrowed(inner);
 }
 
+std::vector<Value> Value::Elements() const {
+  std::vector<Value> elements;
+  elements.reserve(size());
+  AppendElements(&elements);
+  return elements;
+}
+
 void Value::AppendElements(std::vector<Value>* out) const {
   if (payload_.index() == kArray) {
     const Array& elements = *std::get<kArray>(payload_);

@@ -88,6 +88,8 @@ class Value {
   Value At(size_t index) const;
   // The elements of an array, appended to `out`.
   void AppendElements(std::vector<Value>* out) const;
+  // The elements of an array.
+  std::vector<Value> Elements() const;
   // Calls visit(Value element) for each element of an array, in order.
   template <typename Visit>
   void ForEachElement(Visit&& visit) const;

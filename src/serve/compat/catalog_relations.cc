@@ -199,7 +199,7 @@ SELECT n.nspname AS schemaname, c.relname AS tablename,
   c.relrowsecurity AS rowsecurity
 FROM @.pg_class c JOIN @.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r')";
 
-constexpr const char* kViews = R"(CREATE VIEW @.pg_views AS
+constexpr const char* kPgViews = R"(CREATE VIEW @.pg_views AS
 SELECT n.nspname AS schemaname, c.relname AS viewname,
   @.pg_get_userbyid(c.relowner) AS viewowner, @.pg_get_viewdef(c.oid) AS definition
 FROM @.pg_class c JOIN @.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'v')";
@@ -268,7 +268,7 @@ std::vector<std::string> RelationCatalogSql() {
   for (const char* view :
        {kRelations,   kNamespace, kClass,  kColumns, kAttribute,    kAttrdef, kType,
         kDescription, kDatabase,  kRoles,  kUser,    kStatActivity, kAm,      kCollation,
-        kTablespace,  kLanguage,  kTables, kViews,   kFunctions,    kProc}) {
+        kTablespace,  kLanguage,  kTables, kPgViews, kFunctions,    kProc}) {
     sql.push_back(QualifySchemas(view));
   }
   sql.push_back(Settings());

@@ -26,10 +26,6 @@ Status SyntaxError(const std::string& message) {
   return ClassifiedError(ErrorClass::kBadData, "sqlstate", "42601", message);
 }
 
-Status Unsupported(const std::string& message) {
-  return ClassifiedError(ErrorClass::kBadData, "sqlstate", "0A000", message);
-}
-
 }  // namespace
 
 std::string FirstKeyword(const std::string& sql) {
@@ -265,6 +261,10 @@ Result<int64_t> ParseDurationMillis(const std::string& name, const std::string& 
                          fmt::format("invalid value for parameter \"{}\": \"{}\" (a duration such "
                                      "as 5000, 250ms, 5s or 1min; 0 disables)",
                                      name, value));
+}
+
+Status Unsupported(std::string message) {
+  return ClassifiedError(ErrorClass::kBadData, "sqlstate", "0A000", std::move(message));
 }
 
 Result<Command> RecognizeCommand(const std::string& statement) {

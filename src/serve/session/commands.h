@@ -97,6 +97,9 @@ using Command =
     std::variant<std::monostate, CopyCommand, DeclareCommand, FetchCommand, CloseCommand,
                  DeallocateCommand, SettingCommand, DiscardCommand, SavepointCommand>;
 
+// A feature PostgreSQL has and weir serve does not: SQLSTATE 0A000 (feature_not_supported).
+Status Unsupported(std::string message);
+
 // The command a statement is, or monostate when DuckDB runs it (including COPY to or from a
 // file, which the sandbox refuses). Malformed commands are 42601.
 Result<Command> RecognizeCommand(const std::string& statement);

@@ -20,10 +20,6 @@ Status InvalidValue(std::string_view name, std::string_view value, std::string_v
                                      hint.empty() ? std::string() : fmt::format(" ({})", hint)));
 }
 
-Status Unsupported(std::string message) {
-  return ClassifiedError(ErrorClass::kBadData, "sqlstate", "0A000", std::move(message));
-}
-
 // PostgreSQL 15's GUC_REPORT settings among ours: sent in ParameterStatus when they change.
 constexpr std::string_view kReported[] = {"application_name",
                                           "client_encoding",
