@@ -108,18 +108,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
         Streams(*dataset) ? static_cast<size_t>(std::max(pipeline->options_.decode_threads, 1)) : 1;
     for (size_t i = 0; i < shards; ++i) {
       auto shard = std::make_unique<DecodeShard>();
-      if (options_of.mapping) {
-        WEIR_ASSIGN_OR_RAISE(
-            shard->builder,
-            records::MappedBatchBuilder::Make(options_of.mapping, options_of.decode, DecodePool()));
-      } else {
-        WEIR_ASSIGN_OR_RAISE(shard->builder,
-                             decode::JsonBatchBuilder::Make(options_of.decode, DecodePool()));
-      }
-      if (!options_of.metadata_columns.empty()) {
-        WEIR_ASSIGN_OR_RAISE(shard->metadata, records::MetadataColumnsBuilder::Make(
-                                                  options_of.metadata_columns, DecodePool()));
-      }
+      WEIR_ASSIGN_OR_RAISE(shard->builder, RecordStages::MakeDecoder(options_of, DecodePool()));
+      WEIR_ASSIGN_OR_RAISE(shard->metadata,
+                           RecordStages::MakeMetadataBuilder(options_of, DecodePool()));
       dataset->shards.push_back(std::move(shard));
     }
     const m::Labels labels{{std::string(m::kLabelDataset), options_of.config.name}};
@@ -148,15 +139,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Make(PipelineOptions options, lake::
       return l;
     };
     dataset->nulled = &metrics->Counter(m::kValuesNulled, with_reason("type_mismatch"));
-    dataset->lossy = &metrics->Counter(m::kValuesNulled, with_reason("integer_beyond_int64"));
-    dataset->coercion_nulled = &metrics->Counter(m::kValuesNulled, with_reason("column_coercion"));
-    dataset->metadata_nulled = &metrics->Counter(m::kValuesNulled, with_reason("invalid_utf8"));
-    dataset->metadata_dropped =
-        &metrics->Counter(m::kFieldsDropped, with_reason("metadata_column"));
-    dataset->variant_nulled =
-        &metrics->Counter(m::kValuesNulled, with_reason("variant_invalid_json"));
-    dataset->variant_fields_dropped =
-        &metrics->Counter(m::kFieldsDropped, with_reason("variant_companion"));
+    dataset->stages =
+        std::make_unique<RecordStages>(dataset->options, *metrics, pipeline->field_log_limiter_);
     if (pipeline->by_topic_.count(options_of.config.topic)) {
       return Status::Invalid("topic ", options_of.config.topic, " feeds two datasets");
     }

@@ -154,13 +154,9 @@ class Pipeline final : public kafka::AssignmentListener {
   void ApplyBackpressure();
   void CommitKafkaOffsets();
   void PublishDecodeStats(Dataset& dataset, DecodeShard& shard);
-  // Logs (rate-limited) the field `builder` just dropped or renamed.
-  void LogFieldEvent(Dataset& dataset, const decode::RecordDecoder& builder,
-                     const kafka::TopicPartition& tp, int64_t offset, int64_t fields);
-  // Adds counts by reason to `metric`, less what `published` says was counted already.
+  // Adds counts by reason to `metric`.
   void AddFieldCounts(const std::string& dataset, const observe::MetricDef& metric,
-                      const std::map<std::string, int64_t>& counts,
-                      std::map<std::string, int64_t>* published);
+                      const std::map<std::string, int64_t>& counts);
   // Tells the status model which partitions are paused, and why (none: resumed).
   void PublishPaused(const std::vector<kafka::TopicPartition>& paused, const std::string& reason);
   int64_t BufferedBytes() const;

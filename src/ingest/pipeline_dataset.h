@@ -12,6 +12,7 @@
 
 #include "ingest/decode_workers.h"
 #include "ingest/pipeline.h"
+#include "ingest/record_stages.h"
 #include "observe/metric_names.h"
 #include "records/mapped_batch_builder.h"
 
@@ -25,9 +26,8 @@ namespace m = observe;
 // its rows, their Kafka metadata columns and the records it rejected.
 struct DecodeShard {
   std::unique_ptr<decode::RecordDecoder> builder;
-  decode::DecodeStats published;  // decode statistics already counted in metrics
+  RecordStages::Published published;  // its statistics already counted in metrics
   std::unique_ptr<records::MetadataColumnsBuilder> metadata;
-  int64_t metadata_nulled_published = 0;
   std::vector<RejectRecord> rejects;
   int64_t reject_bytes = 0;
   // Routed datasets: each row's position; upsert datasets: whether it is a tombstone
@@ -54,6 +54,7 @@ struct DecodeShard {
 
 struct Pipeline::Dataset {
   DatasetOptions options;
+  std::unique_ptr<RecordStages> stages;  // over `options`
   // One shard decoded on the poll thread; with decode workers, one per worker.
   std::vector<std::unique_ptr<DecodeShard>> shards;
   std::unique_ptr<DecodeWorkers> workers;
@@ -108,12 +109,6 @@ struct Pipeline::Dataset {
   m::Counter* retries = nullptr;
   m::Counter* conflicts = nullptr;
   m::Counter* nulled = nullptr;
-  m::Counter* lossy = nullptr;
-  m::Counter* coercion_nulled = nullptr;
-  m::Counter* metadata_nulled = nullptr;         // key/header values that were not UTF-8
-  m::Counter* metadata_dropped = nullptr;        // payload fields named like a metadata column
-  m::Counter* variant_nulled = nullptr;          // source values that are not JSON
-  m::Counter* variant_fields_dropped = nullptr;  // payload fields named like a companion
   m::Gauge* buffer_bytes = nullptr;
   m::Histogram* flush_seconds = nullptr;
   m::Histogram* commit_seconds = nullptr;

@@ -34,8 +34,8 @@ Pipeline::SteadyDuration Pipeline::Decode(Dataset& d, DecodeShard& shard,
   // Named only for a log line or an error (a string per record costs).
   auto tp = [&] { return kafka::TopicPartition{std::string(message.topic), message.partition}; };
   if (shard.builder->stats().field_events != field_events) {
-    LogFieldEvent(d, *shard.builder, tp(), message.offset,
-                  shard.builder->stats().field_events - field_events);
+    d.stages->NoteFieldEvents(*shard.builder, tp(), message.offset,
+                              shard.builder->stats().field_events - field_events);
   }
   if (appended.ok()) {
     if (shard.metadata) {
@@ -76,63 +76,27 @@ Pipeline::SteadyDuration Pipeline::Decode(Dataset& d, DecodeShard& shard,
   return elapsed;
 }
 
-void Pipeline::LogFieldEvent(Dataset& d, const decode::RecordDecoder& builder,
-                             const kafka::TopicPartition& tp, int64_t offset, int64_t fields) {
-  const decode::FieldEvent& event = builder.last_field_event();
-  const std::string key = fmt::format("{}/{}/{}", d.options.config.name, event.reason,
-                                      event.dropped ? "dropped" : "renamed");
-  const auto suppressed = field_log_limiter_.Admit(key, SteadyClock::now());
-  if (!suppressed) return;
-  const std::string more =
-      *suppressed > 0 ? fmt::format(" ({} more such record(s) since the last line)", *suppressed)
-                      : "";
-  if (event.dropped) {
-    spdlog::warn("dataset {}: {} field(s) of {} offset {} dropped ({}), e.g. key \"{}\"{}",
-                 d.options.config.name, fields, kafka::ToString(tp), offset, event.reason,
-                 event.key, more);
-  } else {
-    spdlog::warn("dataset {}: key \"{}\" of {} offset {} written as column \"{}\" ({}){}",
-                 d.options.config.name, event.key, kafka::ToString(tp), offset, event.column,
-                 event.reason, more);
-  }
-}
-
 void Pipeline::AddFieldCounts(const std::string& dataset, const observe::MetricDef& metric,
-                              const std::map<std::string, int64_t>& counts,
-                              std::map<std::string, int64_t>* published) {
+                              const std::map<std::string, int64_t>& counts) {
   for (const auto& [reason, count] : counts) {
-    const int64_t before = published != nullptr ? (*published)[reason] : 0;
-    if (count > before) {
+    if (count > 0) {
       metrics_
           ->Counter(metric, {{std::string(m::kLabelDataset), dataset},
                              {std::string(m::kLabelReason), reason}})
-          .Increment(static_cast<double>(count - before));
+          .Increment(static_cast<double>(count));
     }
   }
 }
 
 void Pipeline::PublishDecodeStats(Dataset& d, DecodeShard& shard) {
-  const auto& stats = shard.builder->stats();
-  AddFieldCounts(d.options.config.name, m::kFieldsDropped, stats.dropped_fields,
-                 &shard.published.dropped_fields);
-  AddFieldCounts(d.options.config.name, m::kFieldsRenamed, stats.renamed_fields,
-                 &shard.published.renamed_fields);
-  if (stats.lossy_integers > shard.published.lossy_integers) {
-    d.lossy->Increment(static_cast<double>(stats.lossy_integers - shard.published.lossy_integers));
-  }
-  shard.published = stats;
+  d.stages->PublishDecodeStats(shard.builder->stats(), &shard.published);
 }
 
 Result<std::shared_ptr<arrow::RecordBatch>> Pipeline::FinishBatch(Dataset& d, DecodeShard& shard) {
   const auto seal_start = SteadyClock::now();
   auto batch = shard.builder->Finish();
-  if (batch.ok() && shard.metadata) {
-    int64_t dropped = 0;
-    batch = shard.metadata->AttachTo(std::move(*batch), &dropped);
-    d.metadata_dropped->Increment(static_cast<double>(dropped));
-    const int64_t nulled = shard.metadata->invalid_utf8();
-    d.metadata_nulled->Increment(static_cast<double>(nulled - shard.metadata_nulled_published));
-    shard.metadata_nulled_published = nulled;
+  if (batch.ok()) {
+    batch = d.stages->AttachMetadata(shard.metadata.get(), std::move(*batch), &shard.published);
   }
   if (batch.ok() && !d.options.config.upsert_key.empty()) {
     batch = WithTombstoneColumn(std::move(*batch), shard.row_tombstones);

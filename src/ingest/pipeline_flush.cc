@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "ingest/coercion_metrics.h"
 #include "ingest/filter_metrics.h"
 #include "ingest/pipeline.h"
 #include "ingest/pipeline_dataset.h"
@@ -46,40 +45,14 @@ void Pipeline::FlushLoop(Dataset& d) {
       d.changed.notify_all();
       continue;
     }
-    const bool failed = !fatal().ok();
     const auto cast_start = SteadyClock::now();
-    if (!failed && !d.options.typed_columns.empty()) {
-      // Typed columns: cast once per flush, before any attempt to write it.
-      std::vector<records::ColumnCoercion> coercions;
-      auto typed = d.options.typed_columns.Apply(flush.batch, &coercions);
-      if (!typed.ok()) {
-        SetFatal(WithContext(typed.status(), "dataset " + name + ": typed columns"));
-      } else {
-        flush.batch = std::move(*typed);
-        PublishCoercions(*metrics_, field_log_limiter_, name, *d.coercion_nulled, coercions);
-      }
-    }
     records::FilterOutcome filtered;
-    if (fatal().ok() && d.options.filter) {
-      // The filters, on the typed columns (millpond's order); skipped records stay inside the
-      // flush's offset ranges, so the commit accounts for them.
-      auto kept = d.options.filter->Apply(flush.batch, &filtered);
-      if (!kept.ok()) {
-        SetFatal(WithContext(kept.status(), "dataset " + name + ": filters"));
+    if (fatal().ok()) {
+      auto staged = d.stages->Apply(std::move(flush.batch), &filtered);
+      if (staged.ok()) {
+        flush.batch = std::move(*staged);
       } else {
-        flush.batch = std::move(*kept);
-      }
-    }
-    if (fatal().ok() && !d.options.variant_columns.empty()) {
-      // VARIANT companions: encoded once per flush, after the typed columns.
-      records::VariantOutcome variant;
-      auto with = d.options.variant_columns.Apply(flush.batch, &variant);
-      if (!with.ok()) {
-        SetFatal(WithContext(with.status(), "dataset " + name + ": variant columns"));
-      } else {
-        flush.batch = std::move(*with);
-        d.variant_nulled->Increment(static_cast<double>(variant.malformed));
-        d.variant_fields_dropped->Increment(static_cast<double>(variant.collisions_dropped));
+        SetFatal(staged.status());
       }
     }
     if (flush.part) {
@@ -157,9 +130,9 @@ void Pipeline::FlushLoop(Dataset& d) {
         d.bytes_written->Increment(static_cast<double>(outcome->bytes_written));
         d.files_written->Increment(static_cast<double>(outcome->files));
         d.nulled->Increment(static_cast<double>(outcome->values_nulled));
-        AddFieldCounts(name, m::kFieldsDropped, outcome->fields_dropped, nullptr);
-        AddFieldCounts(name, m::kFieldsRenamed, outcome->fields_renamed, nullptr);
-        AddFieldCounts(name, m::kSortSkipped, outcome->sort_skipped, nullptr);
+        AddFieldCounts(name, m::kFieldsDropped, outcome->fields_dropped);
+        AddFieldCounts(name, m::kFieldsRenamed, outcome->fields_renamed);
+        AddFieldCounts(name, m::kSortSkipped, outcome->sort_skipped);
         if (const auto it = outcome->fields_renamed.find("case_variant");
             it != outcome->fields_renamed.end() && it->second > 0) {
           const auto suppressed =
@@ -225,7 +198,7 @@ Result<FlushOutcome> Pipeline::WriteRouted(Dataset& d, const SealedFlush& flush)
                     {{std::string(m::kLabelDataset), name}, {std::string(m::kLabelTable), table}})
           .Increment(static_cast<double>(rows));
     }
-    AddFieldCounts(name, m::kRouteFallback, routed.fallback_reasons, nullptr);
+    AddFieldCounts(name, m::kRouteFallback, routed.fallback_reasons);
   }
   return std::move(routed.total);
 }

@@ -91,17 +91,9 @@ Result<std::unique_ptr<WalPipeline>> WalPipeline::Make(PipelineOptions options, 
     auto d = std::make_unique<Dataset>();
     d->options = o;
     d->directory = WalDatasetDirectory(p->wal_.dir, o.config.name);
-    if (o.mapping) {
-      WEIR_ASSIGN_OR_RAISE(d->builder, records::MappedBatchBuilder::Make(
-                                           o.mapping, o.decode, arrow::default_memory_pool()));
-    } else {
-      WEIR_ASSIGN_OR_RAISE(d->builder,
-                           decode::JsonBatchBuilder::Make(o.decode, arrow::default_memory_pool()));
-    }
-    if (!o.metadata_columns.empty()) {
-      WEIR_ASSIGN_OR_RAISE(d->metadata, records::MetadataColumnsBuilder::Make(
-                                            o.metadata_columns, arrow::default_memory_pool()));
-    }
+    WEIR_ASSIGN_OR_RAISE(d->builder, RecordStages::MakeDecoder(o, arrow::default_memory_pool()));
+    WEIR_ASSIGN_OR_RAISE(d->metadata,
+                         RecordStages::MakeMetadataBuilder(o, arrow::default_memory_pool()));
     d->rows = std::make_unique<WalTableRows>(o.config, catalog);
     wal::SegmentFileOptions file_options;
     file_options.file = o.config.file;
@@ -118,7 +110,7 @@ Result<std::unique_ptr<WalPipeline>> WalPipeline::Make(PipelineOptions options, 
       return l;
     };
     d->nulled = &metrics->Counter(m::kValuesNulled, with_reason("type_mismatch"));
-    d->coercion_nulled = &metrics->Counter(m::kValuesNulled, with_reason("column_coercion"));
+    d->stages = std::make_unique<RecordStages>(d->options, *metrics, p->field_log_limiter_);
     d->rotations = &metrics->Counter(m::kWalRotations, labels);
     d->status = p->progress_.AddDataset(o.config.name, o.config.topic);
     if (p->by_topic_.count(o.config.topic)) {
@@ -305,7 +297,12 @@ void WalPipeline::Accept(const kafka::Message& message) {
   d.last_offset[message.partition] = message.offset;
   d.consumed->Increment();
   if (d.status != nullptr) d.status->Consumed(static_cast<int64_t>(message.payload.size()));
+  const int64_t field_events = d.builder->stats().field_events;
   const Status appended = d.builder->Append(message.payload);
+  if (d.builder->stats().field_events != field_events) {
+    d.stages->NoteFieldEvents(*d.builder, tp, message.offset,
+                              d.builder->stats().field_events - field_events);
+  }
   if (appended.ok()) {
     d.row_partitions.push_back(message.partition);
     if (d.metadata) {
@@ -357,19 +354,40 @@ Result<wal::PartitionRows> WalPipeline::RejectRows(Dataset& d,
   return wal::PartitionRows{wal::kRejectsPartitionKey, wal::RejectsMetadata(), std::move(batch)};
 }
 
+namespace {
+constexpr const char* kPartitionColumn = "\x01partition";
+}  // namespace
+
 Status WalPipeline::WriteDecoded(Dataset& d) {
   if (d.last_offset.empty()) return Status::OK();
   const std::string& name = d.options.config.name;
   const std::string& topic = d.options.config.topic;
   std::shared_ptr<arrow::RecordBatch> batch;
+  // Each row's Kafka partition, as it leaves the record stages (the filters drop rows).
+  std::shared_ptr<arrow::Int32Array> row_partition;
   if (!d.row_partitions.empty()) {
     WEIR_ASSIGN_OR_RAISE(batch, d.builder->Finish());
-    if (d.metadata) {
-      int64_t dropped = 0;
-      WEIR_ASSIGN_OR_RAISE(batch, d.metadata->AttachTo(std::move(batch), &dropped));
-    }
+    WEIR_ASSIGN_OR_RAISE(
+        batch, d.stages->AttachMetadata(d.metadata.get(), std::move(batch), &d.published));
+    // The stages run once on every partition's rows, as direct mode runs them once a flush; the
+    // partitions ride along as a column no payload field can be named (the field-name policy
+    // refuses control characters).
+    arrow::Int32Builder partitions;
+    WEIR_RETURN_NOT_OK(partitions.AppendValues(d.row_partitions));
+    WEIR_ASSIGN_OR_RAISE(auto partition_column, partitions.Finish());
+    const int position = batch->num_columns();
+    WEIR_ASSIGN_OR_RAISE(batch,
+                         batch->AddColumn(position, arrow::field(kPartitionColumn, arrow::int32()),
+                                          partition_column));
+    records::FilterOutcome filtered;
+    WEIR_ASSIGN_OR_RAISE(batch, d.stages->Apply(std::move(batch), &filtered));
+    PublishFilterOutcome(*metrics_, name, filtered);
+    const int at = batch->schema()->GetFieldIndex(kPartitionColumn);
+    if (at < 0) return Status::Invalid("dataset ", name, ": the record stages lost the partitions");
+    row_partition = std::static_pointer_cast<arrow::Int32Array>(batch->column(at));
+    WEIR_ASSIGN_OR_RAISE(batch, batch->RemoveColumn(at));
   }
-  const auto partitions = std::move(d.row_partitions);
+  d.stages->PublishDecodeStats(d.builder->stats(), &d.published);
   const auto last_offset = std::move(d.last_offset);
   auto rejects = std::move(d.rejects);
   d.row_partitions.clear();
@@ -380,10 +398,10 @@ Status WalPipeline::WriteDecoded(Dataset& d) {
     std::shared_ptr<arrow::RecordBatch> part;
     if (batch) {
       arrow::Int64Builder indices;
-      for (size_t i = 0; i < partitions.size(); ++i) {
-        if (partitions[i] == partition) WEIR_RETURN_NOT_OK(indices.Append(static_cast<int64_t>(i)));
+      for (int64_t i = 0; i < row_partition->length(); ++i) {
+        if (row_partition->Value(i) == partition) WEIR_RETURN_NOT_OK(indices.Append(i));
       }
-      if (indices.length() == static_cast<int64_t>(partitions.size())) {
+      if (indices.length() == batch->num_rows()) {
         part = batch;
       } else if (indices.length() > 0) {
         WEIR_ASSIGN_OR_RAISE(auto index_array, indices.Finish());
@@ -391,19 +409,6 @@ Status WalPipeline::WriteDecoded(Dataset& d) {
                              arrow::compute::Take(arrow::Datum(batch), arrow::Datum(index_array)));
         part = taken.record_batch();
       }
-    }
-    if (part && !d.options.typed_columns.empty()) {
-      std::vector<records::ColumnCoercion> coercions;
-      WEIR_ASSIGN_OR_RAISE(part, d.options.typed_columns.Apply(part, &coercions));
-    }
-    if (part && d.options.filter) {
-      records::FilterOutcome filtered;
-      WEIR_ASSIGN_OR_RAISE(part, d.options.filter->Apply(part, &filtered));
-      PublishFilterOutcome(*metrics_, name, filtered);
-    }
-    if (part && !d.options.variant_columns.empty()) {
-      records::VariantOutcome variant;
-      WEIR_ASSIGN_OR_RAISE(part, d.options.variant_columns.Apply(part, &variant));
     }
     std::vector<wal::PartitionRows> rows;
     if (part && part->num_rows() > 0) {

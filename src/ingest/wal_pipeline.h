@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log_rate_limiter.h"
 #include "base/status.h"
 #include "ingest/lake_progress.h"
 #include "ingest/pipeline.h"
@@ -108,6 +109,7 @@ class WalPipeline final : public kafka::AssignmentListener {
   WalModeOptions wal_;
   lake::Catalog* catalog_;
   observe::MetricsRegistry* metrics_;
+  LogRateLimiter field_log_limiter_{std::chrono::minutes(1)};  // the poll thread's
   std::vector<std::unique_ptr<Dataset>> datasets_;
   std::map<std::string, Dataset*, std::less<>> by_topic_;
   std::unique_ptr<RecordSource> consumer_;

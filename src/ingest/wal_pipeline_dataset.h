@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "decode/record_decoder.h"
+#include "ingest/record_stages.h"
 #include "ingest/rejects.h"
 #include "ingest/wal_pipeline.h"
 #include "ingest/wal_rows.h"
@@ -25,7 +26,8 @@ struct WalPipeline::Dataset {
   std::string directory;
   std::unique_ptr<decode::RecordDecoder> builder;
   std::unique_ptr<records::MetadataColumnsBuilder> metadata;
-  int64_t metadata_nulled_published = 0;
+  std::unique_ptr<RecordStages> stages;  // over `options`
+  RecordStages::Published published;     // the decoder's statistics counted so far
   // The records decoded since the last WriteDecoded: each row's partition, and per partition
   // the last offset taken (rows or not).
   std::vector<int32_t> row_partitions;
@@ -38,7 +40,6 @@ struct WalPipeline::Dataset {
   observe::Counter* consumed = nullptr;
   observe::Counter* redelivered = nullptr;
   observe::Counter* nulled = nullptr;
-  observe::Counter* coercion_nulled = nullptr;
   observe::Counter* rotations = nullptr;
   observe::DatasetStatus* status = nullptr;  // /status, when the app keeps a model
 };
