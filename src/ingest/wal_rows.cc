@@ -27,6 +27,25 @@ std::string KeyOf(const std::vector<lake::PartitionValue>& values) {
 }  // namespace
 
 Status WalTableRows::EnsureTable(const arrow::RecordBatch& batch) {
+  // Another writer (weir serve, DuckDB, a Spark job) changed the table between its load and our
+  // schema change: reopen it and plan again, as direct mode's flush does.
+  for (int reloads = 0;; ++reloads) {
+    WEIR_ASSIGN_OR_RAISE(const bool ready, TryEnsureTable(batch));
+    if (ready) return Status::OK();
+    if (reloads == kMaxReloads) {
+      return ClassifiedError(
+          ErrorClass::kRetriable, "ingest", "table_changed",
+          fmt::format("dataset {}: table {}.{} changed under every one of {} "
+                      "schema changes in a row",
+                      config_.name, config_.schema, config_.table, kMaxReloads + 1));
+    }
+    spdlog::info("dataset {}: table {}.{} changed under its schema change; reloaded", config_.name,
+                 config_.schema, config_.table);
+    table_.reset();
+  }
+}
+
+Result<bool> WalTableRows::TryEnsureTable(const arrow::RecordBatch& batch) {
   const ColumnPlan first = PlanColumns(
       *batch.schema(), table_ ? table_->columns() : std::vector<lake::Column>{}, refused_);
   if (!table_) {
@@ -51,8 +70,7 @@ Status WalTableRows::EnsureTable(const arrow::RecordBatch& batch) {
                    column.name, one.reason);
       refused_.insert(column.name);
     } else if (one.status == lake::EvolveStatus::kTableChanged) {
-      return ClassifiedError(ErrorClass::kFatal, "ingest", "table_changed",
-                             "dataset " + config_.name + ": table changed: " + one.reason);
+      return false;
     }
   }
   // Live columns the batch needs wider.
@@ -75,11 +93,10 @@ Status WalTableRows::EnsureTable(const arrow::RecordBatch& batch) {
     if (evolved.status == lake::EvolveStatus::kRefused) {
       for (const auto& [column, type] : widen.promote) refused_.insert("promote:" + column);
     } else if (evolved.status == lake::EvolveStatus::kTableChanged) {
-      return ClassifiedError(ErrorClass::kFatal, "ingest", "table_changed",
-                             "dataset " + config_.name + ": table changed: " + evolved.reason);
+      return false;
     }
   }
-  return Status::OK();
+  return true;
 }
 
 Result<std::vector<wal::PartitionRows>> WalTableRows::Shape(const arrow::RecordBatch& decoded,

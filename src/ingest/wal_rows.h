@@ -37,7 +37,12 @@ class WalTableRows {
                                                 int64_t inserted_at_us, int64_t* nulled);
 
  private:
+  // Opens (creates) the table and adds or widens the columns `batch` needs, reopening the table
+  // when another writer changed it in between (retriable "table_changed" after kMaxReloads).
   Status EnsureTable(const arrow::RecordBatch& batch);
+  // One attempt: false when the table changed under a schema change.
+  Result<bool> TryEnsureTable(const arrow::RecordBatch& batch);
+  static constexpr int kMaxReloads = 5;
 
   DatasetConfig config_;
   lake::Catalog* catalog_;

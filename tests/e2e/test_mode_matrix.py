@@ -202,3 +202,47 @@ def test_direct_and_wal_mode_land_and_count_the_same_event_mix(fmt, kafka, duck,
     assert wal.rows("events") == direct_rows
     assert wal.count("events_rejects") == direct.count("events_rejects") == \
         sum(1 for i in range(N) if poison(i))
+
+
+@pytest.mark.parametrize("mode", ["direct", "wal"])
+@pytest.mark.parametrize("fmt", ["ducklake", "iceberg"])
+def test_a_table_changed_under_the_writer_is_reloaded_in_both_modes(mode, fmt, kafka, duck,
+                                                                    build_dir, tmp_path):
+    """Another writer adds a column while weir runs; weir's next schema change (a new field)
+    meets a table that is not the one it loaded: it reloads the table and goes on, in either
+    mode (WAL mode used to stop with "table changed")."""
+    bootstrap = kafka["WEIR_TEST_KAFKA_BOOTSTRAP"]
+    topic = unique(f"changed_{mode}")
+    create_topic(bootstrap, topic, 1)
+    cell = Cell(fmt, tmp_path / "lake", duck)
+    settings = {"WEIR_FLUSH_INTERVAL": "1s"}
+    if mode == "wal":
+        settings.update(WAL, WEIR_WAL_DIR=str(cell.root / "wal"))
+    first = [(None, json.dumps({"id": i, "v": "a"}).encode()) for i in range(50)]
+    assert produce(bootstrap, topic, first) == 50
+    weir = WeirIngest(build_dir, cell.lake, bootstrap, topic, "events", unique("group"),
+                      settings).start()
+    try:
+        wait_for(lambda: cell.count("events") == 50 or not weir.alive(), 90, "the first 50 rows")
+        assert weir.alive(), weir.log()
+        if fmt == "ducklake":
+            con = cell.lake.connect(read_only=False)
+            con.execute("ALTER TABLE lake.events ADD COLUMN ext VARCHAR")
+            con.close()
+        else:
+            from pyiceberg.types import StringType
+
+            with cell.lake.table("events").update_schema() as update:
+                update.add_column("ext", StringType())
+        second = [(None, json.dumps({"id": i, "v": "b", "extra": i}).encode())
+                  for i in range(50, 100)]
+        assert produce(bootstrap, topic, second) == 50
+        wait_for(lambda: cell.count("events") == 100 or not weir.alive(), 90, "all 100 rows")
+        assert weir.alive(), weir.log()
+    finally:
+        assert weir.stop() == 0, weir.log()
+    assert cell.columns("events") == sorted(["id", "v", "ext", "extra", "_inserted_at"])
+    # (ext, extra, id, v): ext is the other writer's, never written by weir.
+    assert sorted(cell.rows("events"), key=repr) == sorted(
+        [(None, None, str(i), "a") for i in range(50)] +
+        [(None, str(i), str(i), "b") for i in range(50, 100)], key=repr)

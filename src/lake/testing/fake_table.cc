@@ -36,6 +36,10 @@ FakeTable::FakeTable(std::shared_ptr<FakeTableState> state,
 Result<EvolveResult> FakeTable::Evolve(const SchemaChange& change) {
   ++state_->evolve_calls;
   if (state_->dropped) return EvolveResult{EvolveStatus::kTableChanged, "table dropped"};
+  if (state_->changed_evolves > 0) {
+    --state_->changed_evolves;
+    return EvolveResult{EvolveStatus::kTableChanged, "changed by another writer"};
+  }
   for (const auto& [name, type] : change.add) {
     if (state_->refused_names.count(name)) {
       return EvolveResult{EvolveStatus::kRefused, "column name \"" + name + "\" refused"};

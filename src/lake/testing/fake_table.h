@@ -58,6 +58,7 @@ struct FakeTableState {
   std::deque<Status> find_errors;       // errors the next FindCommit calls return first
   std::set<std::string> refused_names;  // Evolve and creation refuse columns of these names
   bool dropped = false;                 // Evolve answers kTableChanged while set
+  int changed_evolves = 0;              // the next this many Evolve calls answer kTableChanged
   // false: the table commits CommitRequest::companion files as Iceberg would not (refused), so
   // the caller commits the companion table on its own.
   bool commits_companion = true;
